@@ -1,0 +1,110 @@
+package alloc
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// FeasTol is the absolute slack allowed when checking that an allocation
+// stays within capacity (Σ_i GPUs[i][k] ≤ Count[k]) and non-negative. LP
+// solvers return vertices accurate to about 1e-9 relative; this leaves room
+// for that and no more.
+const FeasTol = 1e-7
+
+// Allocation is a fractional allocation of a cluster to rows (users or jobs).
+// GPUs[i][k] is the number of GPUs of Types[k] that row Rows[i] holds,
+// averaged over time: 0.5 means one GPU half of the time, or half a GPU's
+// time share. Gavel's time fractions X_mk convert as GPUs = X_mk · gang_m.
+type Allocation struct {
+	Rows  []string
+	Types []topology.GPUType
+	GPUs  [][]float64
+}
+
+// NewAllocation returns a zero allocation of len(rows) rows over the types of c.
+func NewAllocation(rows []string, c Cluster) *Allocation {
+	a := &Allocation{
+		Rows:  append([]string(nil), rows...),
+		Types: append([]topology.GPUType(nil), c.Types...),
+		GPUs:  make([][]float64, len(rows)),
+	}
+	for i := range a.GPUs {
+		a.GPUs[i] = make([]float64, len(c.Types))
+	}
+	return a
+}
+
+// Bundle returns row i's GPUs per type. The slice is the allocation's own.
+func (a *Allocation) Bundle(i int) []float64 { return a.GPUs[i] }
+
+// RowIndex returns the index of the row labelled r.
+func (a *Allocation) RowIndex(r string) (int, bool) {
+	for i, x := range a.Rows {
+		if x == r {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Used returns the GPUs of each type allocated in total.
+func (a *Allocation) Used() []float64 {
+	used := make([]float64, len(a.Types))
+	for _, b := range a.GPUs {
+		for k, x := range b {
+			used[k] += x
+		}
+	}
+	return used
+}
+
+// Utilities returns each row's value for its own bundle under vals[i].
+// It panics if len(vals) differs from the number of rows.
+func (a *Allocation) Utilities(vals []Valuation) []float64 {
+	if len(vals) != len(a.GPUs) {
+		panic(fmt.Sprintf("alloc: %d valuations for %d rows", len(vals), len(a.GPUs)))
+	}
+	u := make([]float64, len(vals))
+	for i, v := range vals {
+		u[i] = v.Value(a.GPUs[i])
+	}
+	return u
+}
+
+// Validate checks the allocation against c: matching types, a bundle of the
+// right length per row, finite non-negative amounts (within FeasTol) and no
+// type used beyond its count (within FeasTol, relative to the count).
+func (a *Allocation) Validate(c Cluster) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if len(a.Types) != len(c.Types) {
+		return inputErr("Allocation.Types", "", ErrShape, "%d types for a cluster of %d", len(a.Types), len(c.Types))
+	}
+	for k, t := range a.Types {
+		if t != c.Types[k] {
+			return inputErr("Allocation.Types", string(t), ErrShape, "column %d is %q, the cluster's is %q", k, t, c.Types[k])
+		}
+	}
+	if len(a.Rows) != len(a.GPUs) {
+		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
+	}
+	for i, b := range a.GPUs {
+		if len(b) != len(c.Types) {
+			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(c.Types))
+		}
+		for k, x := range b {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
+				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, c.Types[k])
+			}
+		}
+	}
+	for k, u := range a.Used() {
+		if u > c.Count[k]*(1+FeasTol)+FeasTol {
+			return inputErr("Allocation.GPUs", string(c.Types[k]), ErrValue, "%v GPUs allocated of %v", u, c.Count[k])
+		}
+	}
+	return nil
+}

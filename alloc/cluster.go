@@ -1,0 +1,72 @@
+package alloc
+
+import (
+	"math"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Cluster is the capacity of a heterogeneous cluster: Count[k] GPUs of
+// Types[k]. Counts are float64 so that a cluster may also be a slice of time
+// (for example 2.5 GPUs of a type for one round); each must be positive and
+// finite.
+type Cluster struct {
+	Types []topology.GPUType
+	Count []float64
+}
+
+// NewCluster returns a validated Cluster. It copies its arguments.
+func NewCluster(types []topology.GPUType, count []float64) (Cluster, error) {
+	c := Cluster{
+		Types: append([]topology.GPUType(nil), types...),
+		Count: append([]float64(nil), count...),
+	}
+	return c, c.Validate()
+}
+
+// Validate reports an empty cluster, mismatched lengths, duplicate or empty
+// type names, and counts that are not positive and finite.
+func (c Cluster) Validate() error {
+	if len(c.Types) == 0 {
+		return inputErr("Cluster.Types", "", ErrEmpty, "no GPU types")
+	}
+	if len(c.Types) != len(c.Count) {
+		return inputErr("Cluster.Count", "", ErrShape, "%d counts for %d GPU types", len(c.Count), len(c.Types))
+	}
+	seen := make(map[topology.GPUType]bool, len(c.Types))
+	for k, t := range c.Types {
+		if t == "" {
+			return inputErr("Cluster.Types", "", ErrValue, "type %d has an empty name", k)
+		}
+		if seen[t] {
+			return inputErr("Cluster.Types", string(t), ErrDuplicate, "listed twice")
+		}
+		seen[t] = true
+		if n := c.Count[k]; !(n > 0) || math.IsInf(n, 0) {
+			return inputErr("Cluster.Count", string(t), ErrValue, "count %v is not positive and finite", n)
+		}
+	}
+	return nil
+}
+
+// NumTypes returns the number of GPU types.
+func (c Cluster) NumTypes() int { return len(c.Types) }
+
+// Total returns the number of GPUs of all types.
+func (c Cluster) Total() float64 {
+	var s float64
+	for _, n := range c.Count {
+		s += n
+	}
+	return s
+}
+
+// TypeIndex returns the column of GPU type t.
+func (c Cluster) TypeIndex(t topology.GPUType) (int, bool) {
+	for k, x := range c.Types {
+		if x == t {
+			return k, true
+		}
+	}
+	return -1, false
+}

@@ -1,0 +1,3 @@
+// Package internal holds helpers shared by several gpufair packages; its
+// subpackages are not part of the public API.
+package internal

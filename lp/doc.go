@@ -1,0 +1,11 @@
+// Package lp is a small, typed linear-programming layer: a sparse modelling
+// API (Model, Var, Term), solvers behind one Solve function, and typed
+// statuses and errors.
+//
+// Backends: COIN-OR CLP through cgo (the default when cgo is enabled), and
+// gonum's dense simplex, pure Go, used when cgo is off or when Settings asks
+// for it. The gonum backend is a fallback for small models only.
+//
+// Every solution Solve returns as optimal has been checked against its
+// bounds and rows within Settings.FeasibilityTol; a violation is an error.
+package lp

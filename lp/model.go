@@ -1,0 +1,163 @@
+package lp
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sense is the direction of optimisation.
+type Sense int
+
+const (
+	Minimize Sense = iota // the zero value
+	Maximize
+)
+
+// Op is the relation of a constraint row to its right-hand side.
+type Op int
+
+const (
+	LE Op = iota // Σ a_j x_j ≤ rhs
+	GE           // Σ a_j x_j ≥ rhs
+	EQ           // Σ a_j x_j = rhs
+)
+
+// Var is a column of a Model, as returned by Model.AddVar.
+type Var int
+
+// Row is a constraint of a Model, as returned by Model.AddConstraint.
+type Row int
+
+// Term is one coefficient of a sparse linear expression.
+type Term struct {
+	Var  Var
+	Coef float64
+}
+
+// Inf is the bound of an unbounded side: use -Inf for a free lower bound.
+var Inf = math.Inf(1)
+
+// Model is a linear program
+//
+//	minimise or maximise  Σ_j c_j x_j
+//	subject to            lo_i ≤ Σ_j a_ij x_j ≤ hi_i   for each row i
+//	                      l_j ≤ x_j ≤ u_j             for each column j
+//
+// built incrementally with sparse rows. The zero value is an empty
+// minimisation. A Model is not safe for concurrent modification; solving
+// does not modify it, so one model may be solved by several goroutines.
+type Model struct {
+	sense  Sense
+	obj    []float64 // per column
+	lower  []float64
+	upper  []float64
+	names  []string
+	rowLo  []float64
+	rowHi  []float64
+	rows   [][]Term // sparse rows, duplicates merged
+	rnames []string
+	err    error // first malformed input, reported by Solve
+}
+
+// NewModel returns an empty model with the given sense.
+func NewModel(s Sense) *Model { return &Model{sense: s} }
+
+// SetSense sets the direction of optimisation.
+func (m *Model) SetSense(s Sense) { m.sense = s }
+
+// Sense returns the direction of optimisation.
+func (m *Model) Sense() Sense { return m.sense }
+
+// AddVar adds a column with bounds [lower, upper] (use -Inf and Inf for free
+// sides) and objective coefficient obj, and returns it. The name is used in
+// error messages only and may be empty.
+func (m *Model) AddVar(name string, lower, upper, obj float64) Var {
+	if m.err == nil {
+		switch {
+		case math.IsNaN(lower) || math.IsNaN(upper) || math.IsNaN(obj) || math.IsInf(obj, 0):
+			m.err = fmt.Errorf("%w: variable %q has bounds [%v, %v] and objective %v", ErrInvalidModel, name, lower, upper, obj)
+		case lower > upper || math.IsInf(lower, 1) || math.IsInf(upper, -1):
+			m.err = fmt.Errorf("%w: variable %q has empty bounds [%v, %v]", ErrInvalidModel, name, lower, upper)
+		}
+	}
+	m.obj = append(m.obj, obj)
+	m.lower = append(m.lower, lower)
+	m.upper = append(m.upper, upper)
+	m.names = append(m.names, name)
+	return Var(len(m.obj) - 1)
+}
+
+// SetObjective sets the objective coefficient of v.
+func (m *Model) SetObjective(v Var, coef float64) {
+	if m.err == nil && (math.IsNaN(coef) || math.IsInf(coef, 0)) {
+		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.names[v])
+	}
+	m.obj[v] = coef
+}
+
+// AddConstraint adds the row Σ terms op rhs and returns it. Terms naming the
+// same variable are summed.
+func (m *Model) AddConstraint(name string, terms []Term, op Op, rhs float64) Row {
+	lo, hi := -Inf, Inf
+	switch op {
+	case LE:
+		hi = rhs
+	case GE:
+		lo = rhs
+	case EQ:
+		lo, hi = rhs, rhs
+	default:
+		m.fail(fmt.Errorf("%w: row %q has unknown operator %d", ErrInvalidModel, name, op))
+	}
+	if math.IsNaN(rhs) || math.IsInf(rhs, 0) {
+		m.fail(fmt.Errorf("%w: row %q has right-hand side %v", ErrInvalidModel, name, rhs))
+	}
+	return m.AddRange(name, terms, lo, hi)
+}
+
+// AddRange adds the row lo ≤ Σ terms ≤ hi (either side may be infinite) and
+// returns it.
+func (m *Model) AddRange(name string, terms []Term, lo, hi float64) Row {
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1) {
+		m.fail(fmt.Errorf("%w: row %q has empty range [%v, %v]", ErrInvalidModel, name, lo, hi))
+	}
+	row := make([]Term, 0, len(terms))
+	idx := make(map[Var]int, len(terms))
+	for _, t := range terms {
+		if t.Var < 0 || int(t.Var) >= len(m.obj) {
+			m.fail(fmt.Errorf("%w: row %q names variable %d of %d", ErrInvalidModel, name, t.Var, len(m.obj)))
+			continue
+		}
+		if math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
+			m.fail(fmt.Errorf("%w: row %q has coefficient %v for variable %q", ErrInvalidModel, name, t.Coef, m.names[t.Var]))
+			continue
+		}
+		if p, ok := idx[t.Var]; ok {
+			row[p].Coef += t.Coef
+			continue
+		}
+		idx[t.Var] = len(row)
+		row = append(row, t)
+	}
+	m.rowLo = append(m.rowLo, lo)
+	m.rowHi = append(m.rowHi, hi)
+	m.rows = append(m.rows, row)
+	m.rnames = append(m.rnames, name)
+	return Row(len(m.rows) - 1)
+}
+
+func (m *Model) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+// NumVars returns the number of columns.
+func (m *Model) NumVars() int { return len(m.obj) }
+
+// NumRows returns the number of constraint rows.
+func (m *Model) NumRows() int { return len(m.rows) }
+
+// Err returns the first malformed input given to the model (NaN or infinite
+// coefficients, empty bounds, unknown variables), or nil. Solve returns it too.
+func (m *Model) Err() error { return m.err }

@@ -1,0 +1,101 @@
+package lp
+
+import (
+	"context"
+	"errors"
+)
+
+// Status is the outcome of a solve.
+type Status int
+
+const (
+	Optimal Status = iota
+	Infeasible
+	Unbounded
+	IterationLimit
+	TimeLimit
+	NumericalFailure
+)
+
+// Sentinel errors returned by Solve; test with errors.Is.
+var (
+	ErrInvalidModel   = errors.New("lp: invalid model")
+	ErrInfeasible     = errors.New("lp: problem is infeasible")
+	ErrUnbounded      = errors.New("lp: problem is unbounded")
+	ErrNumerical      = errors.New("lp: numerical failure")
+	ErrIterationLimit = errors.New("lp: iteration limit reached")
+	ErrTimeLimit      = errors.New("lp: time limit reached")
+	// ErrViolation reports a solution that the backend called optimal but
+	// that breaks a bound or row by more than Settings.FeasibilityTol.
+	ErrViolation = errors.New("lp: solution violates its constraints")
+	// ErrBackendUnavailable reports a backend not compiled in (CLP without cgo).
+	ErrBackendUnavailable = errors.New("lp: backend unavailable")
+)
+
+// Backend selects the solver.
+type Backend int
+
+const (
+	// Default is CLP when the binary was built with cgo, otherwise Gonum.
+	Default Backend = iota
+	// CLP is COIN-OR CLP through cgo (github.com/lanl/clp and CLP's C interface).
+	CLP
+	// Gonum is gonum's dense simplex, pure Go. It is a fallback for small
+	// models only: it takes seconds at a few hundred variables.
+	Gonum
+)
+
+// Method selects CLP's algorithm; Gonum ignores it.
+type Method int
+
+const (
+	Auto Method = iota // dual simplex
+	DualSimplex
+	PrimalSimplex
+	Barrier // interior point followed by crossover to a vertex
+)
+
+// Settings tunes a solve. A nil *Settings, and the zero value, mean defaults.
+type Settings struct {
+	Backend Backend
+	Method  Method
+	// MaxIterations bounds simplex iterations; 0 means no bound.
+	MaxIterations int
+	// FeasibilityTol is the absolute violation of a bound or row, after
+	// scaling by max(1, |rhs|), beyond which a solution is rejected with
+	// ErrViolation; 0 means DefaultFeasibilityTol.
+	FeasibilityTol float64
+	// Presolve asks CLP to presolve the model first.
+	Presolve bool
+}
+
+// DefaultFeasibilityTol is the default Settings.FeasibilityTol.
+const DefaultFeasibilityTol = 1e-6
+
+// Solution is the result of a solve.
+type Solution struct {
+	Status    Status
+	Objective float64
+	// X holds the primal value of every variable, indexed by Var.
+	X []float64
+	// RowDuals holds the dual value of every row, indexed by Row, or nil
+	// when the backend does not provide them.
+	RowDuals []float64
+	// MaxViolation is the largest scaled violation of a bound or row found
+	// when the solution was checked.
+	MaxViolation float64
+	Iterations   int
+	Backend      Backend
+}
+
+// Value returns the primal value of v.
+func (s *Solution) Value(v Var) float64 { return s.X[v] }
+
+// Solve solves m. On success the returned Solution has Status Optimal and has
+// been checked against every bound and row. A context deadline becomes the
+// solver's time limit, and a solve stopped by it returns an error for which
+// errors.Is(err, ErrTimeLimit) and errors.Is(err, context.DeadlineExceeded)
+// both hold.
+func Solve(ctx context.Context, m *Model, s *Settings) (*Solution, error) {
+	return solve(ctx, m, s)
+}

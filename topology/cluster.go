@@ -1,0 +1,68 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalid reports a malformed cluster description.
+var ErrInvalid = errors.New("topology: invalid cluster")
+
+// Server is one machine holding GPUs of a single type.
+type Server struct {
+	Name string  // unique within the cluster
+	Rack string  // servers with equal Rack share a rack; empty means a rack of its own
+	Type GPUType // the type of every GPU on the server
+	GPUs int     // number of GPU slots, at least 1
+}
+
+// Cluster is the physical cluster: servers, grouped into racks.
+type Cluster struct {
+	Servers []Server
+}
+
+// GPU names one GPU slot: the Slot-th GPU of Servers[Server].
+type GPU struct {
+	Server int
+	Slot   int
+}
+
+// Validate reports empty or duplicate server names, servers without GPUs and
+// servers without a GPU type.
+func (c Cluster) Validate() error {
+	if len(c.Servers) == 0 {
+		return fmt.Errorf("%w: no servers", ErrInvalid)
+	}
+	seen := make(map[string]bool, len(c.Servers))
+	for i, s := range c.Servers {
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("%w: server %d has no name", ErrInvalid, i)
+		case seen[s.Name]:
+			return fmt.Errorf("%w: server %q listed twice", ErrInvalid, s.Name)
+		case s.GPUs < 1:
+			return fmt.Errorf("%w: server %q has %d GPUs", ErrInvalid, s.Name, s.GPUs)
+		case s.Type == "":
+			return fmt.Errorf("%w: server %q has no GPU type", ErrInvalid, s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// Capacity returns the number of GPUs of each type, with the types in order
+// of first appearance among the servers.
+func (c Cluster) Capacity() (types []GPUType, count []int) {
+	idx := map[GPUType]int{}
+	for _, s := range c.Servers {
+		k, ok := idx[s.Type]
+		if !ok {
+			k = len(types)
+			idx[s.Type] = k
+			types = append(types, s.Type)
+			count = append(count, 0)
+		}
+		count[k] += s.GPUs
+	}
+	return types, count
+}
