@@ -1,0 +1,81 @@
+package lp
+
+import "fmt"
+
+// Grid is a rows×cols block of variables x[i][k], the shape of every
+// allocation LP in gpufair: one row per job or user, one column per GPU type.
+type Grid struct {
+	first      Var
+	rows, cols int
+}
+
+// AddGrid adds rows·cols variables with bounds [lower, upper] and zero
+// objective, named name[i,k] in errors, and returns them as a Grid.
+func (m *Model) AddGrid(name string, rows, cols int, lower, upper float64) Grid {
+	g := Grid{first: Var(len(m.obj)), rows: rows, cols: cols}
+	for i := 0; i < rows; i++ {
+		for k := 0; k < cols; k++ {
+			m.AddVar(fmt.Sprintf("%s[%d,%d]", name, i, k), lower, upper, 0)
+		}
+	}
+	return g
+}
+
+// Dims returns the number of rows and columns.
+func (g Grid) Dims() (rows, cols int) { return g.rows, g.cols }
+
+// At returns x[i][k]. It panics if i or k is out of range.
+func (g Grid) At(i, k int) Var {
+	if i < 0 || i >= g.rows || k < 0 || k >= g.cols {
+		panic("lp: grid index out of range")
+	}
+	return g.first + Var(i*g.cols+k)
+}
+
+// RowTerms returns Σ_k coef[k]·x[i][k] as terms, skipping zero
+// coefficients: the effective throughput of row i when coef holds its rates.
+// It panics if len(coef) differs from the number of columns.
+func (g Grid) RowTerms(i int, coef []float64) []Term {
+	if len(coef) != g.cols {
+		panic("lp: grid row coefficients of the wrong length")
+	}
+	t := make([]Term, 0, g.cols)
+	for k, c := range coef {
+		if c != 0 {
+			t = append(t, Term{g.At(i, k), c})
+		}
+	}
+	return t
+}
+
+// ColTerms returns Σ_i coef[i]·x[i][k] as terms, skipping zero coefficients;
+// a nil coef means all ones (the GPUs of type k used by every row).
+// It panics if coef is not nil and its length differs from the number of rows.
+func (g Grid) ColTerms(k int, coef []float64) []Term {
+	if coef != nil && len(coef) != g.rows {
+		panic("lp: grid column coefficients of the wrong length")
+	}
+	t := make([]Term, 0, g.rows)
+	for i := 0; i < g.rows; i++ {
+		c := 1.0
+		if coef != nil {
+			c = coef[i]
+		}
+		if c != 0 {
+			t = append(t, Term{g.At(i, k), c})
+		}
+	}
+	return t
+}
+
+// Values returns the solved grid as a rows×cols matrix.
+func (g Grid) Values(s *Solution) [][]float64 {
+	out := make([][]float64, g.rows)
+	for i := range out {
+		out[i] = make([]float64, g.cols)
+		for k := range out[i] {
+			out[i][k] = s.X[g.At(i, k)]
+		}
+	}
+	return out
+}
