@@ -1,0 +1,34 @@
+// Package data embeds the measured data gpufair's tests, benchmarks and
+// examples run on, so that they work from any directory and need nothing
+// outside the module.
+//
+// Everything under gavel/ comes from stanford-futuredata/gavel (MIT License,
+// see gavel/LICENSE): throughputs of 26 DNN job types on K80, P100 and V100
+// GPUs, Philly-derived job traces and cluster specifications. It is input,
+// never expected output.
+package data
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed gavel
+var gavel embed.FS
+
+// Gavel returns Gavel's data as a read-only file system rooted at gavel/:
+//
+//	simulation_throughputs.json          throughputs measured for simulation
+//	physical_cluster_throughputs.json    the same schema, physical cluster
+//	philly_job_distribution.csv          (duration s, GPUs) pairs from Philly
+//	traces/msr-seed0/*.trace             Philly-derived job traces
+//	traces/physical_cluster/*.trace      physical-cluster traces
+//	traces/cluster_specs*.json           GPU counts "k80:p100:v100"
+//	LICENSE                              Gavel's MIT license
+func Gavel() fs.FS {
+	sub, err := fs.Sub(gavel, "gavel")
+	if err != nil {
+		panic("data: embedded gavel directory missing: " + err.Error()) // cannot happen: checked at compile time
+	}
+	return sub
+}
