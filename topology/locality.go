@@ -1,0 +1,117 @@
+package topology
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Locality is how spread out a set of GPUs is. Higher levels cross slower
+// interconnects: Themis' footnote 3 prices them at 1, 1.1 and 1.3.
+type Locality int
+
+// Locality levels, from the most to the least local.
+const (
+	// SameServer: every GPU is on one server (or the set is empty).
+	SameServer Locality = iota
+	// SameRack: the GPUs span several servers of one rack.
+	SameRack
+	// CrossRack: the GPUs span several racks.
+	CrossRack
+)
+
+func (l Locality) String() string {
+	switch l {
+	case SameServer:
+		return "same-server"
+	case SameRack:
+		return "same-rack"
+	case CrossRack:
+		return "cross-rack"
+	}
+	return fmt.Sprintf("Locality(%d)", int(l))
+}
+
+// rackOf returns the rack key of server s: its Rack, or a key of its own
+// when Rack is empty (a server with no rack is a rack by itself).
+func (c Cluster) rackOf(s int) string {
+	if r := c.Servers[s].Rack; r != "" {
+		return "r:" + r
+	}
+	return "s:" + c.Servers[s].Name
+}
+
+// LocalityOfCounts returns the locality of an allocation given as a number
+// of GPUs per server: counts[s] GPUs on Servers[s]. Servers with a zero count
+// do not count. It panics if len(counts) differs from len(c.Servers).
+func (c Cluster) LocalityOfCounts(counts []int) Locality {
+	if len(counts) != len(c.Servers) {
+		panic(fmt.Sprintf("topology: %d counts for %d servers", len(counts), len(c.Servers)))
+	}
+	first, servers := -1, 0
+	rack := ""
+	l := SameServer
+	for s, n := range counts {
+		if n <= 0 {
+			continue
+		}
+		servers++
+		if first < 0 {
+			first, rack = s, c.rackOf(s)
+			continue
+		}
+		if c.rackOf(s) != rack {
+			return CrossRack
+		}
+		l = SameRack
+	}
+	return l
+}
+
+// LocalityOf returns the locality of a set of GPU slots. It returns an error
+// naming the first slot outside the cluster.
+func (c Cluster) LocalityOf(gpus []GPU) (Locality, error) {
+	counts, err := c.Counts(gpus)
+	if err != nil {
+		return 0, err
+	}
+	return c.LocalityOfCounts(counts), nil
+}
+
+// Counts returns the number of GPUs of gpus on each server. It reports a
+// slot outside the cluster or listed twice.
+func (c Cluster) Counts(gpus []GPU) ([]int, error) {
+	counts := make([]int, len(c.Servers))
+	seen := make(map[GPU]bool, len(gpus))
+	for _, g := range gpus {
+		if g.Server < 0 || g.Server >= len(c.Servers) || g.Slot < 0 || g.Slot >= c.Servers[g.Server].GPUs {
+			return nil, fmt.Errorf("%w: GPU %v is not a slot of the cluster", ErrInvalid, g)
+		}
+		if seen[g] {
+			return nil, fmt.Errorf("%w: GPU %v listed twice", ErrInvalid, g)
+		}
+		seen[g] = true
+		counts[g.Server]++
+	}
+	return counts, nil
+}
+
+// SortGPUs sorts gpus by server, then slot, in place.
+func SortGPUs(gpus []GPU) {
+	sort.Slice(gpus, func(a, b int) bool {
+		if gpus[a].Server != gpus[b].Server {
+			return gpus[a].Server < gpus[b].Server
+		}
+		return gpus[a].Slot < gpus[b].Slot
+	})
+}
+
+// AllGPUs returns every GPU slot of the cluster, sorted by server and slot.
+func (c Cluster) AllGPUs() []GPU {
+	var out []GPU
+	for s, sv := range c.Servers {
+		for k := 0; k < sv.GPUs; k++ {
+			out = append(out, GPU{Server: s, Slot: k})
+		}
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package topology
+
+import (
+	"fmt"
+	"math"
+)
+
+// Slowdown is the placement slowdown S(G) of Themis' equation 1: the factor,
+// at least 1, by which a job's iteration time grows when its GPUs are spread
+// out. Index it by Locality. The zero value is not usable; start from
+// DefaultSlowdown() and override the levels an app has profiled.
+type Slowdown [3]float64
+
+// DefaultSlowdown returns Themis' crude starting estimates (footnote 3): 1
+// on one machine, 1.1 across machines, 1.3 across racks. Profiled values
+// replace them per app.
+func DefaultSlowdown() Slowdown { return Slowdown{1, 1.1, 1.3} }
+
+// Validate reports a level that is NaN, infinite or below 1, or a level
+// below a more local one (spreading out never speeds a job up).
+func (s Slowdown) Validate() error {
+	for l, x := range s {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 1 {
+			return fmt.Errorf("%w: slowdown %v at %v is not finite and at least 1", ErrInvalid, x, Locality(l))
+		}
+		if l > 0 && x < s[l-1] {
+			return fmt.Errorf("%w: slowdown %v at %v is below %v at %v", ErrInvalid, x, Locality(l), s[l-1], Locality(l-1))
+		}
+	}
+	return nil
+}
+
+// At returns the slowdown at locality l.
+func (s Slowdown) At(l Locality) float64 { return s[l] }
+
+// OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s].
+func (s Slowdown) OfCounts(c Cluster, counts []int) float64 {
+	return s[c.LocalityOfCounts(counts)]
+}
