@@ -1,0 +1,17 @@
+package ftf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/alloc"
+)
+
+// badInput returns an *alloc.InputError wrapping sentinel, so callers test
+// ftf's rejections with errors.Is(err, alloc.ErrValue) and friends.
+func badInput(field, id string, sentinel error, format string, args ...any) error {
+	return &alloc.InputError{Field: field, ID: id, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
+}
+
+func finiteNonNeg(x float64) bool   { return x >= 0 && !math.IsInf(x, 0) }
+func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) }

@@ -1,0 +1,323 @@
+package ftf
+
+import (
+	"math"
+	"sort"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// JobInfo is Figure 7's JobInfo: what an app's hyper-parameter optimizer
+// tells its agent about one job.
+type JobInfo struct {
+	ItersRemaining float64 // iterations the job still runs in the phase
+	// IterTime is the serial (one-GPU) seconds per iteration, avgTimePerIter.
+	// Zero means not yet known: a job of a later phase whose survivor is
+	// not decided. The median IterTime of the jobs running now stands in.
+	IterTime float64
+	// Slowdown is the job's locality sensitivity S(G); the zero value means
+	// topology.DefaultSlowdown().
+	Slowdown topology.Slowdown
+}
+
+// HalvingApp is the successive-halving half of Figure 7's API, implemented
+// by an app's hyper-parameter optimizer. Phases are numbered from 0, the
+// phase running now.
+type HalvingApp interface {
+	NumPhases() int
+	JobsInPhase(phase int, p Placement) []JobInfo
+}
+
+// CurveApp is the performance-curve half of Figure 7's API: the running
+// jobs, each with the iterations at which its most pessimistic forecast
+// convergence curve stops it.
+type CurveApp interface {
+	JobsRemaining(p Placement) []JobInfo
+}
+
+// AppInfo holds the app-wide inputs of Themis' equation 2. Times in seconds.
+type AppInfo struct {
+	Elapsed float64 // T_current - T_start
+	// Budget is B, the app's aggregate work in GPU-seconds.
+	Budget       float64
+	AppDemandMax int // the most GPUs the app can use at once, for T_cluster
+	JobDemandMax int // the most GPUs one job can use
+	ClusterGPUs  int // R_C
+	Contention   float64
+}
+
+// Validate reports non-positive or non-finite budget, contention, demands
+// and cluster size, and a negative or non-finite elapsed time.
+func (a AppInfo) Validate() error {
+	switch {
+	case !finiteNonNeg(a.Elapsed):
+		return badInput("AppInfo.Elapsed", "", alloc.ErrValue, "%v is not finite and non-negative", a.Elapsed)
+	case !positiveFinite(a.Budget):
+		return badInput("AppInfo.Budget", "", alloc.ErrValue, "%v is not positive and finite", a.Budget)
+	case a.AppDemandMax < 1:
+		return badInput("AppInfo.AppDemandMax", "", alloc.ErrValue, "%d is below 1", a.AppDemandMax)
+	case a.JobDemandMax < 1:
+		return badInput("AppInfo.JobDemandMax", "", alloc.ErrValue, "%d is below 1", a.JobDemandMax)
+	case a.ClusterGPUs < 1:
+		return badInput("AppInfo.ClusterGPUs", "", alloc.ErrValue, "%d is below 1", a.ClusterGPUs)
+	case !positiveFinite(a.Contention):
+		return badInput("AppInfo.Contention", "", alloc.ErrValue, "%v is not positive and finite", a.Contention)
+	}
+	return nil
+}
+
+// Independent returns T_id = B / min(R_C, app_demand_max) · N_avg.
+func (a AppInfo) Independent() float64 {
+	return a.Budget / float64(min(a.ClusterGPUs, a.AppDemandMax)) * a.Contention
+}
+
+// HalvingModel chooses how equation 2 prices the phase running now.
+type HalvingModel int
+
+const (
+	// Literal applies equation 2 as written: the jobs running now keep
+	// their own iteration times; only undecided later jobs (IterTime 0)
+	// take the median. ERRATA.md: this gives 133/125, 133/250 and 259/750
+	// for Table 3's 4, 8 and 16 GPUs.
+	Literal HalvingModel = iota
+	// MedianAll prices every job, the running ones too, at the median
+	// iteration time: the model behind Table 3's printed 1, 0.5 and 0.34.
+	MedianAll
+)
+
+// RhoHalving returns rho(G) for a successive-halving app (equation 2):
+// T_sh = elapsed + Σ_phases max_j T(G_j), each phase's jobs packed onto the
+// placement's GPUs by PhaseTime, over T_id = B/min(R_C, app_demand_max)·N_avg.
+func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (float64, error) {
+	if err := info.Validate(); err != nil {
+		return 0, err
+	}
+	n := app.NumPhases()
+	if n < 0 {
+		return 0, badInput("HalvingApp.NumPhases", "", alloc.ErrValue, "%d phases", n)
+	}
+	phases := make([][]JobInfo, n)
+	var known []float64
+	for i := range phases {
+		phases[i] = app.JobsInPhase(i, p)
+		if err := validateJobs("HalvingApp.JobsInPhase", phases[i]); err != nil {
+			return 0, err
+		}
+		if len(known) == 0 {
+			for _, j := range phases[i] {
+				if j.IterTime > 0 {
+					known = append(known, j.IterTime)
+				}
+			}
+		}
+	}
+	med := median(known)
+	t := info.Elapsed
+	for _, jobs := range phases {
+		jobs = append([]JobInfo(nil), jobs...)
+		for k := range jobs {
+			if jobs[k].IterTime == 0 || model == MedianAll {
+				if med == 0 && jobs[k].ItersRemaining > 0 {
+					return 0, badInput("HalvingApp.JobsInPhase", "", alloc.ErrEmpty, "no running job has a known iteration time for the median")
+				}
+				jobs[k].IterTime = med
+			}
+		}
+		t += PhaseTime(jobs, p, info.JobDemandMax)
+	}
+	return t / info.Independent(), nil
+}
+
+// RhoCurve returns rho(G) for a performance-curve app: the running jobs
+// share the placement (packed as by PhaseTime) and the job forecast to finish
+// last decides T_sh.
+func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
+	if err := info.Validate(); err != nil {
+		return 0, err
+	}
+	jobs := app.JobsRemaining(p)
+	if err := validateJobs("CurveApp.JobsRemaining", jobs); err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		if j.IterTime == 0 && j.ItersRemaining > 0 {
+			return 0, badInput("CurveApp.JobsRemaining", "", alloc.ErrValue, "a running job has no iteration time")
+		}
+	}
+	return (info.Elapsed + PhaseTime(jobs, p, info.JobDemandMax)) / info.Independent(), nil
+}
+
+func validateJobs(field string, jobs []JobInfo) error {
+	for _, j := range jobs {
+		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) {
+			return badInput(field, "", alloc.ErrValue, "job %+v has a negative, NaN or infinite field", j)
+		}
+		if j.Slowdown != (topology.Slowdown{}) {
+			if err := j.Slowdown.Validate(); err != nil {
+				return badInput(field, "", alloc.ErrValue, "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// exactSerialJobs is the largest number of jobs for which PhaseTime
+// serialises jobs onto fewer GPUs by exact branch and bound; above it, the
+// longest-processing-time-first rule (within 4/3 of optimal) packs them.
+const exactSerialJobs = 12
+
+// PhaseTime returns the time the slowest job of a phase takes on the
+// placement, the hyper-parameter optimizer packing the jobs as well as it can:
+//
+//   - with at least as many GPUs as jobs, every job gets one GPU and each
+//     further GPU goes to the job that currently finishes last (up to
+//     demandMax GPUs per job); a job on g > 1 GPUs takes
+//     iters · iter_time · S(G) / g. Giving the next GPU to the current
+//     maximum is optimal for this min-max, since each job's time falls as
+//     its GPUs grow.
+//   - with fewer GPUs than jobs, jobs run one after another on single GPUs
+//     and are partitioned among the GPUs to minimise the latest finish
+//     (exactly up to 12 jobs, longest-first beyond).
+//
+// A phase without work takes 0; with work and no GPUs, +Inf.
+func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
+	work := make([]float64, 0, len(jobs))
+	var slow []float64
+	for _, j := range jobs {
+		if w := j.ItersRemaining * j.IterTime; w > 0 {
+			work = append(work, w)
+			slow = append(slow, slowdownOr(j.Slowdown).At(p.Locality))
+		}
+	}
+	if len(work) == 0 {
+		return 0
+	}
+	g := p.GPUs
+	if g <= 0 {
+		return math.Inf(1)
+	}
+	if g < len(work) {
+		return serialMakespan(work, g)
+	}
+	demandMax = max(demandMax, 1)
+	gpus := make([]int, len(work))
+	time := func(k int) float64 {
+		if gpus[k] == 1 {
+			return work[k]
+		}
+		return work[k] * slow[k] / float64(gpus[k])
+	}
+	for k := range gpus {
+		gpus[k] = 1
+	}
+	for left := g - len(work); left > 0; left-- {
+		worst := 0
+		for k := range work {
+			if time(k) > time(worst) {
+				worst = k
+			}
+		}
+		if gpus[worst] >= demandMax {
+			break
+		}
+		before := time(worst)
+		gpus[worst]++
+		if time(worst) >= before {
+			gpus[worst]--
+			break
+		}
+	}
+	var t float64
+	for k := range work {
+		t = max(t, time(k))
+	}
+	return t
+}
+
+// serialMakespan partitions work among g < len(work) single GPUs to minimise
+// the largest sum.
+func serialMakespan(work []float64, g int) float64 {
+	w := append([]float64(nil), work...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(w)))
+	load := make([]float64, g)
+	for _, x := range w { // longest processing time first
+		k := 0
+		for i := range load {
+			if load[i] < load[k] {
+				k = i
+			}
+		}
+		load[k] += x
+	}
+	best := 0.0
+	for _, l := range load {
+		best = max(best, l)
+	}
+	if len(w) > exactSerialJobs {
+		return best
+	}
+	var total float64
+	for _, x := range w {
+		total += x
+	}
+	lower := max(w[0], total/float64(g))
+	for i := range load {
+		load[i] = 0
+	}
+	var dfs func(i int, cur float64)
+	dfs = func(i int, cur float64) {
+		if cur >= best || best <= lower {
+			return
+		}
+		if i == len(w) {
+			best = cur
+			return
+		}
+		for k := range load {
+			if k > 0 && load[k] == load[k-1] {
+				continue // same load as its neighbour: a symmetric branch
+			}
+			if load[k]+w[i] >= best {
+				continue
+			}
+			load[k] += w[i]
+			dfs(i+1, max(cur, load[k]))
+			load[k] -= w[i]
+		}
+	}
+	dfs(0, 0)
+	return best
+}
+
+// Phases is a successive-halving plan an optimizer can hand its agent: it
+// implements HalvingApp with fixed jobs per phase (undecided jobs carry
+// IterTime 0), whatever the placement.
+type Phases [][]JobInfo
+
+// NumPhases returns len(p).
+func (p Phases) NumPhases() int { return len(p) }
+
+// JobsInPhase returns the jobs of phase i.
+func (p Phases) JobsInPhase(i int, _ Placement) []JobInfo { return p[i] }
+
+// Running is a performance-curve app's running jobs; it implements CurveApp.
+type Running []JobInfo
+
+// JobsRemaining returns the jobs.
+func (r Running) JobsRemaining(Placement) []JobInfo { return r }

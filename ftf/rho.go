@@ -1,0 +1,98 @@
+package ftf
+
+import (
+	"math"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Placement summarises an allocation as rho sees it: how many GPUs, and how
+// spread out they are (which decides the slowdown S(G)).
+type Placement struct {
+	GPUs     int
+	Locality topology.Locality
+}
+
+// SingleJob is an app with one training job: the inputs of Themis'
+// equation 1. Times are in seconds.
+type SingleJob struct {
+	Elapsed    float64 // T_current - T_start, queueing included
+	ItersLeft  float64 // iterations still to run
+	ItersTotal float64 // iterations in all, for T_independent
+	IterTime   float64 // serial (one-GPU) seconds per iteration
+	DemandMax  int     // job_demand_max: the most GPUs the job can use
+	// ClusterGPUs is R_C, the GPUs of the whole cluster.
+	ClusterGPUs int
+	// Contention is N_avg, the average number of apps sharing the cluster
+	// over the app's life; T_independent is the finish time in a 1/N_avg
+	// share.
+	Contention float64
+	// Slowdown is the job's S(G) per locality; the zero value means
+	// topology.DefaultSlowdown().
+	Slowdown topology.Slowdown
+}
+
+// Validate reports a negative, NaN or infinite time or iteration count, a
+// zero serial iteration time, demand or cluster size, a contention below
+// zero, more iterations left than in total, and an invalid slowdown.
+func (j SingleJob) Validate() error {
+	switch {
+	case !finiteNonNeg(j.Elapsed):
+		return badInput("SingleJob.Elapsed", "", alloc.ErrValue, "%v is not finite and non-negative", j.Elapsed)
+	case !finiteNonNeg(j.ItersLeft):
+		return badInput("SingleJob.ItersLeft", "", alloc.ErrValue, "%v is not finite and non-negative", j.ItersLeft)
+	case !positiveFinite(j.ItersTotal) || j.ItersLeft > j.ItersTotal:
+		return badInput("SingleJob.ItersTotal", "", alloc.ErrValue, "%v is not positive, finite and at least ItersLeft", j.ItersTotal)
+	case !positiveFinite(j.IterTime):
+		return badInput("SingleJob.IterTime", "", alloc.ErrValue, "%v is not positive and finite", j.IterTime)
+	case j.DemandMax < 1:
+		return badInput("SingleJob.DemandMax", "", alloc.ErrValue, "%d is below 1", j.DemandMax)
+	case j.ClusterGPUs < 1:
+		return badInput("SingleJob.ClusterGPUs", "", alloc.ErrValue, "%d is below 1", j.ClusterGPUs)
+	case !positiveFinite(j.Contention):
+		return badInput("SingleJob.Contention", "", alloc.ErrValue, "%v is not positive and finite", j.Contention)
+	}
+	if j.Slowdown != (topology.Slowdown{}) {
+		if err := j.Slowdown.Validate(); err != nil {
+			return badInput("SingleJob.Slowdown", "", alloc.ErrValue, "%v", err)
+		}
+	}
+	return nil
+}
+
+func slowdownOr(s topology.Slowdown) topology.Slowdown {
+	if s == (topology.Slowdown{}) {
+		return topology.DefaultSlowdown()
+	}
+	return s
+}
+
+// Independent returns T_independent = T_cluster · N_avg with
+// T_cluster = iter_total · iter_time / min(R_C, job_demand_max).
+func (j SingleJob) Independent() float64 {
+	return j.ItersTotal * j.IterTime / float64(min(j.ClusterGPUs, j.DemandMax)) * j.Contention
+}
+
+// Shared returns T_shared = elapsed + iter_left · iter_time(G), with
+// iter_time(G) = iter_time_serial · S(G) / min(|G|, job_demand_max). With no
+// GPUs and work left it is +Inf: the job never finishes.
+func (j SingleJob) Shared(p Placement) float64 {
+	if j.ItersLeft == 0 {
+		return j.Elapsed
+	}
+	if p.GPUs <= 0 {
+		return math.Inf(1)
+	}
+	s := slowdownOr(j.Slowdown).At(p.Locality)
+	return j.Elapsed + j.ItersLeft*j.IterTime*s/float64(min(p.GPUs, j.DemandMax))
+}
+
+// Rho returns equation 1's rho(G) = T_shared(G) / T_independent, +Inf for
+// an empty placement while work is left. It validates j first.
+func (j SingleJob) Rho(p Placement) (float64, error) {
+	if err := j.Validate(); err != nil {
+		return 0, err
+	}
+	return j.Shared(p) / j.Independent(), nil
+}
