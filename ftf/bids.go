@@ -161,15 +161,14 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	if len(held) != n {
 		return BidTable{}, badInput("held", "", alloc.ErrShape, "%d counts for %d servers", len(held), n)
 	}
-	heldN := 0
 	for s, h := range held {
 		if h < 0 || h+o.Free[s] > o.Cluster.Servers[s].GPUs {
 			return BidTable{}, badInput("held", o.Cluster.Servers[s].Name, alloc.ErrValue, "%d held with %d free of %d slots", h, o.Free[s], o.Cluster.Servers[s].GPUs)
 		}
-		heldN += h
 	}
+	// price is rho for an app holding counts[s] GPUs on each server.
 	price := func(counts []int) (float64, error) {
-		r, err := rho(Placement{GPUs: heldN + sum(counts), Locality: o.Cluster.LocalityOfCounts(counts)})
+		r, err := rho(Placement{GPUs: sum(counts), Locality: o.Cluster.LocalityOfCounts(counts)})
 		if err != nil {
 			return 0, err
 		}
