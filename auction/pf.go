@@ -73,7 +73,7 @@ type Result struct {
 
 // crossoverGap is the interior-point gap at which an all-linear solve tries
 // to read off the equilibrium's support and solve it exactly.
-const crossoverGap = 1e-6
+const crossoverGap = 1e-3
 
 // ProportionalFair solves the Eisenberg-Gale program
 //
@@ -232,11 +232,11 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 	u := make([]float64, n)
 	g := make([][]float64, n)  // gradient of the barrier objective
 	gv := make([][]float64, n) // gradient of v_i
-	B := make([][]float64, n)  // Newton blocks, Cholesky-factored in place
+	B := make([][]float64, n)  // Newton blocks: factored, or w, 1/d and α for linear bidders
 	r := make([][]float64, n)
 	d := make([][]float64, n)
 	for i := range g {
-		g[i], gv[i], B[i], r[i], d[i] = make([]float64, m), make([]float64, m), make([]float64, m*m), make([]float64, m), make([]float64, m)
+		g[i], gv[i], B[i], r[i], d[i] = make([]float64, m), make([]float64, m), make([]float64, max(m*m, 2*m+1)), make([]float64, m), make([]float64, m)
 	}
 	M := make([]float64, m*m)
 	tot := make([]float64, m)
@@ -293,28 +293,11 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 					slack[k] -= y[i][k]
 				}
 			}
-			// Gradient and the blocks B_i = -(∇² of bidder i's terms).
-			for i := 0; i < n; i++ {
-				u[i] = p.valGrad(i, y[i], gv[i])
-				for k := range B[i] {
-					B[i][k] = 0
-				}
-				for k := 0; k < m; k++ {
-					g[i][k] = gv[i][k]/u[i] + mu/y[i][k] - mu/slack[k]
-					for l := 0; l < m; l++ {
-						B[i][k*m+l] = gv[i][k] * gv[i][l] / (u[i] * u[i])
-					}
-					B[i][k*m+k] += mu / (y[i][k] * y[i][k])
-				}
-				p.hessVal(i, y[i], -1/u[i], B[i])
-				if !cholesky(B[i], m) {
-					if p.lin[i] == nil && mu > 1e-6 {
-						return nil, fmt.Errorf("%w: Newton block of bidder %q is not positive definite (is its valuation concave?)", ErrNotConverged, p.bidders[i])
-					}
-					break newton // rounding has caught up with μ
-				}
-			}
-			// Woodbury: (A + U Λ Uᵀ)⁻¹ g with A = diag(B_i), Λ = μ/s².
+			// Gradient and the blocks B_i = -(∇² of bidder i's terms). A
+			// linear bidder's block is diag(μ/y²) + v·vᵀ with v = a/u, inverted
+			// in closed form (Sherman-Morrison) when every bidder is linear
+			// and the crossover will polish the result; otherwise blocks are
+			// factored, which keeps more accuracy for the interior point.
 			for k := range M {
 				M[k] = 0
 			}
@@ -323,6 +306,51 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 				tot[k] = 0
 			}
 			for i := 0; i < n; i++ {
+				u[i] = p.valGrad(i, y[i], gv[i])
+				for k := 0; k < m; k++ {
+					g[i][k] = gv[i][k]/u[i] + mu/y[i][k] - mu/slack[k]
+				}
+				if allLinear {
+					// w = D⁻¹v, α = 1/(1 + v·w); B⁻¹x = x/d - α·w·(w·x).
+					w, dinv := B[i][:m], B[i][m:2*m]
+					var vw float64
+					for k := 0; k < m; k++ {
+						dinv[k] = y[i][k] * y[i][k] / mu
+						w[k] = dinv[k] * gv[i][k] / u[i]
+						vw += gv[i][k] / u[i] * w[k]
+					}
+					alpha := 1 / (1 + vw)
+					B[i][2*m] = alpha
+					var wg float64
+					for k := 0; k < m; k++ {
+						wg += w[k] * g[i][k]
+					}
+					for k := 0; k < m; k++ {
+						r[i][k] = g[i][k]*dinv[k] - alpha*w[k]*wg
+						tot[k] += r[i][k]
+						M[k*m+k] += dinv[k]
+						for l := 0; l < m; l++ {
+							M[k*m+l] -= alpha * w[k] * w[l]
+						}
+					}
+					continue
+				}
+				for k := range B[i] {
+					B[i][k] = 0
+				}
+				for k := 0; k < m; k++ {
+					for l := 0; l < m; l++ {
+						B[i][k*m+l] = gv[i][k] * gv[i][l] / (u[i] * u[i])
+					}
+					B[i][k*m+k] += mu / (y[i][k] * y[i][k])
+				}
+				p.hessVal(i, y[i], -1/u[i], B[i])
+				if !cholesky(B[i], m) {
+					if mu > 1e-6 {
+						return nil, fmt.Errorf("%w: Newton block of bidder %q is not positive definite (is its valuation concave?)", ErrNotConverged, p.bidders[i])
+					}
+					break newton // rounding has caught up with μ
+				}
 				copy(r[i], g[i])
 				cholSolve(B[i], m, r[i])
 				for k := 0; k < m; k++ {
@@ -337,6 +365,8 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 					}
 				}
 			}
+			// Woodbury: (A + U Λ Uᵀ)⁻¹ g with A = diag(B_i), Λ = μ/s²:
+			// t = (Λ⁻¹ + Σ B_i⁻¹)⁻¹ Σ B_i⁻¹ g_i, d_i = B_i⁻¹ (g_i - t).
 			if !cholesky(M, m) {
 				break newton // rounding has caught up with μ
 			}
@@ -344,14 +374,27 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 			cholSolve(M, m, tvec)
 			dec := 0.0
 			for i := 0; i < n; i++ {
-				copy(d[i], tvec)
-				cholSolve(B[i], m, d[i])
+				if allLinear {
+					w, dinv, alpha := B[i][:m], B[i][m:2*m], B[i][2*m]
+					var wt float64
+					for k := 0; k < m; k++ {
+						wt += w[k] * tvec[k]
+					}
+					for k := 0; k < m; k++ {
+						d[i][k] = tvec[k]*dinv[k] - alpha*w[k]*wt
+					}
+				} else {
+					copy(d[i], tvec)
+					cholSolve(B[i], m, d[i])
+				}
 				for k := 0; k < m; k++ {
 					d[i][k] = r[i][k] - d[i][k]
 					dec += d[i][k] * g[i][k]
 				}
 			}
-			if dec < 1e-13 {
+			// Linear problems only need the path roughly, to read off the
+			// support for the crossover; others are centred tightly.
+			if (allLinear && dec < 1e-4*mu) || dec < 1e-13 {
 				stalled = false
 				break
 			}
