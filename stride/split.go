@@ -46,8 +46,10 @@ type aggregate struct {
 	tickets float64
 }
 
-func (a *aggregate) advance() {
-	a.n++
+// charge advances the aggregate's pass for used GPU-quanta: used/tickets,
+// the same charge a job of that size would pay.
+func (a *aggregate) charge(used int) {
+	a.n += int64(used)
 	a.pass = a.base + float64(a.n)*a.stride
 }
 
@@ -81,11 +83,19 @@ func byCentral(a, b central) int {
 
 // Split is Gandiva_fair's split stride scheduler (section 3.1, Figure 3): a
 // central gang-aware stride over the multi-server jobs and one aggregate
-// job per server, whose stride is the server's GPUs over the total tickets
-// of its small jobs; when a server's aggregate is chosen, the server runs
-// its own gang-aware stride (a Scheduler) on the GPUs left free. If every
-// server carries the same tickets per GPU, each job's share of GPU-time is
-// what one cluster-wide gang-aware stride would give it.
+// job per server, whose tickets are the total tickets of the server's small
+// jobs; when a server's aggregate is chosen, the server runs its own
+// gang-aware stride (a Scheduler) on the GPUs left free. If every server
+// carries the same tickets per GPU, each job's share of GPU-time is what one
+// cluster-wide gang-aware stride would give it.
+//
+// An aggregate's pass advances by the GPU-quanta its server's jobs used over
+// its tickets, as a job of that size would; on a whole server that is the
+// paper's g_l / Σ tickets. Charging a whole server's stride when the
+// aggregate only backfilled the GPUs a multi-server job left would let
+// the aggregate's pass outrun the multi-server job's for ever, so the
+// server would never be free for its larger gangs (a starvation rapid
+// found; see TestSplitBackfilledAggregateRegression).
 //
 // Schedule costs O(m log m + Σ_l n_l log n_l) for m central candidates and
 // n_l small jobs on server l. The zero value is not usable; use NewSplit.
@@ -166,7 +176,7 @@ func (s *Split) retuneAggregate(l int) {
 		*a = aggregate{active: true, base: p, pass: p}
 	}
 	a.tickets = t
-	a.stride = float64(s.c.Servers[l].GPUs) / t
+	a.stride = 1 / t
 	a.base, a.n = a.pass, 0
 }
 
@@ -372,7 +382,7 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 			plan.Runs = append(plan.Runs, Run{Job: j.ID, GPUs: slots[start:len(slots):len(slots)]})
 		}
 		totalFree -= used
-		s.agg[l].advance()
+		s.agg[l].charge(used)
 	}
 	s.vtime = s.centralMin()
 	return plan, nil
