@@ -421,38 +421,59 @@ func TestSplitNoStarvation(t *testing.T) {
 	})
 }
 
-// Found by TestSplitNoStarvation: a 10-GPU job spans 1 + 2 + 7 GPUs of
-// three servers, leaving one GPU of the 8-GPU server, which its aggregate
-// backfilled every quantum with a 1-GPU job. Charged a whole server's
-// stride each time, the aggregate's pass outran the big job's and the
-// 2-GPU job there never ran.
+// Starvations found by TestSplitNoStarvation, kept with the cluster, one
+// user's jobs in order and the job that must run within 20 quanta.
 func TestSplitBackfilledAggregateRegression(t *testing.T) {
-	c := topology.Cluster{Servers: []topology.Server{
-		{Name: "s0", Type: "v100", GPUs: 1}, {Name: "s1", Type: "k80", GPUs: 1},
-		{Name: "s2", Type: "v100", GPUs: 2}, {Name: "s3", Type: "v100", GPUs: 8},
-	}}
-	f, _ := stride.NewFair(c, nil)
-	_ = f.AddUser(stride.User{ID: "u0", Tickets: 1})
-	_ = f.AddUser(stride.User{ID: "u1", Tickets: 2})
-	for i, size := range []int{1, 1, 1, 2} {
-		if _, err := f.Submit(stride.Submission{ID: jobID(i), Owner: "u0", Size: size, Type: "v100"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := f.Submit(stride.Submission{ID: "big", Owner: "u1", Size: 10, Type: "v100"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []stride.Part{{Server: 0, GPUs: 1}, {Server: 2, GPUs: 2}, {Server: 3, GPUs: 7}}; !slices.Equal(want, p.Parts) {
-		t.Fatalf("big job on %v, want %v", p.Parts, want)
-	}
-	for q := 1; q <= 20; q++ {
-		plan, _ := f.Quantum(q)
-		for _, r := range plan.Runs {
-			if r.Job == jobID(3) {
-				return
+	for _, tc := range []struct {
+		name    string
+		servers []topology.Server
+		sizes   []int // u0's jobs j00, j01, ...; u1 has one job of bigSize
+		bigSize int
+		waits   alloc.JobID
+	}{{
+		// A 10-GPU job of u1 spans 1 + 2 + 7 GPUs, leaving one GPU of
+		// the 8-GPU server, which its aggregate backfilled every quantum
+		// with a 1-GPU job. Charged a whole server's stride each time,
+		// the aggregate's pass outran the big job's and the 2-GPU job
+		// never ran.
+		name: "whole-server charge for one GPU",
+		servers: []topology.Server{
+			{Name: "s0", Type: "v100", GPUs: 1}, {Name: "s1", Type: "k80", GPUs: 1},
+			{Name: "s2", Type: "v100", GPUs: 2}, {Name: "s3", Type: "v100", GPUs: 8},
+		},
+		sizes: []int{1, 1, 1, 2}, bigSize: 10, waits: "j03",
+	}, {
+		// u0's 9-, 11- and 10-GPU jobs take turns on 8 + 1..3 GPUs;
+		// server s1's aggregate backfilled the 4-GPU job in what they
+		// left and, charged for it, kept pace with their passes, tying
+		// and losing the tie each time: the 8-GPU job never got s1.
+		name:    "charged for backfill",
+		servers: []topology.Server{{Name: "s0", Type: "v100", GPUs: 8}, {Name: "s1", Type: "v100", GPUs: 8}},
+		sizes:   []int{9, 4, 8, 11, 10}, waits: "j02",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := stride.NewFair(topology.Cluster{Servers: tc.servers}, nil)
+			_ = f.AddUser(stride.User{ID: "u0", Tickets: 1})
+			_ = f.AddUser(stride.User{ID: "u1", Tickets: 2})
+			for i, size := range tc.sizes {
+				if _, err := f.Submit(stride.Submission{ID: jobID(i), Owner: "u0", Size: size, Type: "v100"}); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
+			if tc.bigSize > 0 {
+				if _, err := f.Submit(stride.Submission{ID: "big", Owner: "u1", Size: tc.bigSize, Type: "v100"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for q := 1; q <= 20; q++ {
+				plan, _ := f.Quantum(q)
+				for _, r := range plan.Runs {
+					if r.Job == tc.waits {
+						return
+					}
+				}
+			}
+			t.Errorf("%s did not run in 20 quanta", tc.waits)
+		})
 	}
-	t.Errorf("the 2-GPU job did not run in 20 quanta")
 }

@@ -91,11 +91,14 @@ func byCentral(a, b central) int {
 //
 // An aggregate's pass advances by the GPU-quanta its server's jobs used over
 // its tickets, as a job of that size would; on a whole server that is the
-// paper's g_l / Σ tickets. Charging a whole server's stride when the
-// aggregate only backfilled the GPUs a multi-server job left would let
-// the aggregate's pass outrun the multi-server job's for ever, so the
-// server would never be free for its larger gangs (a starvation rapid
-// found; see TestSplitBackfilledAggregateRegression).
+// paper's g_l / Σ tickets. If the server's own first job (smallest local
+// pass) did not fit in the GPUs a multi-server job left, the aggregate is a
+// skipped job in Algorithm 1's sense: its server's other jobs still backfill
+// the free GPUs, but the aggregate keeps its pass, so it soon comes first
+// and gets the whole server. Charging the aggregate for backfill, or a
+// whole server's stride for part of one, lets its pass keep pace with the
+// multi-server jobs' for ever while its larger gangs never fit (two
+// starvations rapid found; see TestSplitBackfilledAggregateRegression).
 //
 // Schedule costs O(m log m + Σ_l n_l log n_l) for m central candidates and
 // n_l small jobs on server l. The zero value is not usable; use NewSplit.
@@ -374,6 +377,7 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 		if s.free[l] == 0 || s.local[l].smallest() > s.free[l] {
 			continue
 		}
+		first := s.local[l].jobs[0].ID
 		var used int
 		chosen, used = s.local[l].run(s.free[l], chosen[:0])
 		for _, j := range chosen {
@@ -382,7 +386,9 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 			plan.Runs = append(plan.Runs, Run{Job: j.ID, GPUs: slots[start:len(slots):len(slots)]})
 		}
 		totalFree -= used
-		s.agg[l].charge(used)
+		if chosen[0].ID == first {
+			s.agg[l].charge(used)
+		}
 	}
 	s.vtime = s.centralMin()
 	return plan, nil
