@@ -26,16 +26,21 @@ type tenantState struct {
 // fractional GPUs of each type, ideal_j(t), into whole GPUs real_j(t) by
 // rounding ideal_j(t) + dev_j(t), and carries dev_j(t+1) = dev_j(t) +
 // ideal_j(t) − real_j(t) forward, so the GPUs a user gets approach its
-// allocation over time. Rounding is done per type as largest-remainder
-// apportionment, which is round() when the total allows it and never hands
-// out more GPUs than the type has. A share below the user's smallest job is
-// set to 0 (its GPUs stay idle that round) and the deviation builds up until
-// the user's share reaches a job. Each user's share is then filled with its
-// jobs largest first, and all chosen jobs are placed largest first on the
-// fewest servers.
+// allocation over time. A share that rounds below the user's smallest job
+// is set to 0 and the deviation builds up until the share reaches a job.
+// Per type, rounding never hands out more GPUs than the type has: if the
+// rounded shares do, GPUs are taken back one at a time from the most
+// over-served holders (largest real − ideal − dev) that keep enough for
+// their smallest job, and only then the whole share of the holder owed the
+// least (smallest ideal + dev); GPUs left over (by
+// users set to 0, or rounding down) go one at a time to the most
+// under-served users that can use them, up to round(Σ ideal + dev). Each user's share is
+// then filled with its jobs largest first, and all chosen jobs are placed
+// largest first on the fewest servers.
 //
-// The deviation stays within (−1, max(1, smallest gang)) when the ideal
-// shares of a type add up to at most its GPUs.
+// The deviation stays above −1; for a fixed allocation,
+// TestRounderBoundedDeviation checks it stays below the type's GPUs plus
+// the largest smallest-job size among users plus 1.
 //
 // The zero value is not usable; build one with NewRounder.
 type Rounder struct {
@@ -148,53 +153,70 @@ func (r *Rounder) Round(q int, ideal [][]float64) (shares [][]int, plan *RoundPl
 	for i := range shares {
 		shares[i] = make([]int, len(r.types))
 	}
-	target := make([]float64, n)
-	order := make([]int, n)
+	x := make([]float64, n)
 	for k := range r.types {
 		var total float64
 		given := 0
 		for i, t := range r.tenants {
-			target[i] = ideal[i][k] + t.dev[k]
-			shares[i][k] = max(0, int(math.Floor(target[i])))
-			given += shares[i][k]
-			total += max(0, target[i])
-			order[i] = i
-		}
-		// Largest remainders get the GPUs that round(Σ target) leaves,
-		// never more than the type has.
-		extra := min(int(math.Floor(total+0.5)), r.count[k]) - given
-		slices.SortStableFunc(order, func(a, b int) int {
-			return cmp.Compare(target[b]-float64(shares[b][k]), target[a]-float64(shares[a][k]))
-		})
-		for _, i := range order {
-			if extra <= 0 {
-				break
+			x[i] = ideal[i][k] + t.dev[k]
+			total += max(0, x[i])
+			d := max(0, int(math.Floor(x[i]+0.5)))
+			if d < t.minGang {
+				d = 0
 			}
-			if target[i]-float64(shares[i][k]) > 0 {
-				shares[i][k]++
-				extra--
-			}
+			shares[i][k] = d
+			given += d
 		}
-		given = 0
-		for i := range r.tenants {
-			given += shares[i][k]
-		}
+		rem := func(i int) float64 { return x[i] - float64(shares[i][k]) }
+		// Too many: take a GPU back from the most over-served holder
+		// (ties: the one owed less in all, x) that keeps a share for its
+		// smallest job; only if there is none does the holder owed least
+		// give up its share.
 		for given > r.count[k] {
-			// Floors alone exceed the type only if deviations piled
-			// up; take back from the most over-served holder.
+			best, whole := -1, -1
+			for i, t := range r.tenants {
+				s := shares[i][k]
+				if s == 0 {
+					continue
+				}
+				if s-1 >= t.minGang && (best < 0 || rem(i) < rem(best) || (rem(i) == rem(best) && x[i] < x[best])) {
+					best = i
+				}
+				if whole < 0 || x[i] < x[whole] {
+					whole = i
+				}
+			}
+			if best >= 0 {
+				shares[best][k]--
+				given--
+				continue
+			}
+			given -= shares[whole][k]
+			shares[whole][k] = 0
+		}
+		// Too few (GPUs freed by tenants below their smallest job, or
+		// rounding down): a GPU at a time to the most under-served tenant
+		// that can use it (ties: the one owed more in all), while the type
+		// and round(Σ x) allow.
+		want := min(r.count[k], int(math.Floor(total+0.5)))
+		for given < want {
 			best := -1
-			for i := range r.tenants {
-				if shares[i][k] > 0 && (best < 0 || target[i]-float64(shares[i][k]) < target[best]-float64(shares[best][k])) {
+			for i, t := range r.tenants {
+				s := shares[i][k]
+				if rem(i) <= 0 || s+1 < t.minGang {
+					continue
+				}
+				if best < 0 || rem(i) > rem(best) || (rem(i) == rem(best) && x[i] > x[best]) {
 					best = i
 				}
 			}
-			shares[best][k]--
-			given--
+			if best < 0 {
+				break
+			}
+			shares[best][k]++
+			given++
 		}
 		for i, t := range r.tenants {
-			if shares[i][k] < t.minGang {
-				shares[i][k] = 0
-			}
 			t.dev[k] += ideal[i][k] - float64(shares[i][k])
 		}
 	}
