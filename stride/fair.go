@@ -68,7 +68,8 @@ type Settings struct {
 
 type fairUser struct {
 	User
-	jobs []alloc.JobID // sorted
+	jobs   []alloc.JobID // sorted
+	demand map[topology.GPUType]int
 }
 
 type fairJob struct {
@@ -142,7 +143,7 @@ func (f *Fair) AddUser(u User) error {
 	if fu != nil {
 		return inputErr("User.ID", string(u.ID), alloc.ErrDuplicate, "already a user")
 	}
-	f.users = slices.Insert(f.users, i, &fairUser{User: u})
+	f.users = slices.Insert(f.users, i, &fairUser{User: u, demand: map[topology.GPUType]int{}})
 	return nil
 }
 
@@ -162,15 +163,7 @@ func (f *Fair) RemoveUser(id alloc.UserID) ([]alloc.JobID, error) {
 }
 
 // demand returns Σ r of user u's jobs on type t.
-func (f *Fair) demand(u *fairUser, t topology.GPUType) int {
-	d := 0
-	for _, id := range u.jobs {
-		if j := f.jobs[id]; j.Type == t {
-			d += j.Size
-		}
-	}
-	return d
-}
+func (f *Fair) demand(u *fairUser, t topology.GPUType) int { return u.demand[t] }
 
 // Accounts returns every user's accounting on every GPU type it has jobs
 // on, by user then by type in cluster order.
@@ -384,6 +377,7 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 		}
 	}
 	f.jobs[s.ID] = j
+	u.demand[s.Type] += s.Size
 	i, _ := slices.BinarySearch(u.jobs, s.ID)
 	u.jobs = slices.Insert(u.jobs, i, s.ID)
 	f.retune(u)
@@ -417,6 +411,7 @@ func (f *Fair) Finish(id alloc.JobID) error {
 	f.split.Remove(id)
 	delete(f.jobs, id)
 	u, _ := f.user(j.Owner)
+	u.demand[j.Type] -= j.Size
 	i, _ := slices.BinarySearch(u.jobs, id)
 	u.jobs = slices.Delete(u.jobs, i, i+1)
 	f.retune(u)

@@ -197,6 +197,15 @@ func (m *Market) Leave(id alloc.UserID, q int) ([]Trade, error) {
 	return undone, nil
 }
 
+// Undo undoes every trade in force at quantum q, returning each user to
+// its tickets' share of every type, and returns the records that undo them
+// (also logged). Gandiva_fair undoes trades when a job's profile changes.
+func (m *Market) Undo(q int) []Trade {
+	undone := m.undo(q)
+	m.reshare()
+	return undone
+}
+
 func (m *Market) undo(q int) []Trade {
 	var out []Trade
 	for i := len(m.open) - 1; i >= 0; i-- {
