@@ -48,10 +48,17 @@ const (
 
 // clpModel owns a ClpSimplex. Close frees it; it is not safe for
 // concurrent use.
+//
+// Rows without a nonzero coefficient are not given to CLP: its barrier
+// aborts the process on them (even on a free one). Their feasibility is
+// checked in Go, and their dual is zero.
 type clpModel struct {
-	p     unsafe.Pointer // Clp_Simplex*
-	ncols int
-	nrows int
+	p      unsafe.Pointer // Clp_Simplex*
+	ncols  int
+	rowMap []int // model row -> CLP row, or -1 for an empty row
+	nclp   int   // rows loaded into CLP
+	// emptyBad names the first empty row whose range excludes 0.
+	emptyBad string
 }
 
 func clpBound(v float64) C.double {
@@ -89,7 +96,9 @@ func cbigs(s []C.CoinBigIndex) *C.CoinBigIndex {
 
 // newCLPModel loads m into a new ClpSimplex, column-major, in one call.
 func newCLPModel(m *Model) *clpModel {
-	n, r := len(m.obj), len(m.rows)
+	c := &clpModel{ncols: len(m.obj)}
+	c.mapRows(m, 0)
+	n, r := len(m.obj), c.nclp
 	start := make([]C.CoinBigIndex, n+1)
 	for _, row := range m.rows {
 		for _, t := range row {
@@ -110,7 +119,7 @@ func newCLPModel(m *Model) *clpModel {
 		for _, t := range row {
 			if t.Coef != 0 {
 				p := next[t.Var]
-				index[p], value[p] = C.int(i), C.double(t.Coef)
+				index[p], value[p] = C.int(c.rowMap[i]), C.double(t.Coef)
 				next[t.Var]++
 			}
 		}
@@ -123,8 +132,10 @@ func newCLPModel(m *Model) *clpModel {
 	}
 	rowlb := make([]C.double, r)
 	rowub := make([]C.double, r)
-	for i := range r {
-		rowlb[i], rowub[i] = clpBound(m.rowLo[i]), clpBound(m.rowHi[i])
+	for i, k := range c.rowMap {
+		if k >= 0 {
+			rowlb[k], rowub[k] = clpBound(m.rowLo[i]), clpBound(m.rowHi[i])
+		}
 	}
 	p := C.Clp_newModel()
 	C.Clp_setLogLevel(p, 0)
@@ -137,32 +148,54 @@ func newCLPModel(m *Model) *clpModel {
 	C.Clp_setOptimizationDirection(p, C.double(dir))
 	C.Clp_setPrimalTolerance(p, clpPrimalTol)
 	C.Clp_setDualTolerance(p, clpDualTol)
-	return &clpModel{p: p, ncols: n, nrows: r}
+	c.p = p
+	return c
+}
+
+// mapRows extends rowMap to the rows first.. of m, numbering the nonempty
+// ones after those already in CLP.
+func (c *clpModel) mapRows(m *Model, first int) {
+	for i := first; i < len(m.rows); i++ {
+		if allZero(m.rows[i]) {
+			c.rowMap = append(c.rowMap, -1)
+			if c.emptyBad == "" && (m.rowLo[i] > 0 || m.rowHi[i] < 0) {
+				c.emptyBad = fmt.Sprintf("row %q has no nonzero coefficient and range [%v, %v]", m.rnames[i], m.rowLo[i], m.rowHi[i])
+			}
+			continue
+		}
+		c.rowMap = append(c.rowMap, c.nclp)
+		c.nclp++
+	}
 }
 
 // addRows appends rows first.. of m to the loaded model.
 func (c *clpModel) addRows(m *Model, first int) {
-	rows := m.rows[first:]
-	if len(rows) == 0 {
+	before := c.nclp
+	c.mapRows(m, first)
+	add := c.nclp - before
+	if add == 0 {
 		return
 	}
-	start := make([]C.CoinBigIndex, len(rows)+1)
+	start := make([]C.CoinBigIndex, 1, add+1)
 	var cols []C.int
 	var vals []C.double
-	lo := make([]C.double, len(rows))
-	hi := make([]C.double, len(rows))
-	for i, row := range rows {
-		for _, t := range row {
+	lo := make([]C.double, 0, add)
+	hi := make([]C.double, 0, add)
+	for i := first; i < len(m.rows); i++ {
+		if c.rowMap[i] < 0 {
+			continue
+		}
+		for _, t := range m.rows[i] {
 			if t.Coef != 0 {
 				cols = append(cols, C.int(t.Var))
 				vals = append(vals, C.double(t.Coef))
 			}
 		}
-		start[i+1] = C.CoinBigIndex(len(cols))
-		lo[i], hi[i] = clpBound(m.rowLo[first+i]), clpBound(m.rowHi[first+i])
+		start = append(start, C.CoinBigIndex(len(cols)))
+		lo = append(lo, clpBound(m.rowLo[i]))
+		hi = append(hi, clpBound(m.rowHi[i]))
 	}
-	C.Clp_addRows(c.p, C.int(len(rows)), cdoubles(lo), cdoubles(hi), cbigs(start), cints(cols), cdoubles(vals))
-	c.nrows += len(rows)
+	C.Clp_addRows(c.p, C.int(add), cdoubles(lo), cdoubles(hi), cbigs(start), cints(cols), cdoubles(vals))
 }
 
 // close frees the ClpSimplex.
@@ -177,6 +210,9 @@ func (c *clpModel) close() {
 // or, when warm, by dual simplex from the current basis (rows added since
 // the last solve make it primal infeasible but keep it dual feasible).
 func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution, error) {
+	if c.emptyBad != "" {
+		return &Solution{Status: Infeasible, Backend: CLP}, fmt.Errorf("%w: %s", ErrInfeasible, c.emptyBad)
+	}
 	deadline, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		left := time.Until(deadline).Seconds()
@@ -205,6 +241,15 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 		C.ClpSolve_setPresolveType(opts, C.int(presolve), -1)
 		C.Clp_initialSolveWithOptions(c.p, opts)
 		C.ClpSolve_delete(opts)
+		if set.Method == Barrier && C.Clp_status(c.p) == clpOptimal {
+			// CLP's barrier calls an unbounded problem optimal, at a point
+			// around 1e20 that satisfies every row. Primal simplex from the
+			// crossover basis costs nothing when that basis is optimal and
+			// proves unboundedness when it is not.
+			iters := C.Clp_numberIterations(c.p)
+			C.Clp_primal(c.p, 0)
+			C.Clp_setNumberIterations(c.p, iters+C.Clp_numberIterations(c.p))
+		}
 	}
 	sol := &Solution{Backend: CLP, Iterations: int(C.Clp_numberIterations(c.p))}
 	status, secondary := int(C.Clp_status(c.p)), int(C.Clp_secondaryStatus(c.p))
@@ -247,10 +292,13 @@ func (c *clpModel) copySolution(sol *Solution) {
 			sol.X[j] = float64(v)
 		}
 	}
-	sol.RowDuals = make([]float64, c.nrows)
-	if c.nrows > 0 {
-		for i, v := range unsafe.Slice(C.Clp_getRowPrice(c.p), c.nrows) {
-			sol.RowDuals[i] = float64(v)
+	sol.RowDuals = make([]float64, len(c.rowMap))
+	if c.nclp > 0 {
+		y := unsafe.Slice(C.Clp_getRowPrice(c.p), c.nclp)
+		for i, k := range c.rowMap {
+			if k >= 0 {
+				sol.RowDuals[i] = float64(y[k])
+			}
 		}
 	}
 }

@@ -24,6 +24,18 @@ func backends() []Backend {
 	return []Backend{Gonum}
 }
 
+// variants returns the settings every table case is solved with: each
+// CLP method, with and without presolve, and Gonum.
+func variants() []Settings {
+	var v []Settings
+	if clpAvailable {
+		for _, m := range []Method{Auto, PrimalSimplex, Barrier} {
+			v = append(v, Settings{Backend: CLP, Method: m}, Settings{Backend: CLP, Method: m, Presolve: true})
+		}
+	}
+	return append(v, Settings{Backend: Gonum})
+}
+
 // lpCase is a small LP with a known answer. build returns the model; want
 // holds the unique optimal point (nil when not unique) and wantDuals the
 // row duals (∂objective/∂rhs), checked for backends that report duals.
@@ -161,6 +173,63 @@ var lpCases = []lpCase{
 			return m
 		},
 		wantObj: 1, wantX: []float64{0, 1}, wantDuals: []float64{1},
+	},
+	{
+		name: "empty rows beside a degenerate vertex",
+		reason: "found by TestPropertyDualCertificate: CLP's barrier aborted the process on a row " +
+			"without nonzeros; x=3 is the only feasible point",
+		build: func() *Model {
+			m := NewModel(Minimize)
+			x := m.AddVar("x", 3, 6, -2)
+			m.AddConstraint("a", []Term{{x, 2}}, LE, 6)
+			m.AddConstraint("b", []Term{{x, 5}}, EQ, 15)
+			m.AddConstraint("c", []Term{{x, -2}}, GE, -7)
+			m.AddConstraint("d", []Term{{x, -1}}, EQ, -3)
+			m.AddConstraint("e", []Term{{x, 0}}, LE, 3)
+			m.AddRange("f", nil, -Inf, Inf)
+			return m
+		},
+		wantObj: -6, wantX: []float64{3},
+	},
+	{
+		name:   "redundant equality rows",
+		reason: "found by TestPropertyBackendsAgree: gonum's simplex needs full row rank; x+y=2 twice",
+		build: func() *Model {
+			m := NewModel(Minimize)
+			x := m.AddVar("x", 0, 5, 1)
+			y := m.AddVar("y", 0, 5, 0)
+			m.AddConstraint("a", []Term{{x, 1}, {y, 1}}, EQ, 2)
+			m.AddConstraint("b", []Term{{x, 2}, {y, 2}}, EQ, 4)
+			m.AddConstraint("c", []Term{{y, 1}}, LE, 1.5)
+			return m
+		},
+		wantObj: 0.5, wantX: []float64{0.5, 1.5},
+	},
+	{
+		name:   "inconsistent dependent rows",
+		reason: "x+y=2 and 2x+2y=5 are parallel and inconsistent",
+		build: func() *Model {
+			m := NewModel(Minimize)
+			x := m.AddVar("x", 0, 5, 1)
+			y := m.AddVar("y", 0, 5, 0)
+			m.AddConstraint("a", []Term{{x, 1}, {y, 1}}, EQ, 2)
+			m.AddConstraint("b", []Term{{x, 2}, {y, 2}}, EQ, 5)
+			return m
+		},
+		wantErr: ErrInfeasible,
+	},
+	{
+		name: "degenerate square system",
+		reason: "found by TestPropertyBackendsAgree: gonum solved the square standard form as a linear " +
+			"system and called -9e-17 infeasible; the only point is x=0",
+		build: func() *Model {
+			m := NewModel(Minimize)
+			x := m.AddVar("x", 0, 1, 0)
+			m.AddConstraint("a", []Term{{x, 1}}, EQ, 0)
+			m.AddConstraint("b", []Term{{x, -5}}, GE, -3)
+			return m
+		},
+		wantObj: 0, wantX: []float64{0},
 	},
 	{
 		name:    "empty model",
@@ -305,11 +374,12 @@ var lpCases = []lpCase{
 }
 
 func TestSolveCases(t *testing.T) {
-	for _, b := range backends() {
+	for _, set := range variants() {
+		b := set.Backend
 		for _, tc := range lpCases {
-			t.Run(fmt.Sprintf("%v/%s", b, tc.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v-%v-presolve=%v/%s", b, set.Method, set.Presolve, tc.name), func(t *testing.T) {
 				m := tc.build()
-				got, err := Solve(context.Background(), m, &Settings{Backend: b})
+				got, err := Solve(context.Background(), m, &set)
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Solve() error = %v, want %v (%s)", err, tc.wantErr, tc.reason)
 				}
