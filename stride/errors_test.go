@@ -3,6 +3,7 @@ package stride_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
@@ -123,5 +124,36 @@ func TestRebalance(t *testing.T) {
 	}
 	if m := f.Rebalance(0); len(m) != 0 {
 		t.Errorf("balanced cluster migrated %v", m)
+	}
+}
+
+// Algorithm 2 line 5: a profiled job goes to the type of least mini-batch
+// time per ticket per GPU; once the user crowds the fast type, its next job
+// goes to the slow one.
+func TestSubmitByProfile(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 4}, {Name: "v", Type: "v100", GPUs: 4}}}
+	f, _ := stride.NewFair(c, nil)
+	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	perf := map[topology.GPUType]float64{"k80": 400, "v100": 100} // 4x faster on V100
+	var got []topology.GPUType
+	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3", "j4", "j5"} {
+		p, err := f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1, Perf: perf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Type)
+	}
+	// Cost perf·(demand after)/tickets: V100 1, 2, 3, 4, ... against K80
+	// 4, 8, ...: three V100 jobs, then a tie at 4 goes to K80 (listed
+	// first), then V100 again until its cost passes 8.
+	want := []topology.GPUType{"v100", "v100", "v100", "k80", "v100", "v100"}
+	if !slices.Equal(want, got) {
+		t.Errorf("types %v, want %v", got, want)
+	}
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, stride.ErrUnknownType) {
+		t.Errorf("profile on an unknown type: %v", err)
+	}
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, alloc.ErrValue) {
+		t.Errorf("zero profile time: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package stride
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 
@@ -17,13 +18,19 @@ type User struct {
 }
 
 // Submission is a job handed to a Fair cluster. Type pins the job to a GPU
-// type; empty means the first type of Settings.Rank that the cluster has
-// (Algorithm 2 line 7: the newest model).
+// type. Without a type, a job with a profile (Perf: its mini-batch time on
+// some types, positive) goes to the profiled type of least
+// Perf[g] / ticketsPerGPU_g, the user's tickets per GPU on g once the job is
+// counted (Algorithm 2 line 5: fast GPUs the user is not yet crowding;
+// ties to the type listed first in the cluster); a job with neither goes to
+// the first type of Settings.Rank that the cluster has (line 7: the newest
+// model).
 type Submission struct {
 	ID    alloc.JobID
 	Owner alloc.UserID
 	Size  int
 	Type  topology.GPUType
+	Perf  map[topology.GPUType]float64
 }
 
 // Placement is where Fair put a job: one part on a server for a small job,
@@ -295,14 +302,17 @@ func (f *Fair) Loads() []float64 {
 }
 
 // Submit places a new job (Algorithm 2) and hands it to the stride
-// schedulers. A job that fits on one server of its type goes to the server
+// schedulers; see Submission for how the GPU type is chosen. A job that fits on one server of its type goes to the server
 // of lowest ticket load per GPU once the job and its owner's new tickets
 // per GPU are counted (ties to the server listed first); a larger job takes
 // whole servers in increasing order of load. It returns an *alloc.InputError
 // wrapping alloc.ErrValue for an empty ID or a size below 1,
 // alloc.ErrUnknownID for an unknown owner, alloc.ErrDuplicate for a known
-// job, ErrUnknownType for a type the cluster lacks and ErrTooLarge for a job
-// larger than the GPUs of its type.
+// job, ErrUnknownType for a type (or profiled type) the cluster lacks,
+// alloc.ErrValue for a profile time that is not positive and finite, and
+// ErrTooLarge for a job larger than the GPUs of its type.
+//
+// Cost: O(users + jobs + servers).
 func (f *Fair) Submit(s Submission) (Placement, error) {
 	id := string(s.ID)
 	if s.ID == "" {
@@ -317,6 +327,26 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 	}
 	if _, ok := f.jobs[s.ID]; ok {
 		return Placement{}, inputErr("Job.ID", id, alloc.ErrDuplicate, "already submitted")
+	}
+	for g, p := range s.Perf {
+		if !slices.Contains(f.types, g) {
+			return Placement{}, inputErr("Job.Perf", id, ErrUnknownType, "%q", g)
+		}
+		if !(p > 0) || math.IsInf(p, 0) {
+			return Placement{}, inputErr("Job.Perf", id, alloc.ErrValue, "mini-batch time %v on %q", p, g)
+		}
+	}
+	if s.Type == "" && len(s.Perf) > 0 {
+		best := math.Inf(1)
+		for k, g := range f.types {
+			p, ok := s.Perf[g]
+			if !ok || s.Size > f.count[k] {
+				continue
+			}
+			if c := p * float64(u.demand[g]+s.Size) / u.Tickets; c < best {
+				best, s.Type = c, g
+			}
+		}
 	}
 	if s.Type == "" {
 		s.Type = f.rank[0]
