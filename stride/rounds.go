@@ -35,7 +35,10 @@ type Assignment struct {
 	Renewed bool
 }
 
-// RoundPlan is what runs in one round, in the order rows were placed.
+// RoundPlan is what runs in one round, in the order rows were placed. The
+// Jobs and GPUs slices of its assignments are shared with the mechanism's
+// state (a renewed lease hands back the same slots) and must not be
+// modified.
 type RoundPlan struct {
 	Round       int
 	Assignments []Assignment
