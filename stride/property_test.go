@@ -477,3 +477,48 @@ func TestSplitBackfilledAggregateRegression(t *testing.T) {
 		})
 	}
 }
+
+// Users' GPU-time converges to their fair shares on a Fair server: users
+// with random tickets and random numbers of same-size jobs (the gang size d
+// divides the server), job tickets from equation (3). After Q quanta each
+// user's GPU-quanta are within n·d of Q times its share (tickets' share,
+// readjusted for users who cannot use it all), n the number of jobs on the
+// server: the error does not grow with Q.
+func TestUserShareConverges(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.SampledFrom([]int{1, 2, 4}).Draw(t, "d")
+		g := d * rapid.IntRange(1, 4).Draw(t, "slots")
+		f, _ := stride.NewFair(servers(1, g, "v100"), nil)
+		n := 0
+		for u := range rapid.IntRange(1, 5).Draw(t, "users") {
+			uid := alloc.UserID(fmt.Sprintf("u%d", u))
+			_ = f.AddUser(stride.User{ID: uid, Tickets: float64(rapid.IntRange(1, 10).Draw(t, "tickets"))})
+			for j := range rapid.IntRange(1, 5).Draw(t, "jobs") {
+				if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", uid, j)), Owner: uid, Size: d}); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+		}
+		share := map[alloc.UserID]float64{}
+		for _, a := range f.Accounts() {
+			share[a.User] = a.Share
+		}
+		got := map[alloc.UserID]float64{}
+		for q := 1; q <= 300; q++ {
+			p, err := f.Quantum(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range p.Runs {
+				u, _ := f.Owner(r.Job)
+				got[u] += float64(len(r.GPUs))
+			}
+			for u, s := range share {
+				if e := math.Abs(got[u] - float64(q)*s); e > float64(n*d)+passTol {
+					t.Fatalf("quantum %d: %s has %v GPU-quanta, share %v per quantum (error %v > %d)", q, u, got[u], s, e, n*d)
+				}
+			}
+		}
+	})
+}
