@@ -78,8 +78,9 @@ type Settings struct {
 // speedups). A trade happens only when the buyer's speedup exceeds the
 // seller's, so the seller gains and the buyer does not lose (it gains unless
 // the two highest bids tie). Pairs are visited fastest fast type first,
-// then slowest slow type first, until no pair trades. Ties between users go
-// to the smaller ID.
+// then slowest slow type first, until no pair trades. Users are ranked by
+// speedup, highest first, ties by ID: the buyer is the first-ranked user
+// holding slow GPUs, the seller the last-ranked user holding fast GPUs.
 //
 // Second-price trading is not strategy-proof in general (OEF section 2.4;
 // shared/ERRATA.md): a user who inflates its speedup can raise the price it
