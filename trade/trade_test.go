@@ -251,3 +251,39 @@ func TestMaxTrades(t *testing.T) {
 		t.Errorf("Run() = %d trades, %v; want 2 and ErrMaxTrades", len(got), err)
 	}
 }
+
+// Three types, one GPU of each per user: pairs are visited V100/K80, then
+// V100/P100, then P100/K80. Worked by hand:
+//   - V100/K80 (speedups A 2, B 4, C 8): C buys 1/4 V100 from A at B's 4;
+//     then B, the best remaining bidder, buys 1/3 from A with no third
+//     bidder, at (4+2)/2 = 3.
+//   - V100/P100 (A 4/3, B 4/3, C 4): C buys from B, the last-ranked holder;
+//     A's bid ties B's, so it is no second price: (4 + 4/3)/2 = 8/3, and C
+//     pays its one P100 for 3/8 V100.
+//   - P100/K80: only A holds K80s, and A ranks last: no trade.
+func TestThreeTypes(t *testing.T) {
+	r := func(k, p, v float64) map[topology.GPUType]float64 {
+		return map[topology.GPUType]float64{"k80": k, "p100": p, "v100": v}
+	}
+	m := newMarket(t, []topology.GPUType{"k80", "p100", "v100"}, []float64{3, 3, 3}, nil,
+		trade.User{ID: "A", Tickets: 1, Rates: r(1, 1.5, 2)},
+		trade.User{ID: "B", Tickets: 1, Rates: r(1, 3, 4)},
+		trade.User{ID: "C", Tickets: 1, Rates: r(1, 2, 8)},
+	)
+	trades, err := m.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []trade.Trade{
+		{Quantum: 1, Fast: "v100", Slow: "k80", Buyer: "C", Seller: "A", FastGPUs: 0.25, SlowGPUs: 1, Rate: 4},
+		{Quantum: 1, Fast: "v100", Slow: "k80", Buyer: "B", Seller: "A", FastGPUs: 1. / 3, SlowGPUs: 1, Rate: 3},
+		{Quantum: 1, Fast: "v100", Slow: "p100", Buyer: "C", Seller: "B", FastGPUs: 3. / 8, SlowGPUs: 1, Rate: 8. / 3},
+	}
+	if diff := cmp.Diff(want, trades, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("trades (-want +got):\n%s", diff)
+	}
+	wantHold := [][]float64{{3, 1, 5. / 12}, {0, 2, 23. / 24}, {0, 0, 13. / 8}}
+	if diff := cmp.Diff(wantHold, m.Allocation().GPUs, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("holdings [K80 P100 V100] (-want +got):\n%s", diff)
+	}
+}
