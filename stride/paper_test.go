@@ -235,3 +235,39 @@ func TestFigure1InterUserFairness(t *testing.T) {
 		}
 	}
 }
+
+// Section 3.1's balanced example (Figure 2): small jobs with 200 tickets on
+// each of two 4-GPU servers and an 8-GPU job with 100 tickets. The text says
+// the 8-GPU job gets 1 slot in 3; with strides of size/tickets, which
+// section 5.2's 8/3 GPUs per user needs (TestSection52SplitStride), it gets
+// GPU-time in proportion to its tickets: 100 of 500, 1 quantum in 5. The
+// text's 1 in 3 would need its 100 tickets counted against each server's
+// 200, which would give user1 of section 5.2 half the quanta (4 GPUs), not
+// 8/3.
+func TestFigure2BalancedSplit(t *testing.T) {
+	s, _ := stride.NewSplit(servers(2, 4, "gpu"))
+	for l := range 2 {
+		for k := range 4 {
+			id := alloc.JobID(fmt.Sprintf("s%d-%d", l, k))
+			if err := s.AddSmall(stride.Job{ID: id, Size: 1, Tickets: 50}, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.AddLarge(stride.Job{ID: "big", Size: 8, Tickets: 100}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 1, GPUs: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	big := 0
+	for q := 1; q <= 50; q++ {
+		p, _ := s.Schedule(q)
+		if p.GPUs() != 8 {
+			t.Errorf("quantum %d uses %d of 8 GPUs", q, p.GPUs())
+		}
+		if p.Runs[0].Job == "big" {
+			big++
+		}
+	}
+	if big != 10 {
+		t.Errorf("the 8-GPU job ran %d of 50 quanta, want 10", big)
+	}
+}
