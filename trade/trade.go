@@ -283,7 +283,7 @@ func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 // quantum may span several calls). If Settings.MaxTrades is reached it
 // returns the trades made with an error wrapping ErrMaxTrades.
 //
-// Cost: O(P·n log n + trades·n) per pass over the P type pairs, n users.
+// Cost: O(P·(n log n + trades)) per pass over the P type pairs, n users.
 func (m *Market) Run(q int) ([]Trade, error) {
 	if m.ran && q < m.last {
 		return nil, &alloc.InputError{Field: "Quantum", Err: fmt.Errorf("%w: quantum %d after %d", alloc.ErrValue, q, m.last)}
@@ -319,6 +319,10 @@ func (m *Market) pair(q, f, s int, order []int, speed []float64, out *[]Trade) (
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(speed[b], speed[a]) })
 	n := 0
 	b, e := 0, len(order)-1
+	// r is the next bidder ranked between buyer and seller. Only the
+	// buyer's and seller's slow holdings change during a pair, so a user
+	// skipped for holding no slow GPUs stays skipped and r only moves on.
+	r := 1
 	for {
 		for b < len(order) && m.users[order[b]].hold[s] <= holdTol {
 			b++
@@ -335,13 +339,12 @@ func (m *Market) pair(q, f, s int, order []int, speed []float64, out *[]Trade) (
 		buyer, seller := m.users[order[b]], m.users[order[e]]
 		sb, ss := speed[order[b]], speed[order[e]]
 		price := (sb + ss) / 2
-		for r := b + 1; r < len(order); r++ {
-			if r != e && m.users[order[r]].hold[s] > holdTol {
-				if speed[order[r]] > ss {
-					price = speed[order[r]]
-				}
-				break
-			}
+		r = max(r, b+1)
+		for r < e && m.users[order[r]].hold[s] <= holdTol {
+			r++
+		}
+		if r < e && speed[order[r]] > ss {
+			price = speed[order[r]]
 		}
 		amount := min(seller.hold[f], buyer.hold[s]/price)
 		if m.s.Unit > 0 {
