@@ -74,7 +74,12 @@ type comboState struct {
 // round keep their GPUs (lease renewal); the others are placed largest gang
 // first on the fewest servers. The received fraction f_mk uses the rounds
 // since m arrived, as Gavel's implementation does, so that it is comparable
-// with X_mk.
+// with X_mk (the paper's text divides by all rows' time on k instead).
+//
+// The mechanism is work-conserving: GPUs that the targets leave idle go to
+// rows by priority, so a row may receive more than its target. When the
+// targets use every GPU (Σ_m X_mk·gang_m = GPUs of k), as optimal policies'
+// allocations do, the received fractions converge to the targets.
 //
 // A round costs O(P log P + placement) for P positive targets. The zero
 // value is not usable; build one with NewRounds.
