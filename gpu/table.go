@@ -8,10 +8,12 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes the host as two plain-text tables: the inventory, one
-// row per device, and the link matrix in nvidia-smi topo -m notation (NV<n>
-// for n shared NVLinks, else the PCIe path: PIX, PXB, PHB, NODE, SYS, BRD
-// for two GPUs on one board, ? when unknown).
+// WriteTable writes the host as plain-text tables: the inventory, one row
+// per device (MIG devices indented below their GPU), and the link matrix in
+// nvidia-smi topo -m notation (NV<n> for n shared NVLinks, else the PCIe
+// path: PIX, PXB, PHB, NODE, SYS, BRD for two GPUs on one board, ? when
+// unknown). When some GPUs share NVLinks, a second matrix gives every pair's
+// PCIe path. Hosts with fewer than two GPUs get no matrix.
 func (h *Host) WriteTable(w io.Writer) error {
 	types, count := h.Capacity()
 	var caps []string
@@ -48,9 +50,23 @@ func (h *Host) WriteTable(w io.Writer) error {
 		return nil
 	}
 
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "")
+	nv := false
+	for _, l := range h.Links {
+		nv = nv || l.NVLinks > 0
+	}
+	fmt.Fprintln(w, "\nlinks (NV<n>: n NVLinks, else the PCIe path):")
+	if err := h.writeMatrix(w, Link.String); err != nil {
+		return err
+	}
+	if !nv {
+		return nil
+	}
+	fmt.Fprintln(w, "\nPCIe paths:")
+	return h.writeMatrix(w, func(l Link) string { return l.Path.String() })
+}
+
+func (h *Host) writeMatrix(w io.Writer, label func(Link) string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for j := range h.Devices {
 		fmt.Fprintf(tw, "\tGPU%d", j)
 	}
@@ -62,7 +78,7 @@ func (h *Host) WriteTable(w io.Writer) error {
 			if i != j {
 				cell = "-"
 				if l, ok := h.Link(i, j); ok {
-					cell = l.String()
+					cell = label(l)
 				}
 			}
 			fmt.Fprintf(tw, "\t%s", cell)
@@ -71,7 +87,6 @@ func (h *Host) WriteTable(w io.Writer) error {
 	}
 	return tw.Flush()
 }
-
 func gib(b uint64) string {
 	g := float64(b) / (1 << 30)
 	if g == float64(int64(g)) {
