@@ -14,13 +14,16 @@ var ErrNoHosts = errors.New("gpu: no hosts with schedulable GPUs")
 
 // Cluster combines several hosts' probes into one topology.Cluster: the
 // servers of each host (see Host.Servers), hosts in the order given. It
-// returns an error wrapping topology.ErrInvalid if two servers share a name
-// (give hosts distinct names first), and ErrNoHosts if there are no servers.
+// returns an error wrapping topology.ErrInvalid if a host has no name or two
+// servers share a name (give hosts distinct names first), and ErrNoHosts if there are no servers.
 func Cluster(hosts ...*Host) (topology.Cluster, error) {
 	var c topology.Cluster
 	for i, h := range hosts {
 		if h == nil {
 			return topology.Cluster{}, fmt.Errorf("%w: host %d is nil", ErrNoHosts, i)
+		}
+		if h.Name == "" {
+			return topology.Cluster{}, fmt.Errorf("%w: host %d has no name", topology.ErrInvalid, i)
 		}
 		c.Servers = append(c.Servers, h.Servers()...)
 	}
