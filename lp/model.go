@@ -161,3 +161,24 @@ func (m *Model) NumRows() int { return len(m.rows) }
 // Err returns the first malformed input given to the model (NaN or infinite
 // coefficients, empty bounds, unknown variables), or nil. Solve returns it too.
 func (m *Model) Err() error { return m.err }
+
+// Clone returns a deep copy of m, including its error state, that can be
+// extended without changing m.
+func (m *Model) Clone() *Model {
+	c := &Model{
+		sense:  m.sense,
+		obj:    append([]float64(nil), m.obj...),
+		lower:  append([]float64(nil), m.lower...),
+		upper:  append([]float64(nil), m.upper...),
+		names:  append([]string(nil), m.names...),
+		rowLo:  append([]float64(nil), m.rowLo...),
+		rowHi:  append([]float64(nil), m.rowHi...),
+		rows:   make([][]Term, len(m.rows)),
+		rnames: append([]string(nil), m.rnames...),
+		err:    m.err,
+	}
+	for i, r := range m.rows {
+		c.rows[i] = append([]Term(nil), r...)
+	}
+	return c
+}

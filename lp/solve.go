@@ -19,12 +19,15 @@ const (
 
 // Sentinel errors returned by Solve; test with errors.Is.
 var (
-	ErrInvalidModel   = errors.New("lp: invalid model")
-	ErrInfeasible     = errors.New("lp: problem is infeasible")
-	ErrUnbounded      = errors.New("lp: problem is unbounded")
-	ErrNumerical      = errors.New("lp: numerical failure")
-	ErrIterationLimit = errors.New("lp: iteration limit reached")
-	ErrTimeLimit      = errors.New("lp: time limit reached")
+	ErrInvalidModel = errors.New("lp: invalid model")
+	// ErrInvalidSettings reports a negative or NaN tolerance, a negative
+	// iteration bound, or an unknown backend or method.
+	ErrInvalidSettings = errors.New("lp: invalid settings")
+	ErrInfeasible      = errors.New("lp: problem is infeasible")
+	ErrUnbounded       = errors.New("lp: problem is unbounded")
+	ErrNumerical       = errors.New("lp: numerical failure")
+	ErrIterationLimit  = errors.New("lp: iteration limit reached")
+	ErrTimeLimit       = errors.New("lp: time limit reached")
 	// ErrViolation reports a solution that the backend called optimal but
 	// that breaks a bound or row by more than Settings.FeasibilityTol.
 	ErrViolation = errors.New("lp: solution violates its constraints")

@@ -1,4 +1,55 @@
 // Package stride realises shares over time: Gandiva_fair's gang-aware and
-// split stride scheduling with ticket load balancing, Gavel's round-based
-// mechanism, and OEF's rounding placer with carried deviation.
+// split stride scheduling with ticket load balancing (EuroSys'20, sections 3.1
+// to 3.3), Gavel's round-based mechanism (OSDI'20, section 5) and OEF's
+// rounding placer with carried deviation (Middleware'24, section 4.3).
+//
+// # Gang-aware stride (Scheduler)
+//
+// A job j with Size r_j GPUs and T_j tickets has stride r_j/T_j and a pass
+// value p_j. Each quantum, jobs are taken in increasing (pass, JobID) order
+// and each that fits in the GPUs still free runs and advances its pass by its
+// stride; a job that does not fit keeps its pass, so it comes early in the
+// next quantum (Algorithm 1). Dividing by the size is what makes GPU-time,
+// not run count, proportional to tickets: p_j grows by exactly the job's
+// GPU-quanta divided by its tickets, which is why Table 2's shares (2/3, 1/3
+// and 1/6 of the time for 1-, 2- and 4-GPU jobs of equal tickets) come out
+// (shared/ERRATA.md, Gandiva_fair). Passes are computed as base + n·stride,
+// not accumulated, so jobs whose strides are in a power-of-two ratio tie
+// exactly and ties go to the smaller JobID.
+//
+// # Split stride (Split)
+//
+// A central scheduler keeps the passes of multi-server jobs and one aggregate
+// pass per server, with stride g_l / Σ tickets of the server's small jobs;
+// choosing a server's aggregate runs that server's own gang-aware stride on
+// its free GPUs. Ties at the centre go to multi-server jobs, then to servers
+// in cluster order.
+//
+// # Ticket accounting (Fair)
+//
+// Fair keeps Gandiva_fair's equations: ticketsPerGPU_i = t_i / Σ_k r_ik (1),
+// ticketLoadPerGPU_l = Σ_{jobs on l} r·ticketsPerGPU / g_l (2) and jobTickets
+// = ticketsPerGPU_i·r (3), per GPU type; it places each new job on the
+// servers of lowest ticket load after the job is counted (Algorithm 2),
+// proposes migrations when loads drift apart by more than a threshold, and
+// gives users whose jobs cannot use their share a smaller effective ticket
+// count so the rest is shared among the others (weight readjustment, the
+// "bonus" of section 3.2).
+//
+// # Round-based mechanisms (Rounds, Rounder)
+//
+// Rounds realises any fractional allocation of time fractions X_mk
+// (Gavel's; alloc.Allocation rows convert by X = GPUs/gang) round by round:
+// priority X_mk / f_mk, where f_mk is the fraction of the rounds since m
+// arrived that m ran on type k; the highest priority combination that fits
+// runs, combinations sharing a job with it are dropped for the round, and a
+// combination that runs on the same type as in the previous round keeps its
+// GPUs (lease renewal). Rounder rounds each user's fractional GPUs per type
+// to integers with the deviation carried to the next round, never giving a
+// user fewer GPUs than its smallest job needs, and places larger jobs first.
+//
+// Every scheduler is a value with methods; the quantum or round index is a
+// parameter and must increase; nothing depends on map order or on global
+// randomness. Bad input gets *alloc.InputError values wrapping this
+// package's sentinel errors or alloc's.
 package stride

@@ -1,0 +1,76 @@
+// Command gpu-probe prints this machine's NVIDIA GPUs (index, type, memory,
+// compute capability, PCI bus id, NUMA node, MIG mode, NVLinks, UUID) and how
+// each pair is linked, in the notation of nvidia-smi topo -m.
+//
+// Usage:
+//
+//	gpu-probe [-name host] [-mock dgxa100]
+//
+// -mock dgxa100 prints go-nvml's mocked DGX A100 instead of probing, so the
+// output can be seen without hardware.
+//
+// Exit status: 0 after printing the host, and also when there is no NVIDIA
+// driver (it then prints one line saying so and how to get one); 1 when NVML
+// fails in the middle of the probe; 2 for a bad flag.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/gpufair/gpufair/gpu"
+)
+
+func main() {
+	name := flag.String("name", "", "host name to report (default: the machine's)")
+	mock := flag.String("mock", "", `probe a mock instead of this machine: "dgxa100"`)
+	flag.Parse()
+	os.Exit(run(*name, *mock))
+}
+
+func run(name, mock string) int {
+	set := &gpu.Settings{Name: name}
+	var h *gpu.Host
+	var err error
+	switch mock {
+	case "":
+		h, err = gpu.ProbeLocal(set)
+	case "dgxa100":
+		if set.Name == "" {
+			set.Name = "dgx-a100 (mock)"
+		}
+		h, err = probeMock(set)
+	default:
+		fmt.Fprintf(os.Stderr, "gpu-probe: unknown mock %q; the one available is dgxa100\n", mock)
+		return 2
+	}
+	switch {
+	case errors.Is(err, gpu.ErrNoCgo):
+		fmt.Println("gpu-probe: this binary was built with CGO_ENABLED=0, and NVML (and its mocks) can only be loaded through cgo: rebuild with CGO_ENABLED=1")
+		return 0
+	case errors.Is(err, gpu.ErrNoDriver):
+		fmt.Printf("gpu-probe: %v: install the NVIDIA driver, which provides libnvidia-ml.so.1 "+
+			"(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/), or run gpu-probe -mock dgxa100 to see a mocked DGX A100\n", err)
+		return 0
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+		return 1
+	}
+	if err := h.WriteTable(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+		return 1
+	}
+	fmt.Println("\nas gpufair servers:")
+	for _, s := range h.Servers() {
+		fmt.Printf("  %s: %d × %s\n", s.Name, s.GPUs, s.Type)
+	}
+	if t := gpu.Targets(h); len(t) > 0 {
+		fmt.Println("profiling targets (one device per type, for gpu.Profiler):")
+		for _, x := range t {
+			fmt.Printf("  %s: CUDA_VISIBLE_DEVICES=%s\n", x.Type, x.UUID)
+		}
+	}
+	return 0
+}

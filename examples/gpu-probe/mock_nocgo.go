@@ -1,0 +1,15 @@
+//go:build !cgo
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/gpufair/gpufair/gpu"
+)
+
+// probeMock cannot run without cgo: go-nvml's mocks implement nvml.Interface,
+// which exists only in cgo builds.
+func probeMock(*gpu.Settings) (*gpu.Host, error) {
+	return nil, fmt.Errorf("%w: go-nvml's mocks too", gpu.ErrNoCgo)
+}

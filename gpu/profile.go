@@ -1,0 +1,331 @@
+package gpu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Errors of one profiling run, wrapped by *RunError; test with errors.Is.
+var (
+	ErrTimeout = errors.New("gpu: workload run timed out")
+	ErrRun     = errors.New("gpu: workload run failed")
+	ErrNoRate  = errors.New("gpu: workload reported no rate")
+)
+
+// ErrProfile reports a profiling request that cannot be run: no workloads,
+// no targets, an empty or duplicate name, a workload without a command, a
+// target without a UUID.
+var ErrProfile = errors.New("gpu: invalid profile request")
+
+// Workload is a program to profile. It runs with CUDA_VISIBLE_DEVICES set to
+// one GPU's UUID and reports its rate on standard output (see ParseRate for
+// the default protocol).
+type Workload struct {
+	Name string   // row label in the profile
+	Argv []string // program and arguments, run without a shell
+	Env  []string // extra "KEY=value" entries for the run
+}
+
+// Target is the device on which a GPU type is profiled.
+type Target struct {
+	Type topology.GPUType
+	UUID string
+}
+
+// Targets returns one target per GPU type of h: the schedulable device of
+// lowest index of each type, in the order of h.Capacity.
+func Targets(h *Host) []Target {
+	var out []Target
+	seen := map[topology.GPUType]bool{}
+	for i := range h.Devices {
+		d := &h.Devices[i]
+		if d.Schedulable() && !seen[d.Type] {
+			seen[d.Type] = true
+			out = append(out, Target{Type: d.Type, UUID: d.UUID})
+		}
+	}
+	return out
+}
+
+// Runner runs argv with env added to the environment and returns what it
+// wrote on standard output. It must stop the program and return once ctx is
+// done. ExecRunner is the Runner for real programs; tests inject their own.
+type Runner func(ctx context.Context, argv, env []string) ([]byte, error)
+
+// Parser reads a rate from a run's standard output. It returns an error
+// wrapping ErrNoRate when there is none.
+type Parser func(out []byte) (float64, error)
+
+// ParseRate implements the default reporting protocol: the rate is the last
+// line of the form
+//
+//	rate: <number>
+//
+// (leading and trailing space allowed, "rate" in any case), where <number> is
+// anything strconv.ParseFloat accepts and is finite and not negative. The
+// unit is the caller's, for example training steps per second; it must be the
+// same for every GPU type of a workload. Other lines are ignored, so a
+// workload may log freely and report progress as it goes: only the last
+// report counts.
+func ParseRate(out []byte) (float64, error) {
+	var last string
+	found := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if len(line) > 5 && strings.EqualFold(line[:5], "rate:") {
+			last, found = strings.TrimSpace(line[5:]), true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("%w: no line \"rate: <number>\" in %d bytes of output", ErrNoRate, len(out))
+	}
+	x, err := strconv.ParseFloat(last, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: %q is not a number", ErrNoRate, last)
+	case math.IsNaN(x) || math.IsInf(x, 0) || x < 0:
+		return 0, fmt.Errorf("%w: %v is not a finite non-negative rate", ErrNoRate, x)
+	}
+	return x, nil
+}
+
+// Profiler measures workloads on GPU types. The zero value is usable: three
+// runs per cell, ten minutes per run, real programs, ParseRate.
+type Profiler struct {
+	Repeats int           // runs per cell; 0 means 3
+	Timeout time.Duration // limit on each run; 0 means 10 minutes
+	Run     Runner        // nil means ExecRunner
+	Parse   Parser        // nil means ParseRate
+}
+
+// RunError reports why a cell of a profile has no rate: the run that failed,
+// on which device, and the tail of its output. It unwraps to ErrTimeout,
+// ErrRun, ErrNoRate or the context's error, and to the underlying cause.
+type RunError struct {
+	Workload string
+	Type     topology.GPUType
+	UUID     string
+	Run      int    // 0-based run of the cell that failed
+	Output   string // last bytes of the run's standard output
+	Err      error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("gpu: profile %q on %s (%s), run %d: %v", e.Workload, e.Type, e.UUID, e.Run, e.Err)
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Cell is the outcome of profiling one workload on one GPU type.
+type Cell struct {
+	Rate float64   // median of Runs; 0 when Err is set
+	Runs []float64 // rates of the runs that succeeded, in run order
+	Err  error     // a *RunError when the cell failed; nil otherwise
+}
+
+// Profile holds one row per workload and one column per target GPU type.
+type Profile struct {
+	Workloads []string
+	Types     []topology.GPUType
+	Cells     [][]Cell // Cells[i][k]: Workloads[i] on Types[k]
+}
+
+// Err joins the errors of every failed cell, in row-major order; nil when
+// every cell has a rate.
+func (p *Profile) Err() error {
+	var errs []error
+	for _, row := range p.Cells {
+		for _, c := range row {
+			if c.Err != nil {
+				errs = append(errs, c.Err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Matrix returns the rates as a speedup.Matrix. If any cell failed it returns
+// nil and Err(): a failed cell is never filled in silently. To estimate the
+// missing cells instead, pass Values to speedup.Complete.
+func (p *Profile) Matrix() (*speedup.Matrix, error) {
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return speedup.New(p.Workloads, p.Types, p.Values())
+}
+
+// Values returns the rates, one row per workload, with NaN in failed cells
+// (the marker speedup.Complete takes for a missing entry).
+func (p *Profile) Values() [][]float64 {
+	out := make([][]float64, len(p.Cells))
+	for i, row := range p.Cells {
+		out[i] = make([]float64, len(row))
+		for k, c := range row {
+			out[i][k] = c.Rate
+			if c.Err != nil {
+				out[i][k] = math.NaN()
+			}
+		}
+	}
+	return out
+}
+
+// outputTail is how much of a failed run's output a RunError keeps.
+const outputTail = 512
+
+// Profile runs every workload on every target, Repeats times each, one run at
+// a time, and takes the median rate of each cell. A run that exits with an
+// error, exceeds Timeout or reports no rate fails its cell (the cell's later
+// runs are skipped) with a *RunError; other cells go on. Profile returns an
+// error wrapping ErrProfile for an invalid request, and ctx's error if ctx is
+// done before the end, together with the profile so far (cells not run carry
+// ctx's error).
+func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Profile, error) {
+	if err := checkRequest(ws, ts); err != nil {
+		return nil, err
+	}
+	repeats, timeout, run, parse := p.Repeats, p.Timeout, p.Run, p.Parse
+	if repeats <= 0 {
+		repeats = 3
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	if run == nil {
+		run = ExecRunner
+	}
+	if parse == nil {
+		parse = ParseRate
+	}
+	out := &Profile{Cells: make([][]Cell, len(ws))}
+	for _, w := range ws {
+		out.Workloads = append(out.Workloads, w.Name)
+	}
+	for _, t := range ts {
+		out.Types = append(out.Types, t.Type)
+	}
+	for i, w := range ws {
+		out.Cells[i] = make([]Cell, len(ts))
+		for k, t := range ts {
+			c := &out.Cells[i][k]
+			for r := range repeats {
+				if err := ctx.Err(); err != nil {
+					c.Runs, c.Err = nil, &RunError{Workload: w.Name, Type: t.Type, UUID: t.UUID, Run: r, Err: err}
+					break
+				}
+				x, err := runOnce(ctx, run, parse, timeout, w, t)
+				if err != nil {
+					err.Run = r
+					c.Err = err
+					break
+				}
+				c.Runs = append(c.Runs, x)
+			}
+			if c.Err == nil {
+				c.Rate = median(c.Runs)
+			}
+		}
+	}
+	return out, ctx.Err()
+}
+
+func runOnce(ctx context.Context, run Runner, parse Parser, timeout time.Duration, w Workload, t Target) (float64, *RunError) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	env := append(slices.Clip(w.Env), "CUDA_VISIBLE_DEVICES="+t.UUID)
+	stdout, err := run(rctx, w.Argv, env)
+	re := &RunError{Workload: w.Name, Type: t.Type, UUID: t.UUID, Output: tail(stdout, outputTail)}
+	switch {
+	case ctx.Err() != nil:
+		re.Err = ctx.Err()
+		return 0, re
+	case rctx.Err() != nil:
+		re.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, timeout, rctx.Err())
+		return 0, re
+	case err != nil:
+		re.Err = fmt.Errorf("%w: %w", ErrRun, err)
+		return 0, re
+	}
+	x, err := parse(stdout)
+	if err != nil {
+		if !errors.Is(err, ErrNoRate) {
+			err = fmt.Errorf("%w: %w", ErrNoRate, err)
+		}
+		re.Err = err
+		return 0, re
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		re.Err = fmt.Errorf("%w: parser returned %v", ErrNoRate, x)
+		return 0, re
+	}
+	return x, nil
+}
+
+func checkRequest(ws []Workload, ts []Target) error {
+	var errs []error
+	if len(ws) == 0 {
+		errs = append(errs, fmt.Errorf("%w: no workloads", ErrProfile))
+	}
+	if len(ts) == 0 {
+		errs = append(errs, fmt.Errorf("%w: no targets", ErrProfile))
+	}
+	names := map[string]bool{}
+	for i, w := range ws {
+		switch {
+		case w.Name == "":
+			errs = append(errs, fmt.Errorf("%w: workload %d has no name", ErrProfile, i))
+		case names[w.Name]:
+			errs = append(errs, fmt.Errorf("%w: workload %q listed twice", ErrProfile, w.Name))
+		}
+		names[w.Name] = true
+		if len(w.Argv) == 0 || w.Argv[0] == "" {
+			errs = append(errs, fmt.Errorf("%w: workload %q has no command", ErrProfile, w.Name))
+		}
+	}
+	types := map[topology.GPUType]bool{}
+	for i, t := range ts {
+		switch {
+		case t.Type == "":
+			errs = append(errs, fmt.Errorf("%w: target %d has no GPU type", ErrProfile, i))
+		case types[t.Type]:
+			errs = append(errs, fmt.Errorf("%w: GPU type %q targeted twice", ErrProfile, t.Type))
+		}
+		types[t.Type] = true
+		if t.UUID == "" {
+			errs = append(errs, fmt.Errorf("%w: target %q has no device UUID", ErrProfile, t.Type))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// median returns the median of xs (the mean of the two middle values when
+// len(xs) is even). xs is not modified.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,28 @@
+//go:build !cgo || purego
+
+package lp
+
+import "context"
+
+// clpAvailable reports whether the CLP backend is compiled in.
+const clpAvailable = false
+
+// defaultBackend is the backend that Settings.Backend Default selects.
+const defaultBackend = Gonum
+
+// clpModel is never built without cgo; resolveSettings refuses CLP first.
+type clpModel struct{}
+
+func newCLPModel(*Model) *clpModel { panic("lp: CLP backend not compiled in") }
+
+func (*clpModel) addRows(*Model, int) {}
+
+func (*clpModel) close() {}
+
+func (*clpModel) run(context.Context, Settings, bool) (*Solution, error) {
+	return nil, ErrBackendUnavailable
+}
+
+func solveCLP(context.Context, *Model, Settings) (*Solution, error) {
+	return nil, ErrBackendUnavailable
+}

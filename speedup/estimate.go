@@ -1,0 +1,389 @@
+package speedup
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// ErrEstimate reports a matrix whose missing cells cannot be estimated: a row
+// or a GPU type without any measured (positive, in log space) cell, or a rank
+// the matrix is too small for.
+var ErrEstimate = errors.New("speedup: cannot estimate missing cells")
+
+// Space is the scale on which Complete fits its model.
+type Space int
+
+const (
+	// LogSpace fits log(rate). Throughputs span orders of magnitude and GPU
+	// types scale them by factors, so on the log scale a job's rates are its
+	// own level plus a per-type shift: the row and column effects of the
+	// model. Zero cells (a job that cannot run on a type) have no logarithm;
+	// they are kept as measured but do not inform the fit.
+	LogSpace Space = iota
+	// LinearSpace fits the rates themselves. Large rates dominate the fit;
+	// estimates below zero are clipped to zero.
+	LinearSpace
+)
+
+func (s Space) String() string {
+	if s == LinearSpace {
+		return "linear"
+	}
+	return "log"
+}
+
+// CompleteSettings choose the model Complete fits. The zero value fits the
+// additive model on the log scale (a rate is a job factor times a GPU-type
+// factor), which was the most accurate on Gavel's measured throughputs; see
+// docs/benchmarks/gpu.md.
+type CompleteSettings struct {
+	Space Space
+	// Rank is the number of low-rank components fitted on top of the row and
+	// column effects (or on their own, with NoEffects). It must be less than
+	// both dimensions of the matrix.
+	Rank int
+	// NoEffects drops the grand mean and the row and column effects, leaving
+	// a plain rank-Rank fit (then Rank must be at least 1).
+	NoEffects bool
+	// MaxIter bounds the imputation sweeps; 0 means 2000.
+	MaxIter int
+	// Tol stops the sweeps when the root-mean-square change of the estimated
+	// cells, relative to the root-mean-square of the fitted values, falls
+	// below it; 0 means 1e-10.
+	Tol float64
+}
+
+// Completion is the result of Complete.
+type Completion struct {
+	Matrix     *Matrix  // measured cells as given, missing cells estimated
+	Estimated  [][]bool // Estimated[i][k] reports that cell (i, k) was missing
+	Iterations int      // imputation sweeps made
+	Converged  bool     // the sweeps met Tol before MaxIter
+}
+
+// Complete estimates the missing cells of a throughput matrix from its
+// measured cells by low-rank matrix completion, the technique Gavel's
+// throughput estimator uses (section 3.3).
+//
+// values[i][k] is the rate of rows[i] on types[k]; NaN marks a missing cell.
+// Every other cell must be finite and non-negative. On the chosen Space, with
+// y the transformed rates, the fitted model is
+//
+//	y[i][k] ≈ μ + a[i] + b[k] + Σ_{c<Rank} u[i][c]·v[k][c]
+//
+// (without μ, a, b when NoEffects is set), fitted to the measured cells by
+// least squares with the iterative SVD imputation of Mazumder, Hastie and
+// Tibshirani ("hard-impute"): start the missing cells at the row and column
+// effects of the measured ones, then repeat: take the effects of the filled
+// matrix (its grand, row and column means), truncate the SVD of what is left
+// to Rank components, and refill the missing cells from the model, until the
+// refilled values stop changing (Tol) or MaxIter sweeps. Each sweep lowers
+// the squared error on the measured cells, and the result is a stationary
+// point of it. Everything is deterministic.
+//
+// A missing cell can be estimated only if its row and its type are joined by
+// a chain of measured cells (row i measured on type k, row j measured on k
+// and on k', …): otherwise, and in particular when its row or type has no
+// usable measured cell, Complete returns an error wrapping ErrEstimate that
+// names it. Invalid cells (±Inf, negative) and bad shapes give the
+// errors of New. Complete copies its input.
+func Complete(rows []string, types []topology.GPUType, values [][]float64, s *CompleteSettings) (*Completion, error) {
+	var set CompleteSettings
+	if s != nil {
+		set = *s
+	}
+	if set.MaxIter <= 0 {
+		set.MaxIter = 2000
+	}
+	if set.Tol <= 0 {
+		set.Tol = 1e-10
+	}
+	// Validate through New with missing cells set to zero, so that shape and
+	// value errors read exactly as New's.
+	probe := make([][]float64, len(values))
+	for i, r := range values {
+		probe[i] = make([]float64, len(r))
+		for k, x := range r {
+			if !math.IsNaN(x) {
+				probe[i][k] = x
+			}
+		}
+	}
+	if _, err := New(rows, types, probe); err != nil {
+		return nil, err
+	}
+	m, n := len(rows), len(types)
+	if set.Rank < 0 || set.Rank >= min(m, n) || (set.NoEffects && set.Rank == 0) {
+		return nil, fmt.Errorf("%w: rank %d for a %d×%d matrix (NoEffects %v)", ErrEstimate, set.Rank, m, n, set.NoEffects)
+	}
+
+	// known[i][k]: the cell informs the fit; missing[i][k]: it is estimated.
+	y := mat.NewDense(m, n, nil)
+	known := make([][]bool, m)
+	missing := make([][]bool, m)
+	nMissing := 0
+	for i, r := range values {
+		known[i] = make([]bool, n)
+		missing[i] = make([]bool, n)
+		for k, x := range r {
+			switch {
+			case math.IsNaN(x):
+				missing[i][k] = true
+				nMissing++
+			case set.Space == LogSpace && x == 0:
+				// measured "cannot run": kept, not fitted
+			case set.Space == LogSpace:
+				known[i][k] = true
+				y.Set(i, k, math.Log(x))
+			default:
+				known[i][k] = true
+				y.Set(i, k, x)
+			}
+		}
+	}
+	if err := checkCoverage(rows, types, known, missing); err != nil {
+		return nil, err
+	}
+	if err := checkConnected(rows, types, known, missing); err != nil {
+		return nil, err
+	}
+
+	out := &Completion{Estimated: missing}
+	if nMissing > 0 {
+		fill := make([][]bool, m) // cells the sweeps refill: missing or unusable
+		for i := range fill {
+			fill[i] = make([]bool, n)
+			for k := range fill[i] {
+				fill[i][k] = !known[i][k]
+			}
+		}
+		out.Iterations, out.Converged = impute(y, known, fill, set)
+	} else {
+		out.Converged = true
+	}
+
+	res := make([][]float64, m)
+	for i := range res {
+		res[i] = make([]float64, n)
+		for k := range res[i] {
+			x := values[i][k]
+			if missing[i][k] {
+				x = y.At(i, k)
+				if set.Space == LogSpace {
+					x = math.Exp(x)
+				}
+				x = max(x, 0)
+			}
+			res[i][k] = x
+		}
+	}
+	mx, err := New(rows, types, res)
+	if err != nil {
+		// Only an overflow of exp can get here: report it as such.
+		return nil, fmt.Errorf("%w: estimate out of range: %w", ErrEstimate, err)
+	}
+	out.Matrix = mx
+	return out, nil
+}
+
+// checkCoverage reports rows and types that have missing cells but no cell
+// that informs the fit.
+func checkCoverage(rows []string, types []topology.GPUType, known, missing [][]bool) error {
+	var errs []error
+	colKnown := make([]bool, len(types))
+	colMissing := make([]bool, len(types))
+	for i := range rows {
+		rk, rm := false, false
+		for k := range types {
+			rk = rk || known[i][k]
+			rm = rm || missing[i][k]
+			colKnown[k] = colKnown[k] || known[i][k]
+			colMissing[k] = colMissing[k] || missing[i][k]
+		}
+		if rm && !rk {
+			errs = append(errs, &CellError{Row: rows[i], Err: fmt.Errorf("%w: no measured cell in the row", ErrEstimate)})
+		}
+	}
+	for k, t := range types {
+		if colMissing[k] && !colKnown[k] {
+			errs = append(errs, fmt.Errorf("%w: GPU type %q has no measured cell", ErrEstimate, t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkConnected reports a missing cell whose row and type are not joined by
+// a chain of measured cells (row i – type k – row j – …). Without such a
+// chain the data say nothing about how the row's level compares with the
+// type's: in the effects model, shifting one connected block of rows and
+// types against another fits the measured cells equally well.
+func checkConnected(rows []string, types []topology.GPUType, known, missing [][]bool) error {
+	m := len(rows)
+	parent := make([]int, m+len(types)) // rows are 0..m-1, types m..
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for i := range rows {
+		for k := range types {
+			if known[i][k] {
+				parent[find(i)] = find(m + k)
+			}
+		}
+	}
+	for i := range rows {
+		for k, t := range types {
+			if missing[i][k] && find(i) != find(m+k) {
+				return &CellError{Row: rows[i], Type: t, Value: math.NaN(),
+					Err: fmt.Errorf("%w: no chain of measured cells joins the row to the type", ErrEstimate)}
+			}
+		}
+	}
+	return nil
+}
+
+// impute runs the sweeps on y in place: cells with fill set are overwritten
+// by the model, the others are data.
+func impute(y *mat.Dense, known, fill [][]bool, set CompleteSettings) (iters int, converged bool) {
+	m, n := y.Dims()
+	// Start: effects of the known cells, by alternating means (a few rounds
+	// are enough for a starting point).
+	mu, a, b := knownEffects(y, known)
+	for i := range m {
+		for k := range n {
+			if fill[i][k] {
+				y.Set(i, k, mu+a[i]+b[k])
+			}
+		}
+	}
+	r := mat.NewDense(m, n, nil)
+	var svd mat.SVD
+	var u, v mat.Dense
+	for iters < set.MaxIter {
+		iters++
+		// Effects of the filled matrix.
+		mu, a, b = 0, make([]float64, m), make([]float64, n)
+		if !set.NoEffects {
+			for i := range m {
+				for k := range n {
+					x := y.At(i, k)
+					a[i] += x / float64(n)
+					b[k] += x / float64(m)
+					mu += x / float64(m*n)
+				}
+			}
+			for i := range a {
+				a[i] -= mu
+			}
+			for k := range b {
+				b[k] -= mu
+			}
+		}
+		for i := range m {
+			for k := range n {
+				r.Set(i, k, y.At(i, k)-mu-a[i]-b[k])
+			}
+		}
+		rank := set.Rank
+		var sigma []float64
+		if rank > 0 {
+			if !svd.Factorize(r, mat.SVDThin) {
+				return iters, false
+			}
+			svd.UTo(&u)
+			svd.VTo(&v)
+			sigma = svd.Values(nil)
+		}
+		var change, scale float64
+		for i := range m {
+			for k := range n {
+				if !fill[i][k] {
+					continue
+				}
+				z := mu + a[i] + b[k]
+				for c := range rank {
+					z += sigma[c] * u.At(i, c) * v.At(k, c)
+				}
+				d := z - y.At(i, k)
+				change += d * d
+				scale += z * z
+				y.Set(i, k, z)
+			}
+		}
+		if change <= set.Tol*set.Tol*max(scale, 1e-300) {
+			return iters, true
+		}
+	}
+	return iters, false
+}
+
+// knownEffects fits y ≈ mu + a[i] + b[k] on the known cells by alternating
+// means (backfitting), until no effect moves by more than effectsTol or
+// after maxBackfit rounds: the starting point of the sweeps, and for Rank 0
+// already their fixed point.
+func knownEffects(y *mat.Dense, known [][]bool) (mu float64, a, b []float64) {
+	m, n := y.Dims()
+	a, b = make([]float64, m), make([]float64, n)
+	cnt := 0
+	for i := range m {
+		for k := range n {
+			if known[i][k] {
+				mu += y.At(i, k)
+				cnt++
+			}
+		}
+	}
+	mu /= float64(cnt)
+	for range maxBackfit {
+		moved := 0.0
+		for i := range m {
+			s, c := 0.0, 0
+			for k := range n {
+				if known[i][k] {
+					s += y.At(i, k) - mu - b[k]
+					c++
+				}
+			}
+			if c > 0 {
+				moved = max(moved, math.Abs(s/float64(c)-a[i]))
+				a[i] = s / float64(c)
+			}
+		}
+		for k := range n {
+			s, c := 0.0, 0
+			for i := range m {
+				if known[i][k] {
+					s += y.At(i, k) - mu - a[i]
+					c++
+				}
+			}
+			if c > 0 {
+				moved = max(moved, math.Abs(s/float64(c)-b[k]))
+				b[k] = s / float64(c)
+			}
+		}
+		if moved <= effectsTol {
+			break
+		}
+	}
+	return mu, a, b
+}
+
+// effectsTol is the largest change of a row or column effect (in the units
+// of the fitted values) at which backfitting stops; maxBackfit bounds its
+// rounds. The sweeps that follow refine the start anyway.
+const (
+	effectsTol = 1e-12
+	maxBackfit = 10000
+)

@@ -1,0 +1,159 @@
+package stride_test
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/stride"
+	"github.com/gpufair/gpufair/topology"
+)
+
+func TestBadInput(t *testing.T) {
+	s, _ := stride.NewScheduler(4)
+	f, _ := stride.NewFair(servers(2, 4, "v100"), &stride.Settings{Rank: []topology.GPUType{"tpu", "v100"}})
+	_ = f.AddUser(stride.User{ID: "a", Tickets: 1})
+	split, _ := stride.NewSplit(servers(2, 4, "v100"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"job larger than the server", s.Add(stride.Job{ID: "x", Size: 5, Tickets: 1}), stride.ErrTooLarge},
+		{"zero tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: 0}), stride.ErrTickets},
+		{"NaN tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.NaN()}), stride.ErrTickets},
+		{"infinite tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.Inf(1)}), stride.ErrTickets},
+		{"zero size", s.Add(stride.Job{ID: "x", Size: 0, Tickets: 1}), alloc.ErrValue},
+		{"no server GPUs", func() error { _, err := stride.NewScheduler(0); return err }(), alloc.ErrValue},
+		{"job larger than the cluster", func() error {
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 9})
+			return err
+		}(), stride.ErrTooLarge},
+		{"unknown GPU type", func() error {
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Type: "tpu"})
+			return err
+		}(), stride.ErrUnknownType},
+		{"unknown owner", func() error {
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "b", Size: 1})
+			return err
+		}(), alloc.ErrUnknownID},
+		{"zero user tickets", f.AddUser(stride.User{ID: "z", Tickets: 0}), stride.ErrTickets},
+		{"duplicate user", f.AddUser(stride.User{ID: "a", Tickets: 1}), alloc.ErrDuplicate},
+		{"parts that do not add up", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}}), alloc.ErrValue},
+		{"part larger than its server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 5}, {Server: 1, GPUs: 3}}), stride.ErrTooLarge},
+		{"part on a missing server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 7, GPUs: 4}}), alloc.ErrUnknownID},
+		{"small job on a missing server", split.AddSmall(stride.Job{ID: "x", Size: 1, Tickets: 1}, 2), alloc.ErrUnknownID},
+		{"unknown job tickets", split.SetTickets("nope", 1), alloc.ErrUnknownID},
+		{"finish unknown job", f.Finish("nope"), alloc.ErrUnknownID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !errors.Is(tc.err, tc.want) {
+				t.Fatalf("error = %v, want %v", tc.err, tc.want)
+			}
+			var ie *alloc.InputError
+			if !errors.As(tc.err, &ie) {
+				t.Errorf("error %T is not an *alloc.InputError", tc.err)
+			}
+		})
+	}
+	if _, err := s.Schedule(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Schedule(2); !errors.Is(err, stride.ErrQuantum) {
+		t.Errorf("quantum going back: %v", err)
+	}
+	// Settings.Rank skips types the cluster lacks: a job without a type
+	// goes to v100.
+	p, err := f.Submit(stride.Submission{ID: "ok", Owner: "a", Size: 1})
+	if err != nil || p.Type != "v100" {
+		t.Errorf("Submit() = %v, %v", p, err)
+	}
+}
+
+// Weight readjustment (the bonus share): a user whose jobs need fewer GPUs
+// than its tickets' share keeps what it needs and the rest is shared by the
+// others in proportion to their tickets.
+func TestReadjust(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		gpus          float64
+		tickets, need []float64
+		eff, share    []float64
+	}{
+		{"Figure 1: C needs 2 of 8/3", 8, []float64{100, 100, 100}, []float64{4, 4, 2}, []float64{100, 100, 200. / 3}, []float64{3, 3, 2}},
+		{"nobody capped", 8, []float64{1, 3}, []float64{8, 8}, []float64{1, 3}, []float64{2, 6}},
+		{"everyone capped", 8, []float64{1, 1}, []float64{1, 2}, []float64{1, 1}, []float64{1, 2}},
+		{"two rounds of capping", 12, []float64{1, 1, 1, 1}, []float64{1, 2, 10, 10}, []float64{2. / 9, 4. / 9, 1, 1}, []float64{1, 2, 4.5, 4.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eff, share := stride.Readjust(tc.gpus, tc.tickets, tc.need)
+			for i := range eff {
+				if math.Abs(eff[i]-tc.eff[i]) > 1e-12 || math.Abs(share[i]-tc.share[i]) > 1e-12 {
+					t.Errorf("user %d: effective %v share %v, want %v %v", i, eff[i], share[i], tc.eff[i], tc.share[i])
+				}
+			}
+		})
+	}
+}
+
+// Migration: after a burst of departures leaves one server loaded and the
+// other idle, Rebalance moves a job over, and only above the threshold.
+func TestRebalance(t *testing.T) {
+	f, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3"} {
+		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1})
+	}
+	// j0, j2 on s0; j1, j3 on s1. Both of s1's jobs end.
+	_ = f.Finish("j1")
+	_ = f.Finish("j3")
+	if got := f.Loads(); got[0] != 25 || got[1] != 0 {
+		t.Fatalf("loads %v", got)
+	}
+	if m := f.Rebalance(30); len(m) != 0 {
+		t.Errorf("migrated below the threshold: %v", m)
+	}
+	m := f.Rebalance(10)
+	if len(m) != 1 || m[0].From != "s0" || m[0].To != "s1" || m[0].Job != "j0" {
+		t.Fatalf("Rebalance() = %v", m)
+	}
+	if got := f.Loads(); got[0] != 12.5 || got[1] != 12.5 {
+		t.Errorf("loads after migration %v", got)
+	}
+	if m := f.Rebalance(0); len(m) != 0 {
+		t.Errorf("balanced cluster migrated %v", m)
+	}
+}
+
+// Algorithm 2 line 5: a profiled job goes to the type of least mini-batch
+// time per ticket per GPU; once the user crowds the fast type, its next job
+// goes to the slow one.
+func TestSubmitByProfile(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 4}, {Name: "v", Type: "v100", GPUs: 4}}}
+	f, _ := stride.NewFair(c, nil)
+	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	perf := map[topology.GPUType]float64{"k80": 400, "v100": 100} // 4x faster on V100
+	var got []topology.GPUType
+	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3", "j4", "j5"} {
+		p, err := f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1, Perf: perf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Type)
+	}
+	// Cost perf·(demand after)/tickets: V100 1, 2, 3, 4, ... against K80
+	// 4, 8, ...: three V100 jobs, then a tie at 4 goes to K80 (listed
+	// first), then V100 again until its cost passes 8.
+	want := []topology.GPUType{"v100", "v100", "v100", "k80", "v100", "v100"}
+	if !slices.Equal(want, got) {
+		t.Errorf("types %v, want %v", got, want)
+	}
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, stride.ErrUnknownType) {
+		t.Errorf("profile on an unknown type: %v", err)
+	}
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, alloc.ErrValue) {
+		t.Errorf("zero profile time: %v", err)
+	}
+}

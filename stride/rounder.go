@@ -1,0 +1,261 @@
+package stride
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Tenant is a user of the rounding placer and the jobs it wants to run;
+// each job's Gang is the GPUs it needs at once.
+type Tenant struct {
+	ID   alloc.UserID
+	Jobs []alloc.Job
+}
+
+type tenantState struct {
+	Tenant
+	minGang int
+	dev     []float64 // carried deviation per type
+}
+
+// Rounder is OEF's placer (section 4.3): each round it turns every user's
+// fractional GPUs of each type, ideal_j(t), into whole GPUs real_j(t) by
+// rounding ideal_j(t) + dev_j(t), and carries dev_j(t+1) = dev_j(t) +
+// ideal_j(t) − real_j(t) forward, so the GPUs a user gets approach its
+// allocation over time. A share that rounds below the user's smallest job
+// is set to 0 and the deviation builds up until the share reaches a job.
+// Per type, rounding never hands out more GPUs than the type has: if the
+// rounded shares do, GPUs are taken back one at a time from the most
+// over-served holders (largest real − ideal − dev) that keep enough for
+// their smallest job, and only then the whole share of the holder owed the
+// least (smallest ideal + dev); GPUs left over (by
+// users set to 0, or rounding down) go one at a time to the most
+// under-served users that can use them, up to round(Σ ideal + dev). Each user's share is
+// then filled with its jobs largest first, and all chosen jobs are placed
+// largest first on the fewest servers.
+//
+// The deviation stays above −1; for a fixed allocation,
+// TestRounderBoundedDeviation checks it stays below the type's GPUs plus
+// the largest smallest-job size among users plus 1.
+//
+// The zero value is not usable; build one with NewRounder.
+type Rounder struct {
+	types   []topology.GPUType
+	count   []int
+	placer  *topology.Placer
+	tenants []*tenantState
+	last    int
+	ran     bool
+}
+
+// NewRounder returns the placer for tenants on cluster c, with shares given
+// over types (each a type of c). It returns an *alloc.InputError for no
+// types or tenants, unknown types (ErrUnknownType), duplicate or empty IDs,
+// jobs with gangs below 1 (alloc.ErrValue) and a tenant whose smallest job
+// is larger than every type (ErrTooLarge).
+func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) (*Rounder, error) {
+	p, err := topology.NewPlacer(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(types) == 0 {
+		return nil, inputErr("Types", "", alloc.ErrEmpty, "no GPU types")
+	}
+	if len(tenants) == 0 {
+		return nil, inputErr("Tenants", "", alloc.ErrEmpty, "no tenants")
+	}
+	ct, cc := c.Capacity()
+	r := &Rounder{types: slices.Clone(types), count: make([]int, len(types)), placer: p}
+	largest := 0
+	for k, t := range types {
+		i := slices.Index(ct, t)
+		if i < 0 {
+			return nil, inputErr("Types", string(t), ErrUnknownType, "the cluster has no %q", t)
+		}
+		if slices.Index(types[:k], t) >= 0 {
+			return nil, inputErr("Types", string(t), alloc.ErrDuplicate, "listed twice")
+		}
+		r.count[k] = cc[i]
+		largest = max(largest, cc[i])
+	}
+	seen := map[alloc.UserID]bool{}
+	jobs := map[alloc.JobID]bool{}
+	for _, tn := range tenants {
+		id := string(tn.ID)
+		if tn.ID == "" || seen[tn.ID] {
+			return nil, inputErr("Tenant.ID", id, alloc.ErrDuplicate, "empty or listed twice")
+		}
+		seen[tn.ID] = true
+		st := &tenantState{Tenant: Tenant{ID: tn.ID, Jobs: slices.Clone(tn.Jobs)}, dev: make([]float64, len(types))}
+		for _, j := range tn.Jobs {
+			if j.ID == "" || jobs[j.ID] {
+				return nil, inputErr("Tenant.Jobs", id, alloc.ErrDuplicate, "job %q empty or listed twice", j.ID)
+			}
+			jobs[j.ID] = true
+			if j.Gang < 1 {
+				return nil, inputErr("Tenant.Jobs", string(j.ID), alloc.ErrValue, "gang %d", j.Gang)
+			}
+			if st.minGang == 0 || j.Gang < st.minGang {
+				st.minGang = j.Gang
+			}
+		}
+		if st.minGang > largest {
+			return nil, inputErr("Tenant.Jobs", id, ErrTooLarge, "smallest job of %d GPUs, largest type has %d", st.minGang, largest)
+		}
+		// Larger jobs first, then in the tenant's order.
+		slices.SortStableFunc(st.Jobs, func(a, b alloc.Job) int { return cmp.Compare(b.Gang, a.Gang) })
+		r.tenants = append(r.tenants, st)
+	}
+	return r, nil
+}
+
+// Deviation returns tenant i's carried deviation on each type.
+func (r *Rounder) Deviation(i int) []float64 { return slices.Clone(r.tenants[i].dev) }
+
+// Round runs round q with ideal[i][k] the fractional GPUs of tenant i (in
+// the order given to NewRounder) on the k-th type, and returns the whole
+// GPUs each tenant got (shares[i][k]) and the plan. q must exceed the
+// previous round's index (ErrQuantum). It returns an *alloc.InputError for
+// a matrix of the wrong shape, entries that are negative or not finite, and
+// a type whose ideal shares add up to more than its GPUs (alloc.ErrValue);
+// nothing changes then.
+func (r *Rounder) Round(q int, ideal [][]float64) (shares [][]int, plan *RoundPlan, err error) {
+	if r.ran && q <= r.last {
+		return nil, nil, inputErr("Round", "", ErrQuantum, "round %d after %d", q, r.last)
+	}
+	if len(ideal) != len(r.tenants) {
+		return nil, nil, inputErr("Ideal", "", alloc.ErrShape, "%d rows for %d tenants", len(ideal), len(r.tenants))
+	}
+	sum := make([]float64, len(r.types))
+	for i, row := range ideal {
+		if len(row) != len(r.types) {
+			return nil, nil, inputErr("Ideal", string(r.tenants[i].ID), alloc.ErrShape, "%d shares for %d types", len(row), len(r.types))
+		}
+		for k, x := range row {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				return nil, nil, inputErr("Ideal", string(r.tenants[i].ID), alloc.ErrValue, "%v GPUs of %q", x, r.types[k])
+			}
+			sum[k] += x
+		}
+	}
+	for k, s := range sum {
+		if s > float64(r.count[k])*(1+fracTol)+fracTol {
+			return nil, nil, inputErr("Ideal", string(r.types[k]), alloc.ErrValue, "%v GPUs of %d", s, r.count[k])
+		}
+	}
+	r.ran, r.last = true, q
+	n := len(r.tenants)
+	shares = make([][]int, n)
+	for i := range shares {
+		shares[i] = make([]int, len(r.types))
+	}
+	x := make([]float64, n)
+	for k := range r.types {
+		var total float64
+		given := 0
+		for i, t := range r.tenants {
+			x[i] = ideal[i][k] + t.dev[k]
+			total += max(0, x[i])
+			d := max(0, int(math.Floor(x[i]+0.5)))
+			if d < t.minGang {
+				d = 0
+			}
+			shares[i][k] = d
+			given += d
+		}
+		rem := func(i int) float64 { return x[i] - float64(shares[i][k]) }
+		// Too many: take a GPU back from the most over-served holder
+		// (ties: the one owed less in all, x) that keeps a share for its
+		// smallest job; only if there is none does the holder owed least
+		// give up its share.
+		for given > r.count[k] {
+			best, whole := -1, -1
+			for i, t := range r.tenants {
+				s := shares[i][k]
+				if s == 0 {
+					continue
+				}
+				if s-1 >= t.minGang && (best < 0 || rem(i) < rem(best) || (rem(i) == rem(best) && x[i] < x[best])) {
+					best = i
+				}
+				if whole < 0 || x[i] < x[whole] {
+					whole = i
+				}
+			}
+			if best >= 0 {
+				shares[best][k]--
+				given--
+				continue
+			}
+			given -= shares[whole][k]
+			shares[whole][k] = 0
+		}
+		// Too few (GPUs freed by tenants below their smallest job, or
+		// rounding down): a GPU at a time to the most under-served tenant
+		// that can use it (ties: the one owed more in all), while the type
+		// and round(Σ x) allow.
+		want := min(r.count[k], int(math.Floor(total+0.5)))
+		for given < want {
+			best := -1
+			for i, t := range r.tenants {
+				s := shares[i][k]
+				if rem(i) <= 0 || s+1 < t.minGang {
+					continue
+				}
+				if best < 0 || rem(i) > rem(best) || (rem(i) == rem(best) && x[i] > x[best]) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			shares[best][k]++
+			given++
+		}
+		for i, t := range r.tenants {
+			t.dev[k] += ideal[i][k] - float64(shares[i][k])
+		}
+	}
+	plan = r.place(q, shares)
+	return shares, plan, nil
+}
+
+// place fills each tenant's shares with its jobs, largest first, and places
+// every chosen job, largest first, on the fewest servers.
+func (r *Rounder) place(q int, shares [][]int) *RoundPlan {
+	type pick struct {
+		tenant int
+		job    alloc.Job
+		k      int
+	}
+	var picks []pick
+	for i, t := range r.tenants {
+		used := map[alloc.JobID]bool{}
+		for k := range r.types {
+			left := shares[i][k]
+			for _, j := range t.Jobs {
+				if !used[j.ID] && j.Gang <= left {
+					used[j.ID] = true
+					left -= j.Gang
+					picks = append(picks, pick{i, j, k})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(picks, func(a, b pick) int { return cmp.Compare(b.job.Gang, a.job.Gang) })
+	r.placer.Reset()
+	plan := &RoundPlan{Round: q}
+	for _, p := range picks {
+		gpus, err := r.placer.Place(r.types[p.k], p.job.Gang)
+		if err != nil {
+			// Shares of a type never exceed its GPUs.
+			panic("stride: rounding placement failed: " + err.Error())
+		}
+		plan.Assignments = append(plan.Assignments, Assignment{Row: string(r.tenants[p.tenant].ID), Jobs: []alloc.JobID{p.job.ID}, Type: r.types[p.k], GPUs: gpus})
+	}
+	return plan
+}

@@ -1,0 +1,238 @@
+package stride
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gpufair/gpufair/alloc"
+)
+
+// Job is a gang as the stride schedulers see it: Size GPUs at once, for a
+// share of time proportional to Tickets.
+type Job struct {
+	ID      alloc.JobID
+	Size    int
+	Tickets float64
+}
+
+// Stride returns the job's stride, Size/Tickets.
+func (j Job) Stride() float64 { return float64(j.Size) / j.Tickets }
+
+// entry is a job's stride state. Its pass is base + n·stride, recomputed
+// rather than accumulated so that equal-rate jobs tie exactly.
+type entry struct {
+	Job
+	stride float64
+	base   float64
+	n      int64
+	pass   float64
+}
+
+func (e *entry) advance() {
+	e.n++
+	e.pass = e.base + float64(e.n)*e.stride
+}
+
+func (e *entry) retune(t float64) {
+	e.Tickets = t
+	e.stride = float64(e.Size) / t
+	e.base, e.n = e.pass, 0
+}
+
+func byPass(a, b *entry) int {
+	if c := cmp.Compare(a.pass, b.pass); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// Scheduler is Gandiva_fair's gang-aware stride scheduler for one server of
+// GPUs identical GPUs (Algorithm 1). Each call to Schedule is one quantum:
+// jobs in increasing (pass, JobID) order run while GPUs are free, each job
+// that fits advancing its pass by its stride, each that does not keeping it.
+// A job that joins gets the smallest pass of the jobs present (or, on an
+// empty server, the smallest pass seen at the last quantum or removal), so it
+// neither owes nor is owed service.
+//
+// Schedule costs O(n log n) for n jobs; Add and Remove O(n).
+// The zero value is not usable; build one with NewScheduler.
+type Scheduler struct {
+	gpus  int
+	jobs  []*entry // kept in (pass, ID) order after each quantum
+	vtime float64  // smallest pass when the server last changed
+	last  int
+	ran   bool
+}
+
+// NewScheduler returns a scheduler for a server of gpus GPUs; gpus must be
+// at least 1.
+func NewScheduler(gpus int) (*Scheduler, error) {
+	if gpus < 1 {
+		return nil, inputErr("Server.GPUs", "", alloc.ErrValue, "%d GPUs", gpus)
+	}
+	return &Scheduler{gpus: gpus}, nil
+}
+
+// GPUs returns the server's number of GPUs.
+func (s *Scheduler) GPUs() int { return s.gpus }
+
+// Len returns the number of jobs on the server.
+func (s *Scheduler) Len() int { return len(s.jobs) }
+
+func (s *Scheduler) find(id alloc.JobID) int {
+	for i, e := range s.jobs {
+		if e.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Scheduler) minPass() float64 {
+	if len(s.jobs) == 0 {
+		return s.vtime
+	}
+	m := s.jobs[0].pass
+	for _, e := range s.jobs[1:] {
+		m = min(m, e.pass)
+	}
+	return m
+}
+
+// Add puts j on the server at the smallest pass present. It returns an
+// *alloc.InputError wrapping alloc.ErrValue for an empty ID or a size below
+// 1, ErrTooLarge for a job larger than the server, ErrTickets for bad
+// tickets and alloc.ErrDuplicate for an ID already present.
+func (s *Scheduler) Add(j Job) error {
+	if err := validJob(j, s.gpus, "server"); err != nil {
+		return err
+	}
+	if s.find(j.ID) >= 0 {
+		return inputErr("Job.ID", string(j.ID), alloc.ErrDuplicate, "already on the server")
+	}
+	p := s.minPass()
+	e := &entry{Job: j, stride: j.Stride(), base: p, pass: p}
+	i, _ := slices.BinarySearchFunc(s.jobs, e, byPass)
+	s.jobs = slices.Insert(s.jobs, i, e)
+	return nil
+}
+
+func validJob(j Job, room int, where string) error {
+	id := string(j.ID)
+	switch {
+	case j.ID == "":
+		return inputErr("Job.ID", "", alloc.ErrValue, "empty job ID")
+	case j.Size < 1:
+		return inputErr("Job.Size", id, alloc.ErrValue, "size %d", j.Size)
+	case j.Size > room:
+		return inputErr("Job.Size", id, ErrTooLarge, "%d GPUs on a %s of %d", j.Size, where, room)
+	}
+	return checkTickets("Job.Tickets", id, j.Tickets)
+}
+
+// Remove takes job id off the server and reports whether it was there.
+func (s *Scheduler) Remove(id alloc.JobID) bool {
+	i := s.find(id)
+	if i < 0 {
+		return false
+	}
+	s.jobs = slices.Delete(s.jobs, i, i+1)
+	if len(s.jobs) > 0 {
+		s.vtime = s.minPass()
+	}
+	return true
+}
+
+// SetTickets changes job id's tickets, and so its stride from its current
+// pass on. It returns ErrTickets for bad tickets and alloc.ErrUnknownID if
+// the job is not on the server.
+func (s *Scheduler) SetTickets(id alloc.JobID, t float64) error {
+	if err := checkTickets("Job.Tickets", string(id), t); err != nil {
+		return err
+	}
+	i := s.find(id)
+	if i < 0 {
+		return inputErr("Job.ID", string(id), alloc.ErrUnknownID, "not on the server")
+	}
+	s.jobs[i].retune(t)
+	return nil
+}
+
+// Pass returns job id's pass value.
+func (s *Scheduler) Pass(id alloc.JobID) (float64, bool) {
+	if i := s.find(id); i >= 0 {
+		return s.jobs[i].pass, true
+	}
+	return 0, false
+}
+
+// Jobs returns the jobs on the server in (pass, JobID) order.
+func (s *Scheduler) Jobs() []Job {
+	out := make([]Job, len(s.jobs))
+	for i, e := range s.jobs {
+		out[i] = e.Job
+	}
+	return out
+}
+
+// Tickets returns the total tickets of the jobs on the server.
+func (s *Scheduler) Tickets() float64 {
+	var t float64
+	for _, e := range s.jobs {
+		t += e.Tickets
+	}
+	return t
+}
+
+// Schedule runs quantum q on all of the server's GPUs and returns the jobs
+// that run, in the order they were chosen. q must exceed the previous
+// quantum's index (gaps are idle quanta); otherwise Schedule returns an
+// error wrapping ErrQuantum and changes nothing.
+func (s *Scheduler) Schedule(q int) ([]Job, error) {
+	if err := s.tick(q); err != nil {
+		return nil, err
+	}
+	out, _ := s.run(s.gpus, nil)
+	return out, nil
+}
+
+func (s *Scheduler) tick(q int) error {
+	if s.ran && q <= s.last {
+		return inputErr("Quantum", "", ErrQuantum, "quantum %d after %d", q, s.last)
+	}
+	s.ran, s.last = true, q
+	return nil
+}
+
+// run is one quantum of Algorithm 1 on free GPUs; it appends the jobs that
+// run to out and returns the GPUs they use.
+func (s *Scheduler) run(free int, out []Job) ([]Job, int) {
+	used := 0
+	for _, e := range s.jobs {
+		if free == 0 {
+			break
+		}
+		if e.Size <= free {
+			free -= e.Size
+			used += e.Size
+			e.advance()
+			out = append(out, e.Job)
+		}
+	}
+	slices.SortFunc(s.jobs, byPass)
+	if len(s.jobs) > 0 {
+		s.vtime = s.jobs[0].pass
+	}
+	return out, used
+}
+
+// smallest returns the size of the smallest job on the server, or 0.
+func (s *Scheduler) smallest() int {
+	m := 0
+	for _, e := range s.jobs {
+		if m == 0 || e.Size < m {
+			m = e.Size
+		}
+	}
+	return m
+}

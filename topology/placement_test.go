@@ -1,0 +1,91 @@
+package topology_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair/topology"
+	"pgregory.net/rapid"
+)
+
+func placementCluster(gpus ...int) topology.Cluster {
+	var c topology.Cluster
+	for i, g := range gpus {
+		c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprintf("s%d", i), Type: "v100", GPUs: g})
+	}
+	return c
+}
+
+func TestPlaceFewestServers(t *testing.T) {
+	p, err := topology.NewPlacer(placementCluster(4, 2, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 2-GPU gang fits one server: the fullest that fits (s1, 2 GPUs).
+	got, _ := p.Place("v100", 2)
+	if diff := cmp.Diff([]topology.GPU{{Server: 1, Slot: 0}, {Server: 1, Slot: 1}}, got); diff != "" {
+		t.Errorf("2-GPU gang (-want +got):\n%s", diff)
+	}
+	// 10 GPUs: s2's 8 and 2 of s0's 4, two servers.
+	got, _ = p.Place("v100", 10)
+	if n := topology.ServersUsed(got); n != 2 || len(got) != 10 {
+		t.Errorf("10-GPU gang on %d servers, %d GPUs", n, len(got))
+	}
+	if _, err := p.Place("v100", 3); !errors.Is(err, topology.ErrNoCapacity) {
+		t.Errorf("over capacity: %v", err)
+	}
+	if _, err := p.Place("k80", 1); !errors.Is(err, topology.ErrUnknownType) {
+		t.Errorf("unknown type: %v", err)
+	}
+	if err := p.Reserve([]topology.GPU{{Server: 1, Slot: 0}}); !errors.Is(err, topology.ErrSlot) {
+		t.Errorf("reserving a taken slot: %v", err)
+	}
+	if err := p.Release([]topology.GPU{{Server: 9, Slot: 0}}); !errors.Is(err, topology.ErrSlot) {
+		t.Errorf("releasing a missing slot: %v", err)
+	}
+	p.Reset()
+	if p.Free("v100") != 14 {
+		t.Errorf("free after reset %d", p.Free("v100"))
+	}
+}
+
+// Gangs placed on an empty cluster use the fewest servers possible, and no
+// slot is handed out twice.
+func TestPlaceProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		gpus := rapid.SliceOfN(rapid.IntRange(1, 8), 1, 8).Draw(t, "servers")
+		c := placementCluster(gpus...)
+		p, _ := topology.NewPlacer(c)
+		total := p.Free("v100")
+		n := rapid.IntRange(1, total).Draw(t, "first")
+		got, err := p.Place("v100", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := topology.MinServers(c, "v100", n); topology.ServersUsed(got) != want {
+			t.Fatalf("%d GPUs on %d servers, fewest is %d", n, topology.ServersUsed(got), want)
+		}
+		seen := map[topology.GPU]bool{}
+		for _, g := range got {
+			seen[g] = true
+		}
+		for p.Free("v100") > 0 {
+			m := rapid.IntRange(1, p.Free("v100")).Draw(t, "next")
+			more, err := p.Place("v100", m)
+			if err != nil || len(more) != m {
+				t.Fatalf("Place(%d) = %d GPUs, %v", m, len(more), err)
+			}
+			for _, g := range more {
+				if seen[g] || g.Slot >= c.Servers[g.Server].GPUs {
+					t.Fatalf("slot %v reused or missing", g)
+				}
+				seen[g] = true
+			}
+		}
+		if len(seen) != total {
+			t.Fatalf("%d slots handed out of %d", len(seen), total)
+		}
+	})
+}

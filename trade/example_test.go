@@ -1,0 +1,44 @@
+package trade_test
+
+import (
+	"fmt"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+	"github.com/gpufair/gpufair/trade"
+)
+
+// Gandiva_fair Table 3: 60 K80s and 12 V100s shared by A (1.25x on a V100),
+// B (5x) and C (6.25x). C buys A's V100s at the second price, B's 5 K80s
+// per V100.
+func ExampleMarket() {
+	m, _ := trade.NewMarket([]topology.GPUType{"K80", "V100"}, []float64{60, 12}, &trade.Settings{Unit: 1})
+	for _, u := range []struct {
+		id    alloc.UserID
+		speed float64
+	}{{"A", 1.25}, {"B", 5}, {"C", 6.25}} {
+		_, _ = m.Join(trade.User{ID: u.id, Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": u.speed}}, 0)
+	}
+	trades, _ := m.Run(1)
+	for _, t := range trades {
+		fmt.Println(t)
+	}
+	for _, u := range []alloc.UserID{"A", "B", "C"} {
+		h, _ := m.Holdings(u)
+		v, _ := m.Value(u)
+		fmt.Printf("%s: %v K80, %v V100, throughput %v\n", u, h[0], h[1], v)
+	}
+	// A new user arrives: the trades are undone (negative rates) before
+	// shares are recomputed.
+	undone, _ := m.Join(trade.User{ID: "D", Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": 2}}, 2)
+	fmt.Println(len(undone), "undone, first:", undone[0])
+	// Output:
+	// V100/C K80/A 5
+	// V100/C K80/A 5
+	// V100/C K80/A 5
+	// V100/C K80/A 5
+	// A: 40 K80, 0 V100, throughput 40
+	// B: 20 K80, 4 V100, throughput 40
+	// C: 0 K80, 8 V100, throughput 50
+	// 4 undone, first: V100/C K80/A -5
+}

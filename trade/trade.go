@@ -1,0 +1,369 @@
+package trade
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Sentinel errors; bad input is reported as *alloc.InputError wrapping one
+// of these or one of alloc's sentinels. Test with errors.Is.
+var (
+	// ErrUnknownType reports a rate for a GPU type the market lacks, or a
+	// market type a user gives no rate for.
+	ErrUnknownType = errors.New("trade: unknown GPU type")
+	// ErrMaxTrades reports a run stopped by Settings.MaxTrades before
+	// trading was exhausted; the trades made so far stand.
+	ErrMaxTrades = errors.New("trade: trade limit reached")
+)
+
+// holdTol is the GPUs below which a holding counts as empty: trades move
+// amounts computed by division, and a residue of 1e-15 GPUs must not make a
+// user a buyer or seller again.
+const holdTol = 1e-12
+
+// User is a participant: its tickets (its share of every GPU type is
+// proportional to them) and the rate at which one GPU of each type runs its
+// jobs (throughput, or speedup over some reference; only ratios matter).
+// Rates must be positive and finite, and given for every type of the market.
+type User struct {
+	ID      alloc.UserID
+	Tickets float64
+	Rates   map[topology.GPUType]float64
+}
+
+// Trade is one exchange: Buyer gives Seller SlowGPUs GPUs of type Slow for
+// FastGPUs GPUs of type Fast, at Rate = SlowGPUs/FastGPUs. Rate is negative
+// when the record undoes an earlier trade with the same fields (Figure 9).
+type Trade struct {
+	Quantum  int
+	Fast     topology.GPUType
+	Slow     topology.GPUType
+	Buyer    alloc.UserID
+	Seller   alloc.UserID
+	FastGPUs float64
+	SlowGPUs float64
+	Rate     float64
+}
+
+// String prints the trade as a row of Gandiva_fair's Figure 9: bought,
+// sold, rate.
+func (t Trade) String() string {
+	return fmt.Sprintf("%s/%s %s/%s %.3g", t.Fast, t.Buyer, t.Slow, t.Seller, t.Rate)
+}
+
+// Settings tunes trading. A nil *Settings means the zero value.
+type Settings struct {
+	// Unit is the most fast GPUs one trade moves; zero means no limit, so
+	// each trade moves as much as the buyer can pay for and the seller
+	// holds. Table 3 of the paper trades one V100 at a time (Unit 1).
+	Unit float64
+	// MaxTrades bounds the trades of one Run; zero means 1<<20.
+	MaxTrades int
+}
+
+// Market is Gandiva_fair's GPU trading (section 3.4): every user starts
+// with its tickets' share of every GPU type; then, for each pair of a fast
+// and a slow type, the user with the highest speedup (rate on the fast type
+// over rate on the slow one) among those holding slow GPUs buys fast GPUs
+// from the user with the lowest speedup among those holding fast GPUs. The
+// price, in slow GPUs per fast GPU, is the second-highest bid: the speedup
+// of the best other user holding slow GPUs, if it lies above the seller's;
+// otherwise the buyer and seller split the surplus (the mean of their
+// speedups). A trade happens only when the buyer's speedup exceeds the
+// seller's, so the seller gains and the buyer does not lose (it gains unless
+// the two highest bids tie). Pairs are visited fastest fast type first,
+// then slowest slow type first, until no pair trades. Users are ranked by
+// speedup, highest first, ties by ID: the buyer is the first-ranked user
+// holding slow GPUs, the seller the last-ranked user holding fast GPUs.
+//
+// Second-price trading is not strategy-proof in general (OEF section 2.4;
+// shared/ERRATA.md): a user who inflates its speedup can raise the price it
+// is paid.
+//
+// When a user joins or leaves, the trades in force are undone (logged with
+// negative rates), shares are recomputed for the new set of users, and the
+// next Run trades again.
+//
+// The zero value is not usable; build one with NewMarket.
+type Market struct {
+	types []topology.GPUType // slowest first
+	count []float64
+	s     Settings
+	users []*member // by ID
+	log   []Trade
+	open  []Trade // trades in force
+	last  int
+	ran   bool
+}
+
+type member struct {
+	User
+	rate []float64 // by type index
+	hold []float64
+}
+
+// NewMarket returns a market without users over count[k] GPUs of types[k],
+// with types listed from slowest to fastest. It returns an
+// *alloc.InputError for an empty, mismatched or duplicated type list and
+// for counts that are not positive and finite.
+func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market, error) {
+	c, err := alloc.NewCluster(types, count)
+	if err != nil {
+		return nil, err
+	}
+	m := &Market{types: c.Types, count: c.Count}
+	if s != nil {
+		m.s = *s
+	}
+	if m.s.Unit < 0 || math.IsNaN(m.s.Unit) || math.IsInf(m.s.Unit, 0) {
+		return nil, &alloc.InputError{Field: "Settings.Unit", Err: fmt.Errorf("%w: %v", alloc.ErrValue, m.s.Unit)}
+	}
+	if m.s.MaxTrades <= 0 {
+		m.s.MaxTrades = 1 << 20
+	}
+	return m, nil
+}
+
+// Types returns the market's GPU types, slowest first.
+func (m *Market) Types() []topology.GPUType { return slices.Clone(m.types) }
+
+func (m *Market) find(id alloc.UserID) (int, bool) {
+	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.UserID) int { return cmp.Compare(u.ID, id) })
+}
+
+func (m *Market) member(u User) (*member, error) {
+	id := string(u.ID)
+	if u.ID == "" {
+		return nil, &alloc.InputError{Field: "User.ID", Err: fmt.Errorf("%w: empty user ID", alloc.ErrValue)}
+	}
+	if !(u.Tickets > 0) || math.IsInf(u.Tickets, 0) {
+		return nil, &alloc.InputError{Field: "User.Tickets", ID: id, Err: fmt.Errorf("%w: %v tickets", alloc.ErrValue, u.Tickets)}
+	}
+	mb := &member{User: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
+	for k, t := range m.types {
+		r, ok := u.Rates[t]
+		if !ok {
+			return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: no rate for %q", ErrUnknownType, t)}
+		}
+		if !(r > 0) || math.IsInf(r, 0) {
+			return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: rate %v on %q", alloc.ErrValue, r, t)}
+		}
+		mb.rate[k] = r
+	}
+	if len(u.Rates) != len(m.types) {
+		for t := range u.Rates {
+			if !slices.Contains(m.types, t) {
+				return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: %q", ErrUnknownType, t)}
+			}
+		}
+	}
+	return mb, nil
+}
+
+// Join adds a user. The trades in force are undone first; the records that
+// undo them are returned (and logged). It returns an *alloc.InputError for
+// an empty or known ID, bad tickets or rates (alloc.ErrValue), and rates for
+// unknown or missing types (ErrUnknownType).
+func (m *Market) Join(u User, q int) ([]Trade, error) {
+	mb, err := m.member(u)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := m.find(u.ID)
+	if ok {
+		return nil, &alloc.InputError{Field: "User.ID", ID: string(u.ID), Err: fmt.Errorf("%w: already in the market", alloc.ErrDuplicate)}
+	}
+	undone := m.undo(q)
+	m.users = slices.Insert(m.users, i, mb)
+	m.reshare()
+	return undone, nil
+}
+
+// Leave removes a user, undoing the trades in force as Join does. It
+// returns alloc.ErrUnknownID for an unknown user.
+func (m *Market) Leave(id alloc.UserID, q int) ([]Trade, error) {
+	i, ok := m.find(id)
+	if !ok {
+		return nil, &alloc.InputError{Field: "User.ID", ID: string(id), Err: fmt.Errorf("%w: not in the market", alloc.ErrUnknownID)}
+	}
+	undone := m.undo(q)
+	m.users = slices.Delete(m.users, i, i+1)
+	m.reshare()
+	return undone, nil
+}
+
+// Undo undoes every trade in force at quantum q, returning each user to
+// its tickets' share of every type, and returns the records that undo them
+// (also logged). Gandiva_fair undoes trades when a job's profile changes.
+func (m *Market) Undo(q int) []Trade {
+	undone := m.undo(q)
+	m.reshare()
+	return undone
+}
+
+func (m *Market) undo(q int) []Trade {
+	var out []Trade
+	for i := len(m.open) - 1; i >= 0; i-- {
+		t := m.open[i]
+		t.Quantum, t.Rate = q, -t.Rate
+		out = append(out, t)
+	}
+	m.open = m.open[:0]
+	m.log = append(m.log, out...)
+	return out
+}
+
+// reshare gives every user its tickets' share of every type.
+func (m *Market) reshare() {
+	var T float64
+	for _, u := range m.users {
+		T += u.Tickets
+	}
+	for _, u := range m.users {
+		for k := range u.hold {
+			u.hold[k] = m.count[k] * u.Tickets / T
+		}
+	}
+}
+
+// Holdings returns user id's GPUs of each type, in the order of Types.
+func (m *Market) Holdings(id alloc.UserID) ([]float64, bool) {
+	i, ok := m.find(id)
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(m.users[i].hold), true
+}
+
+// Value returns user id's throughput: Σ_k rate_k·holding_k.
+func (m *Market) Value(id alloc.UserID) (float64, bool) {
+	i, ok := m.find(id)
+	if !ok {
+		return 0, false
+	}
+	return m.users[i].value(), true
+}
+
+func (u *member) value() float64 {
+	var v float64
+	for k, h := range u.hold {
+		v += u.rate[k] * h
+	}
+	return v
+}
+
+// Allocation returns the holdings as an allocation, one row per user in ID
+// order.
+func (m *Market) Allocation() *alloc.Allocation {
+	rows := make([]string, len(m.users))
+	for i, u := range m.users {
+		rows[i] = string(u.ID)
+	}
+	a := alloc.NewAllocation(rows, alloc.Cluster{Types: m.types, Count: m.count})
+	for i, u := range m.users {
+		copy(a.GPUs[i], u.hold)
+	}
+	return a
+}
+
+// Log returns every trade and undo so far, oldest first.
+func (m *Market) Log() []Trade { return slices.Clone(m.log) }
+
+// Open returns the trades in force, oldest first.
+func (m *Market) Open() []Trade { return slices.Clone(m.open) }
+
+// Run trades at quantum q until no pair of types offers a trade, and returns
+// the trades made. q must not be below the previous Run's (trades of one
+// quantum may span several calls). If Settings.MaxTrades is reached it
+// returns the trades made with an error wrapping ErrMaxTrades.
+//
+// Cost: O(P·(n log n + trades)) per pass over the P type pairs, n users.
+func (m *Market) Run(q int) ([]Trade, error) {
+	if m.ran && q < m.last {
+		return nil, &alloc.InputError{Field: "Quantum", Err: fmt.Errorf("%w: quantum %d after %d", alloc.ErrValue, q, m.last)}
+	}
+	m.ran, m.last = true, q
+	var out []Trade
+	order := make([]int, len(m.users))
+	speed := make([]float64, len(m.users))
+	for {
+		traded := false
+		for f := len(m.types) - 1; f > 0; f-- {
+			for s := 0; s < f; s++ {
+				n, err := m.pair(q, f, s, order, speed, &out)
+				if err != nil {
+					return out, err
+				}
+				traded = traded || n > 0
+			}
+		}
+		if !traded {
+			return out, nil
+		}
+	}
+}
+
+// pair trades fast type f against slow type s until no trade is left.
+func (m *Market) pair(q, f, s int, order []int, speed []float64, out *[]Trade) (int, error) {
+	for i, u := range m.users {
+		order[i] = i
+		speed[i] = u.rate[f] / u.rate[s]
+	}
+	// Highest speedup first; ties to the smaller ID (users are by ID).
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(speed[b], speed[a]) })
+	n := 0
+	b, e := 0, len(order)-1
+	// r is the next bidder ranked between buyer and seller. Only the
+	// buyer's and seller's slow holdings change during a pair, so a user
+	// skipped for holding no slow GPUs stays skipped and r only moves on.
+	r := 1
+	for {
+		for b < len(order) && m.users[order[b]].hold[s] <= holdTol {
+			b++
+		}
+		for e >= 0 && m.users[order[e]].hold[f] <= holdTol {
+			e--
+		}
+		if b >= e || !(speed[order[b]] > speed[order[e]]) {
+			return n, nil
+		}
+		if len(*out) >= m.s.MaxTrades {
+			return n, fmt.Errorf("%w: %d trades", ErrMaxTrades, len(*out))
+		}
+		buyer, seller := m.users[order[b]], m.users[order[e]]
+		sb, ss := speed[order[b]], speed[order[e]]
+		price := (sb + ss) / 2
+		r = max(r, b+1)
+		for r < e && m.users[order[r]].hold[s] <= holdTol {
+			r++
+		}
+		if r < e && speed[order[r]] > ss {
+			price = speed[order[r]]
+		}
+		amount := min(seller.hold[f], buyer.hold[s]/price)
+		if m.s.Unit > 0 {
+			amount = min(amount, m.s.Unit)
+		}
+		pay := amount * price
+		seller.hold[f] -= amount
+		buyer.hold[f] += amount
+		buyer.hold[s] -= pay
+		seller.hold[s] += pay
+		for _, h := range []*float64{&seller.hold[f], &buyer.hold[s]} {
+			if *h <= holdTol {
+				*h = 0
+			}
+		}
+		t := Trade{Quantum: q, Fast: m.types[f], Slow: m.types[s], Buyer: buyer.ID, Seller: seller.ID, FastGPUs: amount, SlowGPUs: pay, Rate: price}
+		*out = append(*out, t)
+		m.open = append(m.open, t)
+		m.log = append(m.log, t)
+		n++
+	}
+}

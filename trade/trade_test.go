@@ -1,0 +1,289 @@
+package trade_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+	"github.com/gpufair/gpufair/trade"
+)
+
+// tol is the absolute slack for holdings computed by a few divisions.
+const tol = 1e-12
+
+func rates(slow, fast float64) map[topology.GPUType]float64 {
+	return map[topology.GPUType]float64{"slow": slow, "fast": fast}
+}
+
+func newMarket(t *testing.T, types []topology.GPUType, count []float64, s *trade.Settings, users ...trade.User) *trade.Market {
+	t.Helper()
+	m, err := trade.NewMarket(types, count, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range users {
+		if _, err := m.Join(u, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// Table 3: 60 K80s and 12 V100s; A (VAE, 1.25x), B (DCGAN, 5x) and C
+// (ResNext, 6.25x) start with 20 K80s and 4 V100s each. C buys A's V100s at
+// B's speedup, 5 K80s per V100, one V100 per trade: four trades.
+func TestTable3(t *testing.T) {
+	k80v100 := func(v float64) map[topology.GPUType]float64 { return map[topology.GPUType]float64{"k80": 1, "v100": v} }
+	m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1},
+		trade.User{ID: "A", Tickets: 1, Rates: k80v100(1.25)},
+		trade.User{ID: "B", Tickets: 1, Rates: k80v100(5)},
+		trade.User{ID: "C", Tickets: 1, Rates: k80v100(6.25)},
+	)
+	before := map[alloc.UserID]float64{}
+	for _, u := range []alloc.UserID{"A", "B", "C"} {
+		before[u], _ = m.Value(u)
+	}
+	if diff := cmp.Diff(map[alloc.UserID]float64{"A": 25, "B": 40, "C": 45}, before); diff != "" {
+		t.Errorf("fair-share throughput (-want +got):\n%s", diff)
+	}
+	trades, err := m.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := trade.Trade{Quantum: 1, Fast: "v100", Slow: "k80", Buyer: "C", Seller: "A", FastGPUs: 1, SlowGPUs: 5, Rate: 5}
+	if diff := cmp.Diff([]trade.Trade{one, one, one, one}, trades); diff != "" {
+		t.Errorf("trades (-want +got):\n%s", diff)
+	}
+	want := map[alloc.UserID][]float64{"A": {40, 0}, "B": {20, 4}, "C": {0, 8}}
+	wantValue := map[alloc.UserID]float64{"A": 40, "B": 40, "C": 50}
+	for u, w := range want {
+		h, _ := m.Holdings(u)
+		if diff := cmp.Diff(w, h); diff != "" {
+			t.Errorf("%s holdings [K80 V100] (-want +got):\n%s", u, diff)
+		}
+		if v, _ := m.Value(u); v != wantValue[u] {
+			t.Errorf("%s throughput %v, want %v", u, v, wantValue[u])
+		}
+	}
+	if got := trades[0].String(); got != "v100/C k80/A 5" {
+		t.Errorf("Figure 9 row %q", got)
+	}
+}
+
+// oef24 is OEF section 2.4's example: two types with one GPU each, speedups
+// W = [[1,2],[1,3],[1,4]], equal tickets; u1 reports speedup r1.
+func oef24(t *testing.T, r1 float64) *trade.Market {
+	return newMarket(t, []topology.GPUType{"slow", "fast"}, []float64{1, 1}, nil,
+		trade.User{ID: "u1", Tickets: 1, Rates: rates(1, r1)},
+		trade.User{ID: "u2", Tickets: 1, Rates: rates(1, 3)},
+		trade.User{ID: "u3", Tickets: 1, Rates: rates(1, 4)},
+	)
+}
+
+// OEF section 2.4, expression (1): u3 buys at u2's price 3, then u2 buys
+// from u1 with no third bidder left, at the mean of their speedups, 2.5. The
+// paper prints X rounded: [[1, .09], [0, .47], [0, .44]]; exactly
+// [[1, 4/45], [0, 7/15], [0, 4/9]].
+func TestOEFExpression1(t *testing.T) {
+	m := oef24(t, 2)
+	trades, err := m.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trades) != 2 || trades[0].Rate != 3 || trades[1].Rate != 2.5 {
+		t.Errorf("trades %v, want rates 3 then 2.5", trades)
+	}
+	want := [][]float64{{1, 4. / 45}, {0, 7. / 15}, {0, 4. / 9}}
+	if diff := cmp.Diff(want, m.Allocation().GPUs, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("allocation (-want +got):\n%s", diff)
+	}
+	// Every user gains over its equal share (sharing incentive).
+	for i, u := range []alloc.UserID{"u1", "u2", "u3"} {
+		v, _ := m.Value(u)
+		fair := (1 + float64(i+2)) / 3
+		if v <= fair {
+			t.Errorf("%s throughput %v, not above its fair share %v", u, v, fair)
+		}
+	}
+}
+
+// OEF section 2.4: second-price trading is not strategy-proof. u1 raising
+// its reported speedup from 2 to 2.8 raises the second-round price to 2.9
+// and leaves it with more of the fast GPU: its true throughput rises from
+// 1 + 2·4/45 to 1 + 2·(2/9 - 1/8.7) (the paper's 1.22).
+func TestInflatedSpeedupGains(t *testing.T) {
+	honest := oef24(t, 2)
+	lying := oef24(t, 2.8)
+	if _, err := honest.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	trades, err := lying.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trades[1].Rate; math.Abs(got-2.9) > tol {
+		t.Errorf("second-round price %v, want 2.9", got)
+	}
+	trueValue := func(m *trade.Market) float64 {
+		h, _ := m.Holdings("u1")
+		return h[0] + 2*h[1]
+	}
+	h, l := trueValue(honest), trueValue(lying)
+	if math.Abs(h-(1+8./45)) > tol || math.Abs(l-(1+2*(2./9-1/8.7))) > tol {
+		t.Errorf("u1's true throughput honest %v, lying %v", h, l)
+	}
+	if !(l > h) {
+		t.Errorf("lying does not pay: %v <= %v", l, h)
+	}
+}
+
+// Section 3.4: B claiming 6.5 (above C's 6.25) to win the trade does not
+// pay in Table 3's market (ERRATA.md: the top bidder's lie there fails).
+func TestTable3TopBidderLieDoesNotPay(t *testing.T) {
+	k80v100 := func(v float64) map[topology.GPUType]float64 { return map[topology.GPUType]float64{"k80": 1, "v100": v} }
+	run := func(b float64) float64 {
+		m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, nil,
+			trade.User{ID: "A", Tickets: 1, Rates: k80v100(1.25)},
+			trade.User{ID: "B", Tickets: 1, Rates: k80v100(b)},
+			trade.User{ID: "C", Tickets: 1, Rates: k80v100(6.25)},
+		)
+		if _, err := m.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := m.Holdings("B")
+		return h[0] + 5*h[1] // B's true speedup is 5
+	}
+	if honest, lie := run(5), run(6.5); lie > honest+tol {
+		t.Errorf("B gains by claiming 6.5: %v > %v", lie, honest)
+	}
+}
+
+// Figure 9's negative rates: a user arriving undoes the trades in force,
+// and trading starts again from the new fair shares.
+func TestUndoOnArrivalAndDeparture(t *testing.T) {
+	m := oef24(t, 2)
+	made, _ := m.Run(1)
+	undone, err := m.Join(trade.User{ID: "u4", Tickets: 1, Rates: rates(1, 5)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(undone) != len(made) {
+		t.Fatalf("undid %d of %d trades", len(undone), len(made))
+	}
+	for i, u := range undone {
+		w := made[len(made)-1-i]
+		if u.Rate != -w.Rate || u.Buyer != w.Buyer || u.Seller != w.Seller || u.Quantum != 2 {
+			t.Errorf("undo %v of %v", u, w)
+		}
+	}
+	for _, id := range []alloc.UserID{"u1", "u2", "u3", "u4"} {
+		h, _ := m.Holdings(id)
+		if diff := cmp.Diff([]float64{0.25, 0.25}, h, cmpopts.EquateApprox(0, tol)); diff != "" {
+			t.Errorf("%s after arrival (-want +got):\n%s", id, diff)
+		}
+	}
+	if len(m.Open()) != 0 || len(m.Log()) != 2*len(made) {
+		t.Errorf("open %d, log %d", len(m.Open()), len(m.Log()))
+	}
+	if _, err := m.Run(3); err != nil {
+		t.Fatal(err)
+	}
+	undone, err = m.Leave("u4", 4)
+	if err != nil || len(undone) == 0 {
+		t.Fatalf("Leave: %v undone, %v", len(undone), err)
+	}
+	h, _ := m.Holdings("u1")
+	if diff := cmp.Diff([]float64{1. / 3, 1. / 3}, h, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("u1 after departure (-want +got):\n%s", diff)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	for _, tc := range []struct {
+		name string
+		u    trade.User
+		want error
+	}{
+		{"unknown type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1, "fast": 2, "tpu": 3}}, trade.ErrUnknownType},
+		{"missing type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1}}, trade.ErrUnknownType},
+		{"zero tickets", trade.User{ID: "x", Tickets: 0, Rates: rates(1, 2)}, alloc.ErrValue},
+		{"NaN rate", trade.User{ID: "x", Tickets: 1, Rates: rates(math.NaN(), 2)}, alloc.ErrValue},
+		{"zero rate", trade.User{ID: "x", Tickets: 1, Rates: rates(0, 2)}, alloc.ErrValue},
+		{"empty ID", trade.User{Tickets: 1, Rates: rates(1, 2)}, alloc.ErrValue},
+		{"duplicate", trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)}, alloc.ErrDuplicate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMarket(t, types, []float64{1, 1}, nil, trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)})
+			_, err := m.Join(tc.u, 1)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Join() error = %v, want %v", err, tc.want)
+			}
+			var ie *alloc.InputError
+			if !errors.As(err, &ie) {
+				t.Errorf("error %T is not an *alloc.InputError", err)
+			}
+		})
+	}
+	if _, err := trade.NewMarket(types, []float64{1, 0}, nil); !errors.Is(err, alloc.ErrValue) {
+		t.Errorf("zero count: %v", err)
+	}
+	if _, err := trade.NewMarket(types, []float64{1, 1}, &trade.Settings{Unit: -1}); !errors.Is(err, alloc.ErrValue) {
+		t.Errorf("negative unit: %v", err)
+	}
+	m := newMarket(t, types, []float64{1, 1}, nil)
+	if _, err := m.Leave("nobody", 1); !errors.Is(err, alloc.ErrUnknownID) {
+		t.Errorf("Leave(unknown): %v", err)
+	}
+}
+
+func TestMaxTrades(t *testing.T) {
+	m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1, MaxTrades: 2},
+		trade.User{ID: "A", Tickets: 1, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 1.25}},
+		trade.User{ID: "C", Tickets: 1, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 6.25}},
+	)
+	got, err := m.Run(1)
+	if !errors.Is(err, trade.ErrMaxTrades) || len(got) != 2 {
+		t.Errorf("Run() = %d trades, %v; want 2 and ErrMaxTrades", len(got), err)
+	}
+}
+
+// Three types, one GPU of each per user: pairs are visited V100/K80, then
+// V100/P100, then P100/K80. Worked by hand:
+//   - V100/K80 (speedups A 2, B 4, C 8): C buys 1/4 V100 from A at B's 4;
+//     then B, the best remaining bidder, buys 1/3 from A with no third
+//     bidder, at (4+2)/2 = 3.
+//   - V100/P100 (A 4/3, B 4/3, C 4): C buys from B, the last-ranked holder;
+//     A's bid ties B's, so it is no second price: (4 + 4/3)/2 = 8/3, and C
+//     pays its one P100 for 3/8 V100.
+//   - P100/K80: only A holds K80s, and A ranks last: no trade.
+func TestThreeTypes(t *testing.T) {
+	r := func(k, p, v float64) map[topology.GPUType]float64 {
+		return map[topology.GPUType]float64{"k80": k, "p100": p, "v100": v}
+	}
+	m := newMarket(t, []topology.GPUType{"k80", "p100", "v100"}, []float64{3, 3, 3}, nil,
+		trade.User{ID: "A", Tickets: 1, Rates: r(1, 1.5, 2)},
+		trade.User{ID: "B", Tickets: 1, Rates: r(1, 3, 4)},
+		trade.User{ID: "C", Tickets: 1, Rates: r(1, 2, 8)},
+	)
+	trades, err := m.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []trade.Trade{
+		{Quantum: 1, Fast: "v100", Slow: "k80", Buyer: "C", Seller: "A", FastGPUs: 0.25, SlowGPUs: 1, Rate: 4},
+		{Quantum: 1, Fast: "v100", Slow: "k80", Buyer: "B", Seller: "A", FastGPUs: 1. / 3, SlowGPUs: 1, Rate: 3},
+		{Quantum: 1, Fast: "v100", Slow: "p100", Buyer: "C", Seller: "B", FastGPUs: 3. / 8, SlowGPUs: 1, Rate: 8. / 3},
+	}
+	if diff := cmp.Diff(want, trades, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("trades (-want +got):\n%s", diff)
+	}
+	wantHold := [][]float64{{3, 1, 5. / 12}, {0, 2, 23. / 24}, {0, 0, 13. / 8}}
+	if diff := cmp.Diff(wantHold, m.Allocation().GPUs, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("holdings [K80 P100 V100] (-want +got):\n%s", diff)
+	}
+}
