@@ -1,0 +1,114 @@
+package alloc
+
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/speedup"
+)
+
+// Problem is the input of a fractional allocation policy: a cluster, the
+// users sharing it, their jobs, and each job's throughput on each GPU type.
+//
+// Throughputs.At(i, k) is the rate of Jobs[i] as a whole when it runs on
+// Jobs[i].Gang GPUs of Cluster.Types[k] (Gavel's convention: a job at its
+// scale factor). Row i of Throughputs is labelled string(Jobs[i].ID) and its
+// columns are Cluster.Types, in order. Users may be nil for the job-level
+// policies, which then ignore Job.Owner; the user-level policies (OEF) need
+// them.
+//
+// A Problem is read, never modified, by the policies.
+type Problem struct {
+	Cluster     Cluster
+	Users       []User
+	Jobs        []Job
+	Throughputs *speedup.Matrix
+}
+
+// NewProblem returns a validated Problem. It does not copy its arguments.
+func NewProblem(c Cluster, users []User, jobs []Job, tp *speedup.Matrix) (*Problem, error) {
+	p := &Problem{Cluster: c, Users: users, Jobs: jobs, Throughputs: tp}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Validate checks the cluster, the users (when not nil), the jobs and their
+// owners, and that the throughput matrix has one row per job, labelled by
+// its ID in order, over the cluster's types in order. A row of zeros is
+// valid here (a job that fits no GPU type); policies that cannot serve such
+// a job say so.
+func (p *Problem) Validate() error {
+	if err := p.Cluster.Validate(); err != nil {
+		return err
+	}
+	if p.Users != nil {
+		if err := ValidateUsers(p.Users); err != nil {
+			return err
+		}
+	}
+	if err := ValidateJobs(p.Jobs, p.Users); err != nil {
+		return err
+	}
+	if p.Throughputs == nil {
+		return inputErr("Throughputs", "", ErrEmpty, "no throughput matrix")
+	}
+	rows, types := p.Throughputs.Dims()
+	if rows != len(p.Jobs) {
+		return inputErr("Throughputs", "", ErrShape, "%d rows for %d jobs", rows, len(p.Jobs))
+	}
+	if types != len(p.Cluster.Types) {
+		return inputErr("Throughputs", "", ErrShape, "%d GPU types for a cluster of %d", types, len(p.Cluster.Types))
+	}
+	for k, t := range p.Throughputs.Types() {
+		if t != p.Cluster.Types[k] {
+			return inputErr("Throughputs", string(t), ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Cluster.Types[k])
+		}
+	}
+	for i, r := range p.Throughputs.Rows() {
+		if r != string(p.Jobs[i].ID) {
+			return inputErr("Throughputs", r, ErrShape, "row %d is %q, job %d is %q", i, r, i, p.Jobs[i].ID)
+		}
+	}
+	return nil
+}
+
+// JobIDs returns the jobs' IDs as Allocation row labels, in order.
+func (p *Problem) JobIDs() []string {
+	ids := make([]string, len(p.Jobs))
+	for i, j := range p.Jobs {
+		ids[i] = string(j.ID)
+	}
+	return ids
+}
+
+// Valuations returns each job's effective-throughput valuation over GPUs
+// (the units of Allocation): a job holding GPUs[k] GPUs of type k on
+// average runs a fraction GPUs[k]/Gang of the time there, so its value per
+// GPU is Throughputs.At(i, k)/Gang.
+func (p *Problem) Valuations() []Valuation {
+	v := make([]Valuation, len(p.Jobs))
+	for i, j := range p.Jobs {
+		l := p.Throughputs.Row(i)
+		for k := range l {
+			l[k] /= float64(j.Gang)
+		}
+		v[i] = Linear(l)
+	}
+	return v
+}
+
+// A Policy is a fractional allocation policy: it maps a Problem to an
+// Allocation with one row per job, labelled by job ID in the order of
+// Problem.Jobs, in GPUs of each type averaged over time. Policies are plain
+// values that hold their own settings, so callers assemble them freely:
+//
+//	for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.OEF{Mode: alloc.Cooperative}} { ... }
+//
+// Allocate validates p, returns an *InputError for bad input and an error
+// wrapping an lp sentinel (lp.ErrInfeasible, ...) when a solve fails. It
+// never modifies p, and the same p gives a bit-identical Allocation.
+type Policy interface {
+	Name() string
+	Allocate(ctx context.Context, p *Problem) (*Allocation, error)
+}

@@ -1,0 +1,55 @@
+package data_test
+
+import (
+	"testing"
+	"testing/fstest"
+
+	"github.com/gpufair/gpufair/data"
+)
+
+func TestLoadThroughputs(t *testing.T) {
+	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(tp.GPUs()), 6; got != want {
+		t.Errorf("GPUs() = %v, want %d keys", tp.GPUs(), want)
+	}
+	jobs := tp.JobTypes()
+	models := map[string]bool{}
+	for _, j := range jobs {
+		models[j.Model] = true
+	}
+	if len(models) != 26 {
+		t.Errorf("%d models, want 26", len(models))
+	}
+	r18 := data.JobType{Model: "ResNet-18 (batch size 16)", Scale: 1}
+	// Faster GPUs train faster: the measured ordering K80 < P100 < V100.
+	k80, ok1 := tp.Isolated("k80", r18)
+	v100, ok2 := tp.Isolated("v100", r18)
+	if !ok1 || !ok2 || !(0 < k80 && k80 < v100) {
+		t.Errorf("Isolated(%v) = k80 %v (%v), v100 %v (%v); want 0 < k80 < v100", r18, k80, ok1, v100, ok2)
+	}
+	a, b, ok := tp.Pair("v100", r18, r18)
+	if !ok || !(a > 0 && a == b && a <= v100) {
+		t.Errorf("Pair(v100, %v, itself) = %v, %v, %v; want equal rates, at most the isolated %v", r18, a, b, ok, v100)
+	}
+}
+
+func TestLoadThroughputsErrors(t *testing.T) {
+	for name, body := range map[string]string{
+		"notjson":  `{`,
+		"badkey":   `{"v100": {"ResNet": {"null": 1}}}`,
+		"badscale": `{"v100": {"('ResNet', x)": {"null": 1}}}`,
+		"badrate":  `{"v100": {"('ResNet', 1)": {"null": "fast"}}}`,
+		"badpair":  `{"v100": {"('ResNet', 1)": {"('A', 1)": 3}}}`,
+	} {
+		fsys := fstest.MapFS{"t.json": {Data: []byte(body)}}
+		if _, err := data.LoadThroughputs(fsys, "t.json"); err == nil {
+			t.Errorf("%s: LoadThroughputs(%s) = nil error", name, body)
+		}
+	}
+	if _, err := data.LoadThroughputs(fstest.MapFS{}, "missing.json"); err == nil {
+		t.Error("LoadThroughputs(missing file) = nil error")
+	}
+}
