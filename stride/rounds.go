@@ -79,7 +79,13 @@ type comboState struct {
 // The mechanism is work-conserving: GPUs that the targets leave idle go to
 // rows by priority, so a row may receive more than its target. When the
 // targets use every GPU (Σ_m X_mk·gang_m = GPUs of k), as optimal policies'
-// allocations do, the received fractions converge to the targets.
+// allocations do, and some schedule of whole rounds realises them, the
+// received fractions converge to the targets (TestRoundsConverge,
+// TestRoundsGangsConverge). With gangs, Σ_m X_mk·gang_m ≤ GPUs of k does
+// not make an allocation schedulable: one job of 1 GPU all the time and one
+// of 2 GPUs half the time on a 2-GPU server cannot both be served, and the
+// mechanism then gives each a part of its target
+// (TestRoundsUnschedulableGangs).
 //
 // A round costs O(P log P + placement) for P positive targets. The zero
 // value is not usable; build one with NewRounds.
