@@ -11,6 +11,19 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
+// readjustErr returns the error of stride.Readjust.
+func readjustErr(gpus float64, tickets, demand []float64) error {
+	_, _, err := stride.Readjust(gpus, tickets, demand)
+	return err
+}
+
+// fromAllocationErr returns the error of stride.FromAllocation with one
+// 1-GPU job "x".
+func fromAllocationErr(a *alloc.Allocation) error {
+	_, err := stride.FromAllocation([]alloc.Job{{ID: "x", Owner: "u", Gang: 1, Weight: 1}}, a)
+	return err
+}
+
 func TestBadInput(t *testing.T) {
 	s, _ := stride.NewScheduler(4)
 	f, _ := stride.NewFair(servers(2, 4, "v100"), &stride.Settings{Rank: []topology.GPUType{"tpu", "v100"}})
@@ -47,6 +60,15 @@ func TestBadInput(t *testing.T) {
 		{"small job on a missing server", split.AddSmall(stride.Job{ID: "x", Size: 1, Tickets: 1}, 2), alloc.ErrUnknownID},
 		{"unknown job tickets", split.SetTickets("nope", 1), alloc.ErrUnknownID},
 		{"finish unknown job", f.Finish("nope"), alloc.ErrUnknownID},
+		{"allocation rows without GPUs", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}}), alloc.ErrShape},
+		{"allocation row of the wrong length", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1, 1}}}), alloc.ErrShape},
+		{"allocation row not a job", fromAllocationErr(&alloc.Allocation{Rows: []string{"y"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1}}}), alloc.ErrUnknownID},
+		{"nil allocation", fromAllocationErr(nil), alloc.ErrEmpty},
+		{"readjust: lengths differ", readjustErr(8, []float64{1, 1}, []float64{1}), alloc.ErrShape},
+		{"readjust: zero tickets", readjustErr(8, []float64{1, 0}, []float64{1, 1}), stride.ErrTickets},
+		{"readjust: NaN demand", readjustErr(8, []float64{1, 1}, []float64{1, math.NaN()}), alloc.ErrValue},
+		{"readjust: negative demand", readjustErr(8, []float64{1, 1}, []float64{-1, 1}), alloc.ErrValue},
+		{"readjust: infinite capacity", readjustErr(math.Inf(1), []float64{1}, []float64{1}), alloc.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !errors.Is(tc.err, tc.want) {
@@ -88,7 +110,10 @@ func TestReadjust(t *testing.T) {
 		{"two rounds of capping", 12, []float64{1, 1, 1, 1}, []float64{1, 2, 10, 10}, []float64{2. / 9, 4. / 9, 1, 1}, []float64{1, 2, 4.5, 4.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eff, share := stride.Readjust(tc.gpus, tc.tickets, tc.need)
+			eff, share, err := stride.Readjust(tc.gpus, tc.tickets, tc.need)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for i := range eff {
 				if math.Abs(eff[i]-tc.eff[i]) > 1e-12 || math.Abs(share[i]-tc.share[i]) > 1e-12 {
 					t.Errorf("user %d: effective %v share %v, want %v %v", i, eff[i], share[i], tc.eff[i], tc.share[i])

@@ -146,3 +146,64 @@ func ExampleRounder() {
 	// round 3: small 2, big 2, 3 jobs placed, small's deviation -0.5
 	// round 4: small 0, big 4, 4 jobs placed, small's deviation 0
 }
+
+// Weight readjustment (Gandiva_fair section 3.2, Figure 1): 8 GPUs and
+// three users of 100 tickets; C's jobs need only 2 GPUs, less than its 8/3,
+// so its effective tickets drop to 200/3 and A and B share the rest.
+func ExampleReadjust() {
+	eff, share, err := stride.Readjust(8, []float64{100, 100, 100}, []float64{4, 4, 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("effective tickets %.3g\nshares %.3g\n", eff, share)
+	// Output:
+	// effective tickets [100 100 66.7]
+	// shares [3 3 2]
+}
+
+// Migration when ticket loads drift apart: both jobs of the second server
+// finish, and Rebalance moves one of the first server's jobs over.
+func ExampleFair_Rebalance() {
+	f, _ := stride.NewFair(topology.Cluster{Servers: []topology.Server{
+		{Name: "s0", Type: "v100", GPUs: 4}, {Name: "s1", Type: "v100", GPUs: 4},
+	}}, nil)
+	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3"} {
+		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1})
+	}
+	_ = f.Finish("j1")
+	_ = f.Finish("j3")
+	fmt.Println("loads", f.Loads())
+	for _, m := range f.Rebalance(10) {
+		fmt.Printf("move %s from %s to %s\n", m.Job, m.From, m.To)
+	}
+	fmt.Println("loads", f.Loads())
+	// Output:
+	// loads [25 0]
+	// move j0 from s0 to s1
+	// loads [12.5 12.5]
+}
+
+// An alloc.Allocation (GPUs per type averaged over time) becomes the
+// mechanism's time fractions: a 4-GPU job with 2 V100s on average runs half
+// the time.
+func ExampleFromAllocation() {
+	jobs := []alloc.Job{{ID: "small", Owner: "u", Gang: 1, Weight: 1}, {ID: "big", Owner: "u", Gang: 4, Weight: 1}}
+	a := &alloc.Allocation{
+		Rows:  []string{"small", "big"},
+		Types: []topology.GPUType{"v100", "k80"},
+		GPUs:  [][]float64{{0.25, 0.75}, {2, 2}},
+	}
+	combos, err := stride.FromAllocation(jobs, a)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range combos {
+		fmt.Println(c.ID, c.Gang, c.Target)
+	}
+	// Output:
+	// small 1 [0.25 0.75]
+	// big 4 [0.5 0.5]
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
@@ -202,7 +203,9 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.UserID, extra int) []
 		demand = append(demand, float64(d))
 	}
 	k := slices.Index(f.types, t)
-	eff, share := Readjust(float64(f.count[k]), tickets, demand)
+	// Cannot fail: users' tickets were checked by AddUser, demands are
+	// counts of GPUs and capacities come from a valid cluster.
+	eff, share, _ := Readjust(float64(f.count[k]), tickets, demand)
 	for i := range acc {
 		acc[i].Effective, acc[i].Share = eff[i], share[i]
 	}
@@ -217,12 +220,26 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.UserID, extra int) []
 // user's effective tickets (its tickets if it is not capped; otherwise the
 // tickets that entitle it to exactly its demand at the uncapped users' rate
 // of tickets per GPU) and its share in GPUs. If every user is capped,
-// effective tickets equal tickets. It panics if the lengths differ.
+// effective tickets equal tickets. It returns an *alloc.InputError for
+// capacity or demands that are negative or not finite (alloc.ErrValue),
+// tickets that are not positive and finite (ErrTickets) and slices of
+// different lengths (alloc.ErrShape).
 //
 // Cost O(n log n) for n users.
-func Readjust(gpus float64, tickets, demand []float64) (effective, share []float64) {
+func Readjust(gpus float64, tickets, demand []float64) (effective, share []float64, err error) {
 	if len(tickets) != len(demand) {
-		panic("stride: Readjust: tickets and demand of different lengths")
+		return nil, nil, inputErr("Readjust", "", alloc.ErrShape, "%d tickets, %d demands", len(tickets), len(demand))
+	}
+	if !(gpus >= 0) || math.IsInf(gpus, 0) {
+		return nil, nil, inputErr("Readjust", "", alloc.ErrValue, "capacity %v GPUs", gpus)
+	}
+	for i := range tickets {
+		if err := checkTickets("Readjust", strconv.Itoa(i), tickets[i]); err != nil {
+			return nil, nil, err
+		}
+		if !(demand[i] >= 0) || math.IsInf(demand[i], 0) {
+			return nil, nil, inputErr("Readjust", strconv.Itoa(i), alloc.ErrValue, "demand %v GPUs", demand[i])
+		}
 	}
 	n := len(tickets)
 	effective, share = slices.Clone(tickets), make([]float64, n)
@@ -248,7 +265,7 @@ func Readjust(gpus float64, tickets, demand []float64) (effective, share []float
 		capped++
 	}
 	if capped == n || !(C > 0) {
-		return effective, share
+		return effective, share, nil
 	}
 	rate := T / C // tickets per GPU among uncapped users
 	for k, i := range order {
@@ -258,7 +275,7 @@ func Readjust(gpus float64, tickets, demand []float64) (effective, share []float
 			share[i] = tickets[i] / rate
 		}
 	}
-	return effective, share
+	return effective, share, nil
 }
 
 // loads returns equation (2) for every server of type t under accounting acc

@@ -159,7 +159,10 @@ func TestConvergesToTicketShare(t *testing.T) {
 			demand[i] = float64(d)
 			_ = s.Add(stride.Job{ID: jobID(i), Size: d, Tickets: tickets[i]})
 		}
-		_, share := stride.Readjust(float64(g), tickets, demand)
+		_, share, err := stride.Readjust(float64(g), tickets, demand)
+		if err != nil {
+			t.Fatal(err)
+		}
 		got := make([]float64, n)
 		for q := 1; q <= 300; q++ {
 			ran, _ := s.Schedule(q)

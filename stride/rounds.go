@@ -134,8 +134,22 @@ func NewRounds(c topology.Cluster, types []topology.GPUType) (*Rounds, error) {
 
 // FromAllocation turns an allocation whose rows are job IDs into one Combo
 // per job: X_mk = GPUs[m][k] / gang_m (alloc.Allocation's convention). It
-// returns alloc.ErrUnknownID for a row that is not among jobs.
+// returns an *alloc.InputError wrapping alloc.ErrUnknownID for a row that is
+// not among jobs, alloc.ErrShape for an allocation whose GPUs do not have
+// one entry per row and type, and alloc.ErrEmpty for a nil allocation.
+// Values are checked when the combos are Set.
 func FromAllocation(jobs []alloc.Job, a *alloc.Allocation) ([]Combo, error) {
+	if a == nil {
+		return nil, inputErr("Allocation", "", alloc.ErrEmpty, "nil allocation")
+	}
+	if len(a.GPUs) != len(a.Rows) {
+		return nil, inputErr("Allocation.GPUs", "", alloc.ErrShape, "%d rows of GPUs for %d rows", len(a.GPUs), len(a.Rows))
+	}
+	for i, row := range a.GPUs {
+		if len(row) != len(a.Types) {
+			return nil, inputErr("Allocation.GPUs", a.Rows[i], alloc.ErrShape, "%d entries for %d types", len(row), len(a.Types))
+		}
+	}
 	gang := make(map[alloc.JobID]int, len(jobs))
 	for _, j := range jobs {
 		gang[j.ID] = j.Gang

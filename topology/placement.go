@@ -15,6 +15,8 @@ var (
 	// ErrSlot reports a GPU slot that does not exist or is not in the
 	// state (free or taken) the call needs.
 	ErrSlot = errors.New("topology: bad GPU slot")
+	// ErrGang reports a request for fewer than one GPU.
+	ErrGang = errors.New("topology: a gang needs at least one GPU")
 )
 
 // Placer hands out the GPU slots of a cluster to gangs, one scheduling
@@ -75,11 +77,11 @@ func (p *Placer) FreeOn(s int) int { return p.free[s] }
 
 // Place takes n free GPUs of type t on the fewest servers and returns them
 // in server then slot order. It returns ErrUnknownType if no server holds t
-// and ErrNoCapacity if fewer than n GPUs of t are free; nothing is taken
-// then. n must be positive or Place panics.
+// and ErrNoCapacity if fewer than n GPUs of t are free, ErrGang if n is
+// below 1; nothing is taken then.
 func (p *Placer) Place(t GPUType, n int) ([]GPU, error) {
 	if n < 1 {
-		panic(fmt.Sprintf("topology: Place of %d GPUs", n))
+		return nil, fmt.Errorf("%w: Place of %d GPUs", ErrGang, n)
 	}
 	var cand []int
 	total := 0

@@ -36,6 +36,9 @@ func TestPlaceFewestServers(t *testing.T) {
 	if _, err := p.Place("v100", 3); !errors.Is(err, topology.ErrNoCapacity) {
 		t.Errorf("over capacity: %v", err)
 	}
+	if _, err := p.Place("v100", 0); !errors.Is(err, topology.ErrGang) {
+		t.Errorf("Place of 0 GPUs: %v", err)
+	}
 	if _, err := p.Place("k80", 1); !errors.Is(err, topology.ErrUnknownType) {
 		t.Errorf("unknown type: %v", err)
 	}
