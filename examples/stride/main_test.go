@@ -1,19 +1,15 @@
 package main
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/gpufair/gpufair/internal/testcases"
 )
 
 // TestRun is the smoke test: the walk-through runs and prints the paper's
 // numbers (Table 2's shares, section 5.2's 8/3 GPUs per user, then 4 each).
 func TestRun(t *testing.T) {
-	var b strings.Builder
-	if err := run(&b); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
+	testcases.CheckRun(t, run,
 		"1-GPU job: 66.7%",
 		"2-GPU job: 33.3%",
 		"4-GPU job: 16.7%",
@@ -21,13 +17,5 @@ func TestRun(t *testing.T) {
 		"user1: 32 GPU-quanta, 2.67 GPUs on average",
 		"user3: 32 GPU-quanta, 2.67 GPUs on average",
 		"user2: 48 GPU-quanta, 4 GPUs on average",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	var again strings.Builder
-	if err := run(&again); err != nil || again.String() != out {
-		t.Errorf("second run differs (err %v)", err)
-	}
+	)
 }
