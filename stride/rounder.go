@@ -58,30 +58,15 @@ type Rounder struct {
 // jobs with gangs below 1 (alloc.ErrValue) and a tenant whose smallest job
 // is larger than every type (ErrTooLarge).
 func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) (*Rounder, error) {
-	p, err := topology.NewPlacer(c)
+	p, count, err := typedPlacer(c, types)
 	if err != nil {
 		return nil, err
-	}
-	if len(types) == 0 {
-		return nil, inputErr("Types", "", alloc.ErrEmpty, "no GPU types")
 	}
 	if len(tenants) == 0 {
 		return nil, inputErr("Tenants", "", alloc.ErrEmpty, "no tenants")
 	}
-	ct, cc := c.Capacity()
-	r := &Rounder{types: slices.Clone(types), count: make([]int, len(types)), placer: p}
-	largest := 0
-	for k, t := range types {
-		i := slices.Index(ct, t)
-		if i < 0 {
-			return nil, inputErr("Types", string(t), ErrUnknownType, "the cluster has no %q", t)
-		}
-		if slices.Index(types[:k], t) >= 0 {
-			return nil, inputErr("Types", string(t), alloc.ErrDuplicate, "listed twice")
-		}
-		r.count[k] = cc[i]
-		largest = max(largest, cc[i])
-	}
+	r := &Rounder{types: slices.Clone(types), count: count, placer: p}
+	largest := slices.Max(count)
 	seen := map[alloc.UserID]bool{}
 	jobs := map[alloc.JobID]bool{}
 	for _, tn := range tenants {

@@ -110,26 +110,37 @@ type pair struct {
 // NewRounds returns the mechanism for cluster c, with targets given over
 // types (each a type of c), and no rows.
 func NewRounds(c topology.Cluster, types []topology.GPUType) (*Rounds, error) {
-	p, err := topology.NewPlacer(c)
+	p, count, err := typedPlacer(c, types)
 	if err != nil {
 		return nil, err
 	}
-	ct, cc := c.Capacity()
-	r := &Rounds{placer: p, types: slices.Clone(types), count: make([]int, len(types))}
-	if len(types) == 0 {
-		return nil, inputErr("Types", "", alloc.ErrEmpty, "no GPU types")
+	return &Rounds{placer: p, types: slices.Clone(types), count: count}, nil
+}
+
+// typedPlacer returns a placer for c and the GPUs of c of each of types. It
+// returns an *alloc.InputError for no types, a type c lacks
+// (ErrUnknownType) or one listed twice.
+func typedPlacer(c topology.Cluster, types []topology.GPUType) (*topology.Placer, []int, error) {
+	p, err := topology.NewPlacer(c)
+	if err != nil {
+		return nil, nil, err
 	}
+	if len(types) == 0 {
+		return nil, nil, inputErr("Types", "", alloc.ErrEmpty, "no GPU types")
+	}
+	ct, cc := c.Capacity()
+	count := make([]int, len(types))
 	for k, t := range types {
 		i := slices.Index(ct, t)
 		if i < 0 {
-			return nil, inputErr("Types", string(t), ErrUnknownType, "the cluster has no %q", t)
+			return nil, nil, inputErr("Types", string(t), ErrUnknownType, "the cluster has no %q", t)
 		}
 		if slices.Index(types[:k], t) >= 0 {
-			return nil, inputErr("Types", string(t), alloc.ErrDuplicate, "listed twice")
+			return nil, nil, inputErr("Types", string(t), alloc.ErrDuplicate, "listed twice")
 		}
-		r.count[k] = cc[i]
+		count[k] = cc[i]
 	}
-	return r, nil
+	return p, count, nil
 }
 
 // FromAllocation turns an allocation whose rows are job IDs into one Combo
