@@ -51,9 +51,9 @@ func oneServer(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Each user holds 100 tickets and has two jobs, so each job carries 50
-	// (Gandiva_fair's equation 3 gives the same when one user's jobs share
-	// its tickets in proportion to their GPUs, times the job size).
+	// Each user holds 100 tickets and two jobs of the same size r, so
+	// equation (1) gives it 100/(2r) tickets per GPU and equation (3) gives
+	// each job 100/(2r)·r = 50 tickets, whatever its size.
 	jobs := []stride.Job{
 		{ID: "A1", Size: 1, Tickets: 50}, {ID: "A2", Size: 1, Tickets: 50},
 		{ID: "B1", Size: 2, Tickets: 50}, {ID: "B2", Size: 2, Tickets: 50},
@@ -65,7 +65,12 @@ func oneServer(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "Part 1: gang-aware stride on one 4-GPU server (Table 2)")
-	fmt.Fprintln(w, "strides (size/tickets): A 0.02, B 0.04, C 0.08")
+	oneOfEach := []stride.Job{jobs[0], jobs[2], jobs[4]} // a 1-, a 2- and a 4-GPU job
+	fmt.Fprint(w, "strides (size/tickets):")
+	for _, j := range oneOfEach {
+		fmt.Fprintf(w, " %d-GPU %.2f", j.Size, j.Stride())
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "quantum  runs         passes after the quantum (A1 A2 B1 B2 C1 C2)")
 	const quanta = 6
 	runs := map[alloc.JobID]int{}
@@ -87,7 +92,7 @@ func oneServer(w io.Writer) error {
 		fmt.Fprintf(w, "%7d  %-11s  %s\n", q, strings.Join(ids, " "), strings.Join(passes, " "))
 	}
 	fmt.Fprintln(w, "share of the time each job ran:")
-	for _, j := range []stride.Job{jobs[0], jobs[2], jobs[4]} {
+	for _, j := range oneOfEach {
 		fmt.Fprintf(w, "  %d-GPU job: %.1f%%\n", j.Size, 100*float64(runs[j.ID])/quanta)
 	}
 	return nil
