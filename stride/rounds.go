@@ -148,7 +148,9 @@ func typedPlacer(c topology.Cluster, types []topology.GPUType) (*topology.Placer
 // returns an *alloc.InputError wrapping alloc.ErrUnknownID for a row that is
 // not among jobs, alloc.ErrShape for an allocation whose GPUs do not have
 // one entry per row and type, and alloc.ErrEmpty for a nil allocation.
-// Values are checked when the combos are Set.
+// Values are checked when the combos are Set. Targets follow a.Types: give
+// them to a Rounds built with the same types in the same order, or use
+// Rounds.SetAllocation, which matches types by name.
 func FromAllocation(jobs []alloc.Job, a *alloc.Allocation) ([]Combo, error) {
 	if a == nil {
 		return nil, inputErr("Allocation", "", alloc.ErrEmpty, "nil allocation")
@@ -250,6 +252,38 @@ func (r *Rounds) Set(combos ...Combo) error {
 		}
 	}
 	return nil
+}
+
+// SetAllocation sets one row per job of a (see FromAllocation), matching
+// a's GPU types to the mechanism's by name, so a's columns may come in any
+// order and may leave out types (their targets are 0). It returns an
+// *alloc.InputError wrapping ErrUnknownType if a gives time on a type the
+// mechanism lacks, any error of FromAllocation, and any error of Set;
+// nothing changes then.
+func (r *Rounds) SetAllocation(jobs []alloc.Job, a *alloc.Allocation) error {
+	combos, err := FromAllocation(jobs, a)
+	if err != nil {
+		return err
+	}
+	col := make([]int, len(a.Types)) // a's column k is the mechanism's type col[k], or -1
+	for k, t := range a.Types {
+		col[k] = slices.Index(r.types, t)
+		if slices.Index(a.Types[:k], t) >= 0 {
+			return inputErr("Allocation.Types", string(t), alloc.ErrDuplicate, "listed twice")
+		}
+	}
+	for i := range combos {
+		x := make([]float64, len(r.types))
+		for k, v := range combos[i].Target {
+			if col[k] >= 0 {
+				x[col[k]] = v
+			} else if v != 0 {
+				return inputErr("Allocation.Types", string(a.Types[k]), ErrUnknownType, "row %q has time on a type the mechanism lacks", combos[i].ID)
+			}
+		}
+		combos[i].Target = x
+	}
+	return r.Set(combos...)
 }
 
 // Remove drops rows (jobs that finished) and reports how many it found.

@@ -1,10 +1,13 @@
 package stride_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -94,5 +97,56 @@ func TestRoundsUnschedulableGangs(t *testing.T) {
 	}
 	if d := r.Distance(); d < 1./3-1./rounds {
 		t.Errorf("distance %v, want about 1/3", d)
+	}
+}
+
+// SetAllocation matches an allocation's types to the mechanism's by name:
+// columns in the other order give the same targets as FromAllocation in the
+// mechanism's order, a type the mechanism lacks is an error only where it
+// carries time, and nothing changes on error.
+func TestRoundsSetAllocationMatchesTypes(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "v", Type: "v100", GPUs: 1}, {Name: "k", Type: "k80", GPUs: 1}}}
+	jobs := []alloc.Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 1, Weight: 1}}
+	r, _ := stride.NewRounds(c, []topology.GPUType{"v100", "k80"})
+	// a: a quarter of the time on the V100, b three quarters; columns
+	// K80 first, and a type the cluster lacks with no time on it.
+	reversed := &alloc.Allocation{Rows: []string{"a", "b"}, Types: []topology.GPUType{"k80", "v100", "tpu"}, GPUs: [][]float64{{0.75, 0.25, 0}, {0.25, 0.75, 0}}}
+	if err := r.SetAllocation(jobs, reversed); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{"a": {0.25, 0.75}, "b": {0.75, 0.25}}
+	for q := 1; q <= 400; q++ {
+		if _, err := r.Round(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, x := range want {
+		f, _ := r.Received(id)
+		if diff := cmp.Diff(x, f, cmpopts.EquateApprox(0, 1./400)); diff != "" {
+			t.Errorf("%s received (-want +got):\n%s", id, diff)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		a    *alloc.Allocation
+		want error
+	}{
+		{"time on a type the mechanism lacks", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"tpu"}, GPUs: [][]float64{{0.5}}}, stride.ErrUnknownType},
+		{"type listed twice", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80", "k80"}, GPUs: [][]float64{{0.5, 0}}}, alloc.ErrDuplicate},
+		{"fraction above 1", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80"}, GPUs: [][]float64{{1.5}}}, alloc.ErrValue},
+	} {
+		if err := r.SetAllocation(jobs, tc.a); !errors.Is(err, tc.want) {
+			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	// A failed SetAllocation leaves the targets: 4 more rounds keep a at
+	// a quarter of the time on the V100 (101 of 404).
+	for q := 401; q <= 404; q++ {
+		if _, err := r.Round(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, _ := r.Received("a"); math.Abs(f[0]-0.25) > 1./404 {
+		t.Errorf("after failed SetAllocation calls a received %v", f)
 	}
 }
