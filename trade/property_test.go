@@ -81,6 +81,10 @@ func checkMarket(t *rapid.T, m *trade.Market, users []trade.User, types []topolo
 	}
 }
 
+// Random markets traded to exhaustion: every trade's price lies between the
+// seller's and the buyer's speedups, GPUs are conserved, no holding is
+// negative, no user ends below the throughput of its tickets' share of every
+// type (sharing incentive), and a second run finds nothing to trade.
 func TestTradingKeepsSharingIncentive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		types := genTypes().Draw(t, "types")
@@ -106,9 +110,19 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		byID := map[alloc.UserID]trade.User{}
+		for _, u := range users {
+			byID[u.ID] = u
+		}
 		for _, tr := range trades {
 			if !(tr.Rate > 0) || tr.FastGPUs <= 0 || tr.Buyer == tr.Seller {
 				t.Fatalf("bad trade %+v", tr)
+			}
+			// Both sides gain or break even: the price lies between the
+			// seller's speedup and the buyer's.
+			speedup := func(id alloc.UserID) float64 { return byID[id].Rates[tr.Fast] / byID[id].Rates[tr.Slow] }
+			if s, b := speedup(tr.Seller), speedup(tr.Buyer); tr.Rate < s*(1-relTol) || tr.Rate > b*(1+relTol) {
+				t.Fatalf("trade %+v at %v outside [seller's speedup %v, buyer's %v]", tr, tr.Rate, s, b)
 			}
 		}
 		checkMarket(t, m, users, types, count)
