@@ -9,7 +9,8 @@
 // fewest servers, and a job that stays on its type keeps its GPUs (a lease
 // renewal, no checkpoint and restart). The received fractions converge to
 // the targets: the program prints the largest gap after 10, 100 and 1,000
-// rounds.
+// rounds. (They converge when some schedule of whole rounds realises the
+// targets; with gangs, fitting the GPUs on average is not always enough.)
 //
 // Part 2 is OEF's rounding placer (Middleware'24, section 4.3): each user
 // has a fractional number of GPUs of each type; every round it gets the
@@ -102,6 +103,10 @@ func gavel(w io.Writer) error {
 			{4, 0},     // e: always on 4 V100s
 		},
 	}
+	// FromAllocation turns GPUs into time fractions X = GPUs/gang, one
+	// row per job, with columns in a.Types' order, the mechanism's order
+	// here. (Rounds.SetAllocation does both steps and matches types by
+	// name.)
 	combos, err := stride.FromAllocation(jobs, a)
 	if err != nil {
 		return err
