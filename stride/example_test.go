@@ -207,3 +207,30 @@ func ExampleFromAllocation() {
 	// small 1 [0.25 0.75]
 	// big 4 [0.5 0.5]
 }
+
+// An allocation whose columns come in another order than the mechanism's
+// types: SetAllocation matches them by name. Job a should run a quarter of
+// the time on the V100, b three quarters.
+func ExampleRounds_SetAllocation() {
+	r, _ := stride.NewRounds(topology.Cluster{Servers: []topology.Server{
+		{Name: "v", Type: "v100", GPUs: 1}, {Name: "k", Type: "k80", GPUs: 1},
+	}}, []topology.GPUType{"v100", "k80"})
+	err := r.SetAllocation(
+		[]alloc.Job{{ID: "a", Owner: "u", Gang: 1, Weight: 1}, {ID: "b", Owner: "u", Gang: 1, Weight: 1}},
+		&alloc.Allocation{Rows: []string{"a", "b"}, Types: []topology.GPUType{"k80", "v100"}, GPUs: [][]float64{{0.75, 0.25}, {0.25, 0.75}}},
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for q := 1; q <= 8; q++ {
+		_, _ = r.Round(q)
+	}
+	for _, id := range []string{"a", "b"} {
+		f, _ := r.Received(id)
+		fmt.Println(id, "v100, k80:", f)
+	}
+	// Output:
+	// a v100, k80: [0.25 0.75]
+	// b v100, k80: [0.75 0.25]
+}
