@@ -39,8 +39,8 @@ type levelSolution struct {
 	// right-hand side at t in any optimum: their dual is positive (see
 	// bottleneck in maxmin_decomp.go).
 	blocked []bool
-	// cuts and explicit count the decomposition's work (0 for the full LP).
-	cuts, explicit int
+	// cuts counts the decomposition's points (0 for the full LP).
+	cuts int
 }
 
 // numClasses and numTypes are the problem's dimensions.
