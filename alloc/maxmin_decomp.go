@@ -440,11 +440,13 @@ func (o *oracle) recover(ctx context.Context, points []point, start [][]float64,
 }
 
 // blocked marks, at the final prices p, the classes that cannot grow: those
-// at their time cap on their densest type, and those whose cost of value is
-// positive just below their value (the left slope of their hull), which
-// makes their dual μ_c positive in every optimal dual. Such a class can gain
-// only if another class with a positive dual falls below its row (the proof
-// is at waterFill).
+// at their time cap on their densest type, and those for which more value
+// costs something (the slope of their hull just above their value is
+// positive). For such a class some optimal dual has μ_c > 0 (μ_c may be
+// chosen anywhere between the hull's left and right slopes, as long as the
+// growing classes' μ sum to 1, which the level's optimality allows), and a
+// class with a positive dual cannot exceed its row in any optimum (the
+// proof is at WaterFilling).
 func (o *oracle) blocked(p []float64, y [][]float64) []bool {
 	lv := o.lv
 	slope := make([]float64, lv.numClasses())
@@ -457,8 +459,8 @@ func (o *oracle) blocked(p []float64, y [][]float64) []bool {
 		amax := h.a[len(h.a)-1]
 		capped[c] = u >= amax*(1-capTol)
 		_, i, f := h.at(min(u, amax))
-		if f == 0 && i > 1 {
-			i-- // at a vertex, the slope to the left
+		if f == 1 && i < len(h.a)-1 {
+			i++ // at a vertex, the slope to the right
 		}
 		slope[c] = h.slope[i]
 		top = max(top, slope[c])
