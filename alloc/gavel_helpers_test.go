@@ -152,3 +152,5 @@ func bisect(lo, hi float64, ok func(float64) bool) float64 {
 func relClose(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
+
+func nanValue() float64 { return math.NaN() }
