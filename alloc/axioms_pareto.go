@@ -27,9 +27,11 @@ type ParetoReport struct {
 	Holds bool
 	// Gain is the largest total relative gain Σ_i (u_i(y) − u_i(x_i))/s_i
 	// over feasible allocations y that lower no row's utility, measured at
-	// the validated Witness (0 when Holds and no witness is kept). s_i is
-	// u_i(x_i), or the value of an equal 1/n share of the cluster when
-	// u_i(x_i) = 0, or 1 when that is 0 too.
+	// the validated Witness (0 when Holds and no witness is kept). s_i is the
+	// larger of u_i(x_i) and u_i(C)/n, the value of a 1/n share of every
+	// type (1 when both are 0): gains are relative to what the row has, or
+	// to its equal share when it has less, so that a row holding almost
+	// nothing neither dominates the objective nor ruins the LP's scaling.
 	Gain float64
 	// Gains[i] is row i's relative gain (u_i(y) − u_i(x_i))/s_i at the
 	// witness; nil when Holds. Each is at least −AxiomTol.
@@ -53,7 +55,8 @@ type ParetoReport struct {
 // FeasTol, C_k is max(Count[k], Σ_i x_ik), and likewise each row cap is at
 // least x's row sum. Columns are scaled to y_ik = C_k·z_ik with z_ik ∈ [0, 1]
 // and each no-loss row is divided by s_i, so that the LP's data are of order
-// one whatever the units.
+// one whatever the units: with s_i ≥ u_i(C)/n every coefficient is at most
+// n and every right-hand side at most 1.
 //
 // The solver's solution is repaired (negatives clipped, any type or row cap
 // exceeded by solver tolerance scaled back) and validated against c before
@@ -150,18 +153,14 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Cluster, vals []Line
 	return r, nil
 }
 
-// paretoScale returns s_i: own if positive, else the value of a 1/n share of
-// every type, else 1.
+// paretoScale returns s_i = max(own, u_i(C)/n), or 1 when both are 0.
 func paretoScale(own float64, l Linear, count []float64, n int) float64 {
-	if own > 0 {
-		return own
-	}
 	var share float64
 	for k, r := range l {
 		share += r * count[k] / float64(n)
 	}
-	if share > 0 {
-		return share
+	if s := max(own, share); s > 0 {
+		return s
 	}
 	return 1
 }
