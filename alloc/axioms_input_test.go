@@ -24,22 +24,32 @@ func TestAxiomInputErrors(t *testing.T) {
 		wantField string
 		wantErr   error
 	}{
-		{"NaN amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[1][0] = math.NaN() }, "Allocation.GPUs", alloc.ErrValue},
+		{"NaN amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+			a.GPUs[1][0] = math.NaN()
+		}, "Allocation.GPUs", alloc.ErrValue},
 		{"negative amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][1] = -1 }, "Allocation.GPUs", alloc.ErrValue},
-		{"short bundle", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0] = a.GPUs[0][:1] }, "Allocation.GPUs", alloc.ErrShape},
+		{"short bundle", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+			a.GPUs[0] = a.GPUs[0][:1]
+		}, "Allocation.GPUs", alloc.ErrShape},
 		{"labels and rows differ", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.Rows = a.Rows[:1] }, "Allocation.GPUs", alloc.ErrShape},
 		{"no rows", func(a *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			a.Rows, a.GPUs, *v = nil, nil, nil
 		}, "Allocation.GPUs", alloc.ErrEmpty},
 		{"over capacity", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][0] = 2 }, "Allocation.GPUs", alloc.ErrValue},
-		{"zero capacity", func(_ *alloc.Allocation, c *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { c.Count = []float64{0, 1} }, "Cluster.Count", alloc.ErrValue},
+		{"zero capacity", func(_ *alloc.Allocation, c *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+			c.Count = []float64{0, 1}
+		}, "Cluster.Count", alloc.ErrValue},
 		{"too few valuations", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { *v = (*v)[:1] }, "Valuations", alloc.ErrShape},
 		{"nil valuation", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = nil }, "Valuations", alloc.ErrEmpty},
-		{"short Linear", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = alloc.Linear{1} }, "Valuations", alloc.ErrShape},
+		{"short Linear", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+			(*v)[1] = alloc.Linear{1}
+		}, "Valuations", alloc.ErrShape},
 		{"Inf rate", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{1, math.Inf(1)}
 		}, "Valuations", alloc.ErrValue},
-		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[0] = alloc.Linear{0, 0} }, "Valuations", alloc.ErrValue},
+		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+			(*v)[0] = alloc.Linear{0, 0}
+		}, "Valuations", alloc.ErrValue},
 		{"weights length", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", alloc.ErrShape},
 		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", alloc.ErrValue},
 	} {
