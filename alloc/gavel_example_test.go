@@ -151,3 +151,30 @@ func ExampleSpaceSharing() {
 	// c: 18.6 steps/s
 	// d: 7.97 steps/s
 }
+
+func ExampleNewPlacementProblem() {
+	// Four V100s, two of them in one free server; two 2-GPU jobs whose
+	// rates drop when their workers are spread over servers.
+	types := []topology.GPUType{"V100"}
+	c, _ := alloc.NewCluster(types, []float64{4})
+	jobs := []alloc.Job{{ID: "lm", Gang: 2, Weight: 1}, {ID: "resnet", Gang: 2, Weight: 1}}
+	tp, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{10}, {10}})
+	spread, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{6}, {9}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	pp, err := alloc.NewPlacementProblem(p, spread, []float64{2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, err := alloc.MaxTotalThroughput{}.Allocate(context.Background(), pp.Problem)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, r := range a.Rows {
+		fmt.Printf("%s: %s %.3g, %s %.3g\n", r, a.Types[0], a.GPUs[i][0]+0, a.Types[1], a.GPUs[i][1]+0)
+	}
+	// Output:
+	// lm: V100 2, V100_unconsolidated 0
+	// resnet: V100 0, V100_unconsolidated 2
+}
