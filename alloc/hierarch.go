@@ -34,14 +34,15 @@ import (
 // tighten). Not envy-free or strategy-proof, between entities or jobs.
 //
 // Errors: as MaxMin's, and an *InputError when Users is nil or a job's
-// Owner is not among them. Cost: one decomposed max-min solve per round;
-// FIFO entities add a round per queued job that is served.
+// Owner is not among them. Cost: one LP over classes per round (as
+// WaterFilling); FIFO entities add a round per queued job that is served.
 type Hierarchical struct {
 	// FIFO lists the entities whose jobs are served first in, first out;
 	// the others share fairly among their jobs.
-	FIFO   []UserID
-	Method MaxMinMethod
-	LP     *lp.Settings
+	FIFO []UserID
+	// Decomposed and LP are as for WaterFilling.
+	Decomposed bool
+	LP         *lp.Settings
 }
 
 // Name returns "hierarchical".
@@ -53,7 +54,7 @@ func (h Hierarchical) Allocate(ctx context.Context, p *Problem) (*Allocation, er
 	if err != nil {
 		return nil, err
 	}
-	y, _, err := waterFill(ctx, lv, ent.weights, h.Method, h.LP)
+	y, _, err := waterFill(ctx, lv, ent.weights, h.Decomposed, h.LP)
 	if err != nil {
 		return nil, err
 	}

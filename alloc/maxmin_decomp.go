@@ -33,10 +33,11 @@ import (
 // mixes the points found (U_j: the GPUs point j uses) and is a restriction of
 // the full LP, so its optimum is a lower bound; every L(p) is an upper bound.
 // We stop when they agree to gapTol, and return the mixture. Its dual (p, η)
-// is solved as a (K+1)-variable LP to which each point adds one row, warm.
+// is solved as a (K+1)-variable LP to which each point adds one row.
 
 // gapTol is the relative gap between the best Lagrangian bound and the
-// master's optimum at which the decomposition stops.
+// master's optimum at which the decomposition stops. It is relative to the
+// level, or to the classes' bases (in level units) when they are larger.
 const gapTol = 1e-9
 
 // smoothing is the weight of the best bound's prices in the in-out
@@ -50,8 +51,13 @@ const smoothing = 0.7
 const stallTol = 1e-6
 
 // maxPoints bounds the cutting planes; it is far above what any instance
-// tried needs, and reaching it is an error.
-const maxPoints = 20000
+// tried needs (about 100 at 16,384 jobs and 8 types), and reaching it is an
+// error.
+const maxPoints = 2000
+
+// maxStalls is how many iterations in a row the master may stay put before
+// the decomposition gives up.
+const maxStalls = 20
 
 // errNoConvergence reports a decomposition that reached maxPoints.
 var errNoConvergence = errors.New("alloc: max-min decomposition did not converge")
@@ -104,6 +110,14 @@ func (h *hull) at(u float64) (cost float64, i int, f float64) {
 	f = 1
 	if d := h.a[i] - h.a[i-1]; d > 0 {
 		f = min(1, max(0, (u-h.a[i-1])/d))
+		// Snap rounding noise to the vertices: a share of 1e-16 of a
+		// type becomes a coefficient CLP mishandles (it returned a
+		// non-optimal vertex of the master with one).
+		if f < snapTol {
+			f = 0
+		} else if f > 1-snapTol {
+			f = 1
+		}
 	}
 	return h.q[i-1] + f*(h.q[i]-h.q[i-1]), i, f
 }
@@ -158,6 +172,10 @@ func newOracle(lv *levelProblem) (*oracle, error) {
 	}
 	return o, nil
 }
+
+// snapTol is the fraction of a hull segment below which a point counts as
+// at the segment's end.
+const snapTol = 1e-12
 
 // capTol is the relative slack allowed between a class's base and the most
 // it can reach (solver noise carried from an earlier round).
@@ -298,22 +316,43 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 		add("cut", terms, lp.GE, pt.t)
 	}
 	addCut(m.AddConstraint, first)
-	inc, err := lp.NewIncremental(m, set)
-	if err != nil {
-		return nil, err
-	}
-	defer inc.Close()
 	best, lastLB := math.Inf(1), math.Inf(-1)
+	stalls := 0
+	// The master's solution only prices the next point: a cut broken by
+	// CLP's tolerance costs precision of the bound, not validity.
+	var dmSet lp.Settings
+	if set != nil {
+		dmSet = *set
+	}
+	dmSet.FeasibilityTol = max(dmSet.FeasibilityTol, 1e-5)
+	// Gaps are relative to the level, or to a larger natural scale when
+	// the level is a small increment (later water-filling rounds): the
+	// bases in level units, or the level of an equal split of the cluster,
+	// total/Σ size·slope.
+	var weight float64
+	for c, s := range lv.slope {
+		weight += lv.size[c] * s
+	}
+	scale := total / weight
+	for c, s := range lv.slope {
+		if s > 0 {
+			scale = max(scale, lv.base[c]/s)
+		}
+	}
 	p := make([]float64, types)
 	var center []float64 // the prices of the best bound
 	for len(points) < maxPoints {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sol, err := inc.Solve(ctx)
+		// Solved cold: the master is tiny, and a warm re-solve after
+		// adding a row was seen to stop at a non-optimal vertex here,
+		// whose too-high bound would end the cuts early.
+		sol, err := lp.Solve(ctx, m, &dmSet)
 		if err != nil {
 			return nil, fmt.Errorf("alloc: max-min master (%d points): %w", len(points), err)
 		}
+		lb, etaVal := sol.Objective, sol.Value(eta)
 		for k, v := range pv {
 			p[k] = sol.Value(v) / total
 		}
@@ -329,23 +368,37 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 			}
 		}
 		val, pt := o.eval(q)
-		if center != nil && pt.t-dot(pt.use, p)-sol.Value(eta) <= gapTol*math.Abs(best) {
+		if center != nil && pt.t-dot(pt.use, p)-etaVal <= stallTol*max(math.Abs(best), scale) {
 			q = p
 			val, pt = o.eval(p)
 		}
 		if val < best {
 			best, center = val, append(center[:0], q...)
 		}
-		gap := best - sol.Objective
+		gap := best - lb
 		// The master stalls when the new cut is violated by less than
 		// CLP's tolerance: the gap then is the solver's precision.
-		stalled := sol.Objective <= lastLB
-		lastLB = sol.Objective
-		if gap <= gapTol*math.Abs(best) || (stalled && gap <= stallTol*math.Abs(best)) {
-			return o.recover(ctx, points, start, p, set)
+		if lb <= lastLB {
+			stalls++
+		} else {
+			stalls = 0
+		}
+		lastLB = lb
+		size := max(math.Abs(best), scale)
+		if gap <= gapTol*size || (stalls > 0 && gap <= stallTol*size) {
+			out, err := o.recover(ctx, points, start, p, set)
+			if err == nil && best-out.t > 10*stallTol*size {
+				// The primal master is the dual's LP dual; a gap between
+				// them means a solve went wrong. Never return it silently.
+				err = fmt.Errorf("%w: the primal master reaches %v, the bound is %v", errNoConvergence, out.t, best)
+			}
+			return out, err
+		}
+		if stalls > maxStalls {
+			return nil, fmt.Errorf("%w: the master stalled %d times with a gap of %.3g (level %v)", errNoConvergence, stalls, gap, best)
 		}
 		points = append(points, pt)
-		addCut(inc.AddConstraint, pt)
+		addCut(m.AddConstraint, pt)
 	}
 	return nil, fmt.Errorf("%w after %d points", errNoConvergence, len(points))
 }
@@ -386,37 +439,24 @@ func startScale(lv *levelProblem, c int, y []float64) float64 {
 // mixture of their bundles, with blocked classes marked at the final prices.
 func (o *oracle) recover(ctx context.Context, points []point, start [][]float64, p []float64, set *lp.Settings) (*levelSolution, error) {
 	lv := o.lv
-	m := lp.NewModel(lp.Maximize)
 	var total float64
 	for _, n := range lv.count {
 		total += n
 	}
-	lam := make([]lp.Var, len(points))
-	conv := make([]lp.Term, len(points))
-	capTerms := make([][]lp.Term, lv.numTypes())
-	for j, pt := range points {
-		lam[j] = m.AddVar("lambda", 0, lp.Inf, pt.t)
-		conv[j] = lp.Term{Var: lam[j], Coef: 1}
-		for k, u := range pt.use {
-			if u != 0 {
-				capTerms[k] = append(capTerms[k], lp.Term{Var: lam[j], Coef: u / total})
-			}
-		}
+	capRHS := make([]float64, lv.numTypes())
+	for k, n := range lv.count {
+		capRHS[k] = n / total
 	}
-	for k, terms := range capTerms {
-		m.AddConstraint("capacity", terms, lp.LE, lv.count[k]/total)
-	}
-	m.AddConstraint("convexity", conv, lp.EQ, 1)
-	sol, err := lp.Solve(ctx, m, set)
+	lam, err := primalMaster(ctx, points, total, capRHS, 1, make([]float64, len(points)), set)
 	if err != nil {
-		return nil, fmt.Errorf("alloc: max-min primal master (%d points): %w", len(points), err)
+		return nil, err
 	}
 	out := &levelSolution{y: make([][]float64, lv.numClasses()), cuts: len(points)}
 	for c := range out.y {
 		out.y[c] = make([]float64, lv.numTypes())
 	}
 	for j, pt := range points {
-		w := sol.Value(lam[j])
+		w := lam[j]
 		if w <= 0 {
 			continue
 		}
@@ -435,7 +475,38 @@ func (o *oracle) recover(ctx context.Context, points []point, start [][]float64,
 			o.bundle(c, pt.t, func(k int, y float64) { out.y[c][k] += w * y })
 		}
 	}
-	out.blocked = o.blocked(p, out.y)
+	out.blocked, out.dual = o.blocked(p, out.y)
+	return out, nil
+}
+
+// primalMaster solves the master over the points: maximise Σ_j λ_j·t_j
+// subject to Σ_j λ_j·U_j/total ≤ capRHS, Σ_j λ_j = conv and λ ≥ lower.
+func primalMaster(ctx context.Context, points []point, total float64, capRHS []float64, conv float64, lower []float64, set *lp.Settings) ([]float64, error) {
+	m := lp.NewModel(lp.Maximize)
+	lam := make([]lp.Var, len(points))
+	convTerms := make([]lp.Term, len(points))
+	capTerms := make([][]lp.Term, len(capRHS))
+	for j, pt := range points {
+		lam[j] = m.AddVar("lambda", lower[j], lp.Inf, pt.t)
+		convTerms[j] = lp.Term{Var: lam[j], Coef: 1}
+		for k, u := range pt.use {
+			if u != 0 {
+				capTerms[k] = append(capTerms[k], lp.Term{Var: lam[j], Coef: u / total})
+			}
+		}
+	}
+	for k, terms := range capTerms {
+		m.AddConstraint("capacity", terms, lp.LE, capRHS[k])
+	}
+	m.AddConstraint("convexity", convTerms, lp.EQ, conv)
+	sol, err := lp.Solve(ctx, m, set)
+	if err != nil {
+		return nil, fmt.Errorf("alloc: max-min primal master (%d points): %w", len(points), err)
+	}
+	out := make([]float64, len(points))
+	for j, v := range lam {
+		out[j] = sol.Value(v)
+	}
 	return out, nil
 }
 
@@ -447,7 +518,7 @@ func (o *oracle) recover(ctx context.Context, points []point, start [][]float64,
 // growing classes' μ sum to 1, which the level's optimality allows), and a
 // class with a positive dual cannot exceed its row in any optimum (the
 // proof is at WaterFilling).
-func (o *oracle) blocked(p []float64, y [][]float64) []bool {
+func (o *oracle) blocked(p []float64, y [][]float64) ([]bool, []float64) {
 	lv := o.lv
 	slope := make([]float64, lv.numClasses())
 	capped := make([]bool, lv.numClasses())
@@ -468,8 +539,11 @@ func (o *oracle) blocked(p []float64, y [][]float64) []bool {
 	out := make([]bool, len(slope))
 	for c, s := range slope {
 		out[c] = capped[c] || s > blockedTol*top
+		if capped[c] {
+			slope[c] = math.Inf(1)
+		}
 	}
-	return out
+	return out, slope
 }
 
 // blockedTol is the hull slope, relative to the largest, below which a class

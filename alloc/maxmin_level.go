@@ -39,6 +39,9 @@ type levelSolution struct {
 	// right-hand side at t in any optimum: their dual is positive (see
 	// WaterFilling). nil when the backend gives no duals.
 	blocked []bool
+	// dual[c] is class c's dual (per job, +Inf at its cap), from which
+	// blocked is derived; nil when blocked is.
+	dual []float64
 	// cuts counts the decomposition's points (0 for the full LP).
 	cuts int
 }
@@ -99,8 +102,9 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 		for _, r := range fair {
 			top = max(top, math.Abs(sol.RowDuals[r]))
 		}
-		out.blocked = make([]bool, n)
+		out.blocked, out.dual = make([]bool, n), make([]float64, n)
 		for c, r := range fair {
+			out.dual[c] = math.Abs(sol.RowDuals[r]) / lv.size[c]
 			out.blocked[c] = math.Abs(sol.RowDuals[r]) > blockedTol*top
 		}
 	}

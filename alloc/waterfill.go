@@ -33,11 +33,16 @@ import (
 // that could grow would not have been stopped. Sharing-incentive as MaxMin.
 // Not envy-free and not strategy-proof (OEF §2.4).
 //
-// Cost: one decomposed max-min solve per round (maxmin_decomp.go), each
-// warm-started from the previous round's allocation. Errors as MaxMin's.
+// Cost: one LP over the classes of interchangeable jobs per round (2C+K
+// rows for C classes). Errors as MaxMin's.
 type WaterFilling struct {
-	Method MaxMinMethod
-	LP     *lp.Settings
+	// Decomposed solves the rounds by the decomposition rather than the LP
+	// over classes: much faster on distinct jobs, but its prices are
+	// accurate only to its tolerance, and a price that should be zero can
+	// stop a job early (rapid finds Pareto gains of a few percent). Without
+	// cgo the LP backend gives no duals and the decomposition is used.
+	Decomposed bool
+	LP         *lp.Settings
 }
 
 // Name returns "water-filling".
@@ -58,7 +63,7 @@ func (wf WaterFilling) Allocate(ctx context.Context, p *Problem) (*Allocation, e
 			}
 		}
 		return w
-	}, wf.Method, wf.LP)
+	}, wf.Decomposed, wf.LP)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +83,7 @@ type waterRound struct {
 // class's slope for the next round given which classes are done (stopped);
 // done classes must get 0. It returns the final bundles per class and the
 // rounds.
-func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) []float64, method MaxMinMethod, set *lp.Settings) ([][]float64, []waterRound, error) {
+func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) []float64, decomposed bool, set *lp.Settings) ([][]float64, []waterRound, error) {
 	n := lv.numClasses()
 	done := make([]bool, n)
 	var y [][]float64
@@ -101,12 +106,9 @@ func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) 
 				lv.base[c] = lv.value(c, y[c])
 			}
 		}
-		sol, err := solveLevel(ctx, lv, y, method, set)
+		sol, err := solveRound(ctx, lv, y, decomposed, set)
 		if err != nil {
 			return nil, nil, fmt.Errorf("alloc: water-filling round %d: %w", len(rounds)+1, err)
-		}
-		if sol.blocked == nil {
-			return nil, nil, fmt.Errorf("alloc: water-filling round %d: %w: the LP backend gives no duals", len(rounds)+1, lp.ErrBackendUnavailable)
 		}
 		y = sol.y
 		r := waterRound{z: sol.t, value: make([]float64, n)}
@@ -119,18 +121,35 @@ func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) 
 		}
 		if !stoppedActive(lv, r.stopped) {
 			// Every round stops a growing class in exact arithmetic (the
-			// duals of the growing rows sum to 1); this guards against
-			// duals lost to rounding.
+			// duals of the growing rows sum to 1); when rounding hid
+			// them, stop the growing class with the largest dual, so
+			// that the rounds still end.
+			top := -1
 			for c, s := range lv.slope {
-				if s > 0 && !done[c] {
-					done[c] = true
-					r.stopped = append(r.stopped, c)
+				if s > 0 && !done[c] && (top < 0 || sol.dual[c] > sol.dual[top]) {
+					top = c
 				}
 			}
+			done[top] = true
+			r.stopped = append(r.stopped, top)
 		}
 		rounds = append(rounds, r)
 	}
 	return y, rounds, nil
+}
+
+// solveRound solves one round: by the full LP over classes, whose vertex
+// duals say exactly which classes are stopped, unless decomposed is set or
+// the backend gives no duals (gonum); then by the decomposition, whose
+// prices are accurate to its tolerance only.
+func solveRound(ctx context.Context, lv *levelProblem, start [][]float64, decomposed bool, set *lp.Settings) (*levelSolution, error) {
+	if !decomposed {
+		sol, err := solveLevelFull(ctx, lv, set)
+		if err != nil || sol.blocked != nil {
+			return sol, err
+		}
+	}
+	return solveLevelDecomposed(ctx, lv, start, set)
 }
 
 // stoppedActive reports whether a class with a positive slope was stopped.
