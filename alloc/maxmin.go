@@ -24,13 +24,17 @@ import (
 // receive 4 times the GPU time of a job on 1.
 //
 // Method: jobs with equal rows, gangs and weights are interchangeable and
-// get equal bundles; the LP is solved over these classes, by Dantzig–Wolfe
-// column generation over assignment patterns whose master has K+2 rows
-// (maxmin_decomp.go), or as one LP (FullLP). Both are exact; the first
-// costs O(N·K) per pattern and a few dozen patterns, the second an LP of
-// 2N+K rows. The returned allocation is one optimal vertex: jobs above the
-// level keep what the vertex gives them, and GPUs may stay idle when a job
-// is saturated (use WaterFilling to hand them out).
+// get equal bundles; the LP is solved over these classes (C of them), by
+// Lagrangian cutting planes over the K prices (Decomposed, the default;
+// maxmin_decomp.go): each point costs O(C·K) (a convex hull per class and a
+// weighted selection of the level), a master of K+1 variables mixes the
+// points, and about a hundred points reach the optimum for K = 8. It stops
+// when the best Lagrangian bound and the master agree to 1e-9 relative, or
+// to 1e-6 when CLP's tolerances stall the master, and it checks the
+// returned mixture against the bound (an error, never a silent
+// sub-optimum). FullLP solves one LP of 2C+K rows instead. Every job's
+// value is exactly the level: GPUs may stay idle when a job is saturated
+// (use WaterFilling to hand them out).
 //
 // Properties: sharing incentive — when every job's weighted equal share
 // count_k·w_m/Σw of each type fits its time (Σ_k share ≤ gang_m), every job
@@ -161,15 +165,22 @@ func solveLevel(ctx context.Context, lv *levelProblem, start [][]float64, method
 	return nil, fmt.Errorf("%w: unknown max-min method %d", lp.ErrInvalidSettings, method)
 }
 
+// dustTol is the time fraction below which an allocation is rounding noise
+// of the LP (its tolerances are about 1e-9 relative).
+const dustTol = 1e-10
+
 // classAllocation shares the per-class bundles y out to every job of p and
-// returns the repaired Allocation (timeFractionsToAllocation).
+// returns the repaired Allocation (timeFractionsToAllocation). Time
+// fractions below dustTol are solver noise and become 0.
 func classAllocation(p *Problem, classes rowClasses, y [][]float64) *Allocation {
 	x := make([][]float64, len(p.Jobs))
 	for i, j := range p.Jobs {
 		b := y[classes.of[i]]
 		x[i] = make([]float64, len(b))
 		for k, g := range b {
-			x[i][k] = g / float64(j.Gang)
+			if f := g / float64(j.Gang); f > dustTol {
+				x[i][k] = f
+			}
 		}
 	}
 	return timeFractionsToAllocation(p, x)

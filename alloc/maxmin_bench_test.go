@@ -67,3 +67,38 @@ func BenchmarkMaxMinDistinct(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d/types=%d/fullLP", sz[0], sz[1]), func(b *testing.B) { benchFullLP(b, p) })
 	}
 }
+
+// withEntities gives p's jobs to users "e0".."e{n-1}" (weights 1 or 2),
+// round robin.
+func withEntities(p *Problem, n int) {
+	p.Users = make([]User, n)
+	for s := range p.Users {
+		p.Users[s] = User{ID: UserID(fmt.Sprint("e", s)), Weight: float64(1 + s%2)}
+	}
+	for i := range p.Jobs {
+		p.Jobs[i].Owner = p.Users[i%n].ID
+	}
+}
+
+func BenchmarkWaterFilling(b *testing.B) {
+	for _, sz := range [][2]int{{512, 3}, {2048, 3}} {
+		p := randomMaxMinProblem(b, sz[0], sz[1], 1)
+		withEntities(p, 16)
+		for _, tc := range []struct {
+			name string
+			pol  Policy
+		}{
+			{"single", WaterFilling{}},
+			{"hierarchical-fair", Hierarchical{}},
+			{"hierarchical-2fifo", Hierarchical{FIFO: []UserID{"e0", "e1"}}},
+		} {
+			b.Run(fmt.Sprintf("jobs=%d/types=%d/%s", sz[0], sz[1], tc.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := tc.pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
