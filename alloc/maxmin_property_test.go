@@ -3,8 +3,8 @@ package alloc_test
 import (
 	"context"
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
