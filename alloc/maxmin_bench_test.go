@@ -91,6 +91,7 @@ func BenchmarkWaterFilling(b *testing.B) {
 			{"single", WaterFilling{}},
 			{"hierarchical-fair", Hierarchical{}},
 			{"hierarchical-2fifo", Hierarchical{FIFO: []UserID{"e0", "e1"}}},
+			{"hierarchical-2fifo-decomposed", Hierarchical{FIFO: []UserID{"e0", "e1"}, Decomposed: true}},
 		} {
 			b.Run(fmt.Sprintf("jobs=%d/types=%d/%s", sz[0], sz[1], tc.name), func(b *testing.B) {
 				for b.Loop() {
