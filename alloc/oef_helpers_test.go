@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/lp"
@@ -17,6 +16,13 @@ import (
 // about 1e-9.
 const oefTol = 1e-7
 
+// oefT is what the helpers need of *testing.T and *rapid.T.
+type oefT interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // oefJob is one job of an OEF test instance: its owner (an index into the
 // users) and its throughput row.
 type oefJob struct {
@@ -25,7 +31,7 @@ type oefJob struct {
 }
 
 // oefProblem builds a Problem from per-user jobs. weights nil means 1.
-func oefProblem(t testing.TB, count []float64, weights []float64, jobs []oefJob) *alloc.Problem {
+func oefProblem(t oefT, count []float64, weights []float64, jobs []oefJob) *alloc.Problem {
 	t.Helper()
 	types := make([]topology.GPUType, len(count))
 	for k := range count {
@@ -66,7 +72,7 @@ func oefProblem(t testing.TB, count []float64, weights []float64, jobs []oefJob)
 }
 
 // usersProblem builds a Problem with one job per user, the rows of rates.
-func oefUsersProblem(t testing.TB, count []float64, weights []float64, rates [][]float64) *alloc.Problem {
+func oefUsersProblem(t oefT, count []float64, weights []float64, rates [][]float64) *alloc.Problem {
 	jobs := make([]oefJob, len(rates))
 	for i, r := range rates {
 		jobs[i] = oefJob{owner: i, rates: r}
@@ -76,7 +82,7 @@ func oefUsersProblem(t testing.TB, count []float64, weights []float64, rates [][
 
 // allocateOEF runs OEF in mode with method and fails the test on error or
 // an allocation that breaks capacity.
-func allocateOEF(t testing.TB, p *alloc.Problem, mode alloc.OEFMode, method alloc.OEFMethod) *alloc.Allocation {
+func allocateOEF(t oefT, p *alloc.Problem, mode alloc.OEFMode, method alloc.OEFMethod) *alloc.Allocation {
 	t.Helper()
 	a, err := alloc.OEF{Mode: mode, Settings: &alloc.OEFSettings{Method: method}}.Allocate(context.Background(), p)
 	if err != nil {
@@ -90,7 +96,7 @@ func allocateOEF(t testing.TB, p *alloc.Problem, mode alloc.OEFMode, method allo
 
 // speedups returns each job's throughputs relative to the slowest type, the
 // rates OEF values bundles with.
-func oefSpeedups(t testing.TB, p *alloc.Problem) [][]float64 {
+func oefSpeedups(t oefT, p *alloc.Problem) [][]float64 {
 	t.Helper()
 	n, err := p.Throughputs.RelativeToSlowest()
 	if err != nil {
@@ -118,7 +124,7 @@ func oefUserBundles(p *alloc.Problem, a *alloc.Allocation) [][]float64 {
 }
 
 // jobValues returns each job's normalised throughput s_i·x_i.
-func oefJobValues(t testing.TB, p *alloc.Problem, a *alloc.Allocation) []float64 {
+func oefJobValues(t oefT, p *alloc.Problem, a *alloc.Allocation) []float64 {
 	s := oefSpeedups(t, p)
 	v := make([]float64, len(s))
 	for i := range s {
@@ -128,7 +134,7 @@ func oefJobValues(t testing.TB, p *alloc.Problem, a *alloc.Allocation) []float64
 }
 
 // totalValue returns Σ_i s_i·x_i over the jobs of p.
-func oefTotal(t testing.TB, p *alloc.Problem, a *alloc.Allocation) float64 {
+func oefTotal(t oefT, p *alloc.Problem, a *alloc.Allocation) float64 {
 	var sum float64
 	for _, v := range oefJobValues(t, p, a) {
 		sum += v
@@ -139,7 +145,7 @@ func oefTotal(t testing.TB, p *alloc.Problem, a *alloc.Allocation) float64 {
 // maxThroughput solves expression (4), the most efficient allocation with
 // no fairness constraint, over the users of one-job-per-user problems, and
 // returns its total.
-func oefMaxThroughput(t testing.TB, s [][]float64, count []float64) float64 {
+func oefMaxThroughput(t oefT, s [][]float64, count []float64) float64 {
 	t.Helper()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("x", len(s), len(count), 0, lp.Inf)
