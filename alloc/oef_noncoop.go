@@ -57,14 +57,20 @@ func (q *oefLP) solveNonCoopDual(ctx context.Context, set *lp.Settings) ([][]flo
 	return q.solveNonCoopFull(ctx, set)
 }
 
-// cheapestLevelPrices runs the cutting planes. It returns the prices with the
-// best upper bound found, that bound, and whether the bounds met.
+// cheapestLevelPrices runs the cutting planes, stabilised in the in-out
+// manner: besides the cut at the LP's point it adds the cut at the midpoint
+// of that point and the best prices so far, which moves the LP far less
+// than plain Kelley rounds do. It returns the prices with the best upper
+// bound found, that bound, and whether the bounds met.
 func (q *oefLP) cheapestLevelPrices(ctx context.Context, set *lp.Settings) (best []float64, upper float64, ok bool, err error) {
-	K := len(q.count)
+	// The LP's variables are W·p, W the total weight, and its cuts a_σ/W:
+	// prices are about 1/W, and unscaled cuts of coefficients about W break
+	// the solver's absolute tolerances at thousands of users.
+	K, W := len(q.count), q.totalWeight()
 	m := lp.NewModel(lp.Minimize)
 	price := make([]lp.Var, K)
 	for k, n := range q.count {
-		price[k] = m.AddVar("p", 0, lp.Inf, n)
+		price[k] = m.AddVar("Wp", 0, lp.Inf, n/W)
 	}
 	in, err := lp.NewIncremental(m, set)
 	if err != nil {
@@ -75,56 +81,82 @@ func (q *oefLP) cheapestLevelPrices(ctx context.Context, set *lp.Settings) (best
 		terms := make([]lp.Term, 0, K)
 		for k, x := range a {
 			if x != 0 {
-				terms = append(terms, lp.Term{Var: price[k], Coef: x})
+				terms = append(terms, lp.Term{Var: price[k], Coef: x / W})
 			}
 		}
 		in.AddConstraint("cut", terms, lp.GE, 1)
 	}
-	// Seed with the cuts of the uniform prices and of every class on each
-	// type it can use, which bound p from every side.
+	inv := q.inverseSpeeds()
+	upper = math.Inf(1)
+	// evaluate returns the cut at p and keeps p if its bound is the best.
+	evaluate := func(p []float64) []float64 {
+		g, a := q.levelCost(inv, p)
+		if g > 0 {
+			if u := dot(q.count, p) / g; u < upper {
+				upper, best = u, append(best[:0], p...)
+			}
+		}
+		return a
+	}
+	// Seed with the cuts of uniform prices and of every class on each type
+	// it can use, which bound p from every side.
 	ones := make([]float64, K)
 	for k := range ones {
 		ones[k] = 1
 	}
-	_, a := q.levelCost(ones)
-	addCut(a)
+	addCut(evaluate(ones))
 	for k := range K {
 		addCut(q.allOnType(k))
 	}
-	upper = math.Inf(1)
+	mid := make([]float64, K)
 	for range maxCuts {
 		sol, err := in.Solve(ctx)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		p := sol.X[:K]
-		g, a := q.levelCost(p)
-		if g > 0 {
-			if u := dot(q.count, p) / g; u < upper {
-				upper, best = u, append([]float64(nil), p...)
-			}
+		for k := range p {
+			p[k] /= W
+			mid[k] = (p[k] + best[k]) / 2
 		}
+		addCut(evaluate(p))
+		addCut(evaluate(mid))
 		if upper-sol.Objective <= cutGapTol*upper {
 			return best, upper, true, nil
 		}
-		addCut(a)
 	}
 	return best, upper, false, nil
 }
 
+// inverseSpeeds returns 1/s_ck, +Inf where s_ck is zero: p_k·(1/s_ck) is
+// then +Inf, or NaN when p_k is 0, and either loses every comparison in
+// levelCost, so a class never picks a type it cannot use.
+func (q *oefLP) inverseSpeeds() [][]float64 {
+	inv := make([][]float64, len(q.s))
+	for c, s := range q.s {
+		inv[c] = make([]float64, len(s))
+		for k, r := range s {
+			inv[c][k] = 1 / r
+		}
+	}
+	return inv
+}
+
 // levelCost returns g(p) and the cut a_σ of the cheapest assignment σ at p.
-func (q *oefLP) levelCost(p []float64) (float64, []float64) {
+// Every class can use its slowest type (its speedup there is 1), so σ is
+// always defined.
+func (q *oefLP) levelCost(inv [][]float64, p []float64) (float64, []float64) {
 	a := make([]float64, len(p))
 	var g float64
-	for c, s := range q.s {
+	for c, iv := range inv {
 		best, at := math.Inf(1), -1
-		for k, r := range s {
-			if r > 0 && p[k]/r < best {
-				best, at = p[k]/r, k
+		for k, x := range iv {
+			if v := p[k] * x; v < best {
+				best, at = v, k
 			}
 		}
 		g += q.w[c] * best
-		a[at] += q.w[c] / s[at]
+		a[at] += q.w[c] * iv[at]
 	}
 	return g, a
 }
