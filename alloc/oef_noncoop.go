@@ -2,6 +2,8 @@ package alloc
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"math"
 
 	"github.com/gpufair/gpufair/lp"
@@ -27,10 +29,10 @@ import (
 const (
 	// cutGapTol is the relative gap between the cutting-plane bounds at
 	// which the dual is taken as solved.
-	cutGapTol = 1e-11
+	cutGapTol = 1e-10
 	// maxCuts bounds the cutting-plane rounds before falling back to the
 	// full LP.
-	maxCuts = 2000
+	maxCuts = 300
 	// tieTol is the relative slack within which a type counts as one of a
 	// class's cheapest. Too large only makes the recovery LP larger.
 	tieTol = 1e-7
@@ -42,18 +44,20 @@ const (
 // solveNonCoopDual solves non-cooperative OEF as described above.
 func (q *oefLP) solveNonCoopDual(ctx context.Context, set *lp.Settings) ([][]float64, error) {
 	p, bound, ok, err := q.cheapestLevelPrices(ctx, set)
-	if err != nil {
+	if err != nil && !errors.Is(err, lp.ErrNumerical) {
 		return nil, err
 	}
-	if ok {
+	if ok && err == nil {
 		y, t, err := q.recoverLevel(ctx, set, p)
-		if err != nil {
+		if err != nil && !errors.Is(err, lp.ErrNumerical) {
 			return nil, err
 		}
-		if t >= bound*(1-certTol) {
+		if err == nil && t >= bound*(1-certTol) {
 			return y, nil
 		}
 	}
+	// The bounds did not meet, the certificate failed, or the backend gave
+	// up on a small LP (gonum's dense simplex does on near-parallel cuts).
 	return q.solveNonCoopFull(ctx, set)
 }
 
@@ -77,7 +81,17 @@ func (q *oefLP) cheapestLevelPrices(ctx context.Context, set *lp.Settings) (best
 		return nil, 0, false, err
 	}
 	defer in.Close()
+	seen := make(map[string]bool) // a repeated cut makes the LP singular for gonum
+	var key []byte
 	addCut := func(a []float64) {
+		key = key[:0]
+		for _, x := range a {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(x))
+		}
+		if seen[string(key)] {
+			return
+		}
+		seen[string(key)] = true
 		terms := make([]lp.Term, 0, K)
 		for k, x := range a {
 			if x != 0 {

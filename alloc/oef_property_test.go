@@ -2,6 +2,7 @@ package alloc_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sort"
 	"testing"
@@ -83,7 +84,13 @@ func TestOEFStructuredMatchesFullModel(t *testing.T) {
 		c := genOEFCase(true).Draw(rt, "case")
 		p := c.problem(rt)
 		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
-			full := oefTotal(rt, p, allocateOEF(rt, p, mode, alloc.OEFFullModel))
+			ref, err := alloc.OEF{Mode: mode, Settings: &alloc.OEFSettings{Method: alloc.OEFFullModel}}.Allocate(context.Background(), p)
+			if errors.Is(err, lp.ErrNumerical) && !oefCLP() {
+				// gonum's dense simplex gives up on some degenerate full
+				// models; CLP solves them all.
+				continue
+			}
+			full := oefTotal(rt, p, ref)
 			fast := oefTotal(rt, p, allocateOEF(rt, p, mode, alloc.OEFStructured))
 			if math.Abs(full-fast) > oefTol*max(1, full) {
 				rt.Fatalf("OEF %v: structured total %v, full model %v", mode, fast, full)
