@@ -137,7 +137,9 @@ type OEFSettings struct {
 // O(C·K) per cutting-plane round over C classes and K types, plus LPs of K
 // rows; the structured cooperative solve adds violated envy rows in rounds
 // of O(C²·K) checks and is bounded by the envy rows that bind at the
-// optimum.
+// optimum: fast when users share a few job types (4,096 users of 26 job
+// types in about 0.1 s), but slower than the full model with distinct rows
+// (tens of seconds at 256 users × 3 types).
 type OEF struct {
 	Mode     OEFMode
 	Settings *OEFSettings
