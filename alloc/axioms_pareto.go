@@ -236,11 +236,3 @@ func checkRowCaps(a *Allocation, caps []float64) error {
 	}
 	return nil
 }
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
-}

@@ -252,14 +252,6 @@ func (q *oefLP) recoverLevel(ctx context.Context, set *lp.Settings, p []float64)
 	return y, level, nil
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s
-}
-
 func argMax(xs []float64) int {
 	at := 0
 	for i, x := range xs {
