@@ -33,7 +33,8 @@ type ArbiterSettings struct {
 // by now come back, and if GPUs are free a round runs:
 //
 //  1. every app's current rho is refreshed (below) and the apps are sorted
-//     worst first: rho descending, then longest without GPUs, then name;
+//     worst first: rho descending, then never won or longest since it
+//     last won an auction, then name;
 //  2. the first ⌈(1-f)·n⌉ (at least one) are invited; each invited agent
 //     bids on the offer of all free GPUs;
 //  3. AuctionTables picks rows; winner i leases its row's GPUs for c_i·Lease;
@@ -88,7 +89,7 @@ type slot struct {
 type appState struct {
 	agent   Agent
 	gpus    int       // GPUs held
-	waiting time.Time // since when it has held nothing
+	lastWon time.Time // when it last won a row; zero if never
 	table   *ftf.BidTable
 	base    []int // GPUs held per server when table was bid
 	rho     float64
@@ -157,25 +158,19 @@ func (a *Arbiter) nextEnd() (int, int, bool) {
 // one is due and its recipient is still here.
 func (a *Arbiter) release(s, k int, t time.Time) {
 	sl := &a.slots[s][k]
-	a.take(sl.app, -1, t)
+	a.take(sl.app, -1)
 	to, until := sl.payTo, sl.payUntil
 	*sl = slot{failed: sl.failed}
 	if to != "" && until.After(t) && a.apps[to] != nil && !sl.failed {
 		*sl = slot{app: to, kind: Payment, start: t, end: until}
-		a.take(to, 1, t)
+		a.take(to, 1)
 	}
 }
 
-// take counts d GPUs to or from app at t, starting its wait when it is
-// left with none.
-func (a *Arbiter) take(app string, d int, t time.Time) {
-	st := a.apps[app]
-	if st == nil {
-		return
-	}
-	st.gpus += d
-	if st.gpus == 0 && d < 0 {
-		st.waiting = t
+// take counts d GPUs to or from app.
+func (a *Arbiter) take(app string, d int) {
+	if st := a.apps[app]; st != nil {
+		st.gpus += d
 	}
 }
 
@@ -195,7 +190,7 @@ func (a *Arbiter) Join(now time.Time, app string, ag Agent) error {
 	if err := a.setTime(now); err != nil {
 		return err
 	}
-	a.apps[app] = &appState{agent: ag, waiting: now, rho: math.Inf(1)}
+	a.apps[app] = &appState{agent: ag, rho: math.Inf(1)}
 	return nil
 }
 

@@ -96,6 +96,7 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 		uninvited[rk.App] = true
 	}
 	held := map[string][]int{}
+	var waitBids []Bid // r.Bids with RhoNone +Inf priced as waiting (waitRho)
 	for _, id := range r.Invited {
 		st := a.apps[id]
 		held[id] = a.heldCounts(id)
@@ -113,6 +114,11 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 		st.table, st.base = &tab, held[id]
 		if len(tab.Rows) > 0 {
 			r.Bids = append(r.Bids, Bid{App: id, Table: tab})
+			wait := tab
+			if math.IsInf(tab.RhoNone, 1) {
+				wait.RhoNone = a.waitRho(ctx, id, tab, held[id], &r.Errors)
+			}
+			waitBids = append(waitBids, Bid{App: id, Table: wait})
 		}
 	}
 	leftover := r.Offer.Free
@@ -120,6 +126,11 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 		out, err := AuctionTables(ctx, r.Offer, r.Bids)
 		if err != nil {
 			return nil, err // bids are valid: only ctx can fail here
+		}
+		// c_i from the bids with losing priced as waiting, so that a winner
+		// keeping out an app that holds nothing does not pay everything.
+		if out.Keep, err = newSearch(r.Offer, waitBids).keeps(ctx, out.Row); err != nil {
+			return nil, err
 		}
 		r.Outcome, leftover = out, out.Leftover
 		for i, b := range r.Bids {
@@ -156,6 +167,7 @@ func (a *Arbiter) grantWon(r *Round, app string, row ftf.Row, c float64, uninvit
 			gpus = append(gpus, a.leaseSlots(app, Won, s, n, now, end)...)
 		}
 	}
+	a.apps[app].lastWon = now
 	r.Grants = append(r.Grants, Grant{App: app, Kind: Won, GPUs: gpus, From: now, Until: end, Keep: c})
 	if !end.Before(full) {
 		return
@@ -185,7 +197,7 @@ func (a *Arbiter) leaseSlots(app string, kind GrantKind, s, n int, from, until t
 			out = append(out, topology.GPU{Server: s, Slot: k})
 		}
 	}
-	a.take(app, len(out), from)
+	a.take(app, len(out))
 	return out
 }
 
@@ -246,7 +258,7 @@ func (a *Arbiter) rank(ctx context.Context, r *Round) {
 		if c := cmp.Compare(y.Rho, x.Rho); c != 0 {
 			return c
 		}
-		return a.apps[x.App].waiting.Compare(a.apps[y.App].waiting) // names already in order
+		return a.apps[x.App].lastWon.Compare(a.apps[y.App].lastWon) // names already in order
 	})
 	n := len(r.Ranking)
 	k := int(math.Ceil((1-a.filter)*float64(n) - 1e-9))
@@ -293,4 +305,32 @@ rows:
 		rho = min(rho, row.Rho)
 	}
 	return rho, true
+}
+
+// waitRho prices winning nothing, for a bid that says +Inf, as what losing
+// means between rounds: waiting one lease and then holding the table's best
+// row, as the agent's Rho at now+Lease says. With +Inf the one-shot auction
+// would charge any winner that keeps such an app out its whole bundle
+// (c_i = 0), and under scarcity every round would end that way. It stays
+// +Inf if the agent fails or prices waiting no worse than the row.
+func (a *Arbiter) waitRho(ctx context.Context, id string, tab ftf.BidTable, held []int, errs *[]error) float64 {
+	best := tab.Rows[0]
+	for _, row := range tab.Rows[1:] {
+		if row.Rho < best.Rho {
+			best = row
+		}
+	}
+	counts := slices.Clone(held)
+	for s, n := range best.Counts {
+		counts[s] += n
+	}
+	rho, err := a.apps[id].agent.Rho(ctx, a.now.Add(a.lease), a.c, counts)
+	if err != nil {
+		*errs = append(*errs, &AgentError{App: id, Op: "Rho", Err: err})
+		return math.Inf(1)
+	}
+	if math.IsNaN(rho) || !(rho > best.Rho) {
+		return math.Inf(1)
+	}
+	return rho
 }

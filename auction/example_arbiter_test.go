@@ -25,7 +25,8 @@ func jobAgent(job ftf.SingleJob, start time.Time) auction.RhoAgent {
 // agent, Advance runs a round on each resource-available event, and
 // NextEvent says when the next lease ends. With f = 0.5 two of the three
 // apps are invited; each wins one server, keeps it for c_i of the lease
-// and pays the rest to the app left out.
+// and pays the rest to the app left out, which is invited next: it never
+// won, and holding nothing its rho is +Inf.
 func ExampleArbiter() {
 	c := topology.Cluster{Servers: []topology.Server{
 		{Name: "m0", Rack: "r0", Type: "v100", GPUs: 3},
@@ -78,9 +79,8 @@ func ExampleArbiter() {
 	//   vgg       payment  3 GPUs 8m15s..10m0s
 	//   resnet    won      3 GPUs 0s..7m39s (c = 0.765)
 	//   vgg       payment  3 GPUs 7m39s..10m0s
-	// t=10m0s: 6 GPUs offered to [resnet inception]
-	//   resnet    won      3 GPUs 10m0s..18m26s (c = 0.843)
-	//   vgg       payment  3 GPUs 18m26s..20m0s
-	//   inception won      3 GPUs 10m0s..18m50s (c = 0.883)
-	//   vgg       payment  3 GPUs 18m50s..20m0s
+	// t=10m0s: 6 GPUs offered to [vgg inception]
+	//   vgg       won      3 GPUs 10m0s..18m26s (c = 0.843)
+	//   resnet    payment  3 GPUs 18m26s..20m0s
+	//   inception won      3 GPUs 10m0s..20m0s (c = 1)
 }
