@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -317,7 +318,51 @@ func clpSolveType(m Method) int {
 
 // solveCLP loads m, solves it once and frees CLP's memory.
 func solveCLP(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	if rays := freeRays(m); len(rays) > 0 {
+		return solveCLPWithRays(ctx, m, set, rays)
+	}
 	c := newCLPModel(m)
 	defer c.close()
 	return c.run(ctx, set, false)
+}
+
+// freeRays returns the columns that have no nonzero coefficient in any row
+// and improve the objective towards an infinite bound.
+func freeRays(m *Model) []Var {
+	used := make([]bool, len(m.obj))
+	for _, row := range m.rows {
+		for _, t := range row {
+			if t.Coef != 0 {
+				used[t.Var] = true
+			}
+		}
+	}
+	var rays []Var
+	for j, c := range m.obj {
+		if m.sense == Maximize {
+			c = -c
+		}
+		if !used[j] && (c < 0 && math.IsInf(m.upper[j], 1) || c > 0 && math.IsInf(m.lower[j], -1)) {
+			rays = append(rays, Var(j))
+		}
+	}
+	return rays
+}
+
+// solveCLPWithRays settles a model with free rays: it is unbounded exactly
+// when the rest is feasible. CLP's dual simplex calls some such models
+// primal infeasible (TestPropertyUnboundedDetected), so the rays are
+// taken out of the objective and the rest solved alone.
+func solveCLPWithRays(ctx context.Context, m *Model, set Settings, rays []Var) (*Solution, error) {
+	rest := m.Clone()
+	for _, v := range rays {
+		rest.obj[v] = 0
+	}
+	c := newCLPModel(rest)
+	defer c.close()
+	sol, err := c.run(ctx, set, false)
+	if err != nil && !errors.Is(err, ErrUnbounded) {
+		return sol, err
+	}
+	return &Solution{Status: Unbounded, Backend: CLP}, fmt.Errorf("%w: variable %q in no row improves the objective without limit", ErrUnbounded, m.names[rays[0]])
 }

@@ -1,0 +1,470 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// The decomposition below solves a levelProblem exactly without building its
+// N fairness and N time rows. The classes are linked only by the K capacity
+// rows, so we relax those with prices p ≥ 0 (Lagrange):
+//
+//	L(p) = p·count + max_t [ t − Σ_c size_c·C_c(base_c + slope_c·t, p) ]
+//
+// where C_c(v, p) = min{p·y : rate_c·y ≥ v, Σ_k y_k ≤ gang_c, y ≥ 0} is the
+// cheapest bundle worth v to one job of class c. With time as a budget of
+// gang_c GPUs, C_c(v, p) = gang_c·H_c(v/gang_c), H_c the lower convex hull of
+// the points (0, 0) and (rate_ck, p_k): the job uses the type with the most
+// value per price until its time runs out, then moves up the hull to denser
+// types (at most two types at once). So L(p) costs one pass over the classes
+// plus a weighted selection of the level t among the hulls' breakpoints, and
+// the maximiser is a level t_j and a bundle per class, a point of the
+// polytope the capacity rows were taken from.
+//
+// Kelley's cutting planes over the K prices (a Dantzig–Wolfe master with
+// K+1 rows) then converge to the LP's optimum: the master
+//
+//	maximise Σ_j λ_j·t_j  subject to  Σ_j λ_j·U_j ≤ count,  Σ_j λ_j = 1,  λ ≥ 0
+//
+// mixes the points found (U_j: the GPUs point j uses) and is a restriction of
+// the full LP, so its optimum is a lower bound; every L(p) is an upper bound.
+// We stop when they agree to gapTol, and return the mixture. Its dual (p, η)
+// is solved as a (K+1)-variable LP to which each point adds one row, warm.
+
+// gapTol is the relative gap between the best Lagrangian bound and the
+// master's optimum at which the decomposition stops.
+const gapTol = 1e-9
+
+// smoothing is the weight of the best bound's prices in the in-out
+// separation point.
+const smoothing = 0.7
+
+// stallTol is the relative gap accepted when the master stops moving: CLP
+// solves it to about 1e-7 (its primal and dual tolerances), so cuts
+// violated by less are not seen. Tests hold the result to 1e-6 of the full
+// LP's optimum.
+const stallTol = 1e-6
+
+// maxPoints bounds the cutting planes; it is far above what any instance
+// tried needs, and reaching it is an error.
+const maxPoints = 20000
+
+// errNoConvergence reports a decomposition that reached maxPoints.
+var errNoConvergence = errors.New("alloc: max-min decomposition did not converge")
+
+// hull is the lower convex hull of (0, 0) and the points (rate_k, p_k) of
+// one class: vertex i is type typ[i] with value a[i] per unit of time and
+// cost q[i]; vertex 0 is idle (no type). slope[i] is the hull's slope from
+// vertex i-1 to i, increasing in i.
+type hull struct {
+	typ   []int
+	a, q  []float64
+	slope []float64
+}
+
+// buildHull computes the hull of one class's rates at prices p, visiting the
+// types in order (rates ascending). It reuses h's slices.
+func buildHull(h *hull, rate []float64, order []int, p []float64) {
+	h.typ, h.a, h.q, h.slope = append(h.typ[:0], -1), append(h.a[:0], 0), append(h.q[:0], 0), append(h.slope[:0], 0)
+	for _, k := range order {
+		x, c := rate[k], p[k]
+		// A type no denser than the last vertex and no cheaper is useless.
+		for n := len(h.a); n > 1; n = len(h.a) {
+			last := n - 1
+			if x == h.a[last] {
+				if c >= h.q[last] {
+					goto next
+				}
+			} else if (c-h.q[last])*(h.a[last]-h.a[last-1]) > (h.q[last]-h.q[last-1])*(x-h.a[last]) {
+				break // convex turn: keep the last vertex
+			}
+			h.typ, h.a, h.q, h.slope = h.typ[:last], h.a[:last], h.q[:last], h.slope[:last]
+		}
+		{
+			n := len(h.a)
+			h.typ, h.a, h.q = append(h.typ, k), append(h.a, x), append(h.q, c)
+			h.slope = append(h.slope, (c-h.q[n-1])/(x-h.a[n-1]))
+		}
+	next:
+	}
+}
+
+// at returns the hull's cost at value u per unit of time (u ≤ the last
+// vertex's value) and the segment u lies on: u is between vertices i-1 and i,
+// at fraction f from i-1 (f = 1 at a vertex).
+func (h *hull) at(u float64) (cost float64, i int, f float64) {
+	i = 1
+	for i < len(h.a)-1 && u > h.a[i] {
+		i++
+	}
+	f = 1
+	if d := h.a[i] - h.a[i-1]; d > 0 {
+		f = min(1, max(0, (u-h.a[i-1])/d))
+	}
+	return h.q[i-1] + f*(h.q[i]-h.q[i-1]), i, f
+}
+
+// oracle evaluates L(p) and returns its maximiser.
+type oracle struct {
+	lv    *levelProblem
+	order [][]int // per class, usable types by rate ascending
+	tmax  float64 // the highest level every class can reach
+	hulls []hull
+	ev    []event
+}
+
+// event is a breakpoint of the level's derivative: at level t, one class's
+// cost starts rising faster by d (per unit of t).
+type event struct{ t, d float64 }
+
+// point is a maximiser of L(p): a level and the GPUs of each type in use.
+type point struct {
+	t   float64
+	use []float64
+	p   []float64 // the prices it was computed at (nil for a start point)
+}
+
+func newOracle(lv *levelProblem) (*oracle, error) {
+	o := &oracle{lv: lv, order: make([][]int, lv.numClasses()), hulls: make([]hull, lv.numClasses()), tmax: math.Inf(1)}
+	for c, r := range lv.rate {
+		for k, x := range r {
+			if x > 0 {
+				o.order[c] = append(o.order[c], k)
+			}
+		}
+		ord := o.order[c]
+		for i := 1; i < len(ord); i++ { // insertion sort: K is small
+			for j := i; j > 0 && r[ord[j]] < r[ord[j-1]]; j-- {
+				ord[j], ord[j-1] = ord[j-1], ord[j]
+			}
+		}
+		if len(ord) == 0 {
+			return nil, fmt.Errorf("alloc: class %d has no usable type", c)
+		}
+		top := lv.gang[c] * r[ord[len(ord)-1]]
+		if lv.base[c] > top*(1+capTol) {
+			return nil, fmt.Errorf("alloc: class %d's base %v exceeds its capacity %v", c, lv.base[c], top)
+		}
+		if lv.slope[c] > 0 {
+			o.tmax = min(o.tmax, max(0, top-lv.base[c])/lv.slope[c])
+		}
+	}
+	if math.IsInf(o.tmax, 1) {
+		return nil, errors.New("alloc: no class has a positive slope")
+	}
+	return o, nil
+}
+
+// capTol is the relative slack allowed between a class's base and the most
+// it can reach (solver noise carried from an earlier round).
+const capTol = 1e-9
+
+// eval returns L(p) and its maximiser.
+func (o *oracle) eval(p []float64) (float64, point) {
+	lv := o.lv
+	o.ev = o.ev[:0]
+	var rise float64 // the derivative's decrease at t = 0+
+	for c := range lv.rate {
+		h := &o.hulls[c]
+		buildHull(h, lv.rate[c], o.order[c], p)
+		s, g, b := lv.slope[c]*lv.size[c], lv.gang[c], lv.base[c]
+		if s == 0 {
+			continue
+		}
+		u0 := b / g
+		_, i, f := h.at(u0)
+		if f == 1 && u0 >= h.a[i] && i < len(h.a)-1 {
+			i++ // at a vertex, the slope to the right
+		}
+		rise += s * h.slope[i]
+		for j := i; j < len(h.a)-1; j++ {
+			o.ev = append(o.ev, event{t: (g*h.a[j] - b) / lv.slope[c], d: s * (h.slope[j+1] - h.slope[j])})
+		}
+	}
+	t := o.tmax
+	if rise >= 1 {
+		t = 0
+	} else if e, ok := selectLevel(o.ev, 1-rise); ok && e < t {
+		t = e
+	}
+	pt := point{t: t, use: make([]float64, lv.numTypes()), p: append([]float64(nil), p...)}
+	val := t
+	for c := range lv.rate {
+		cost := o.bundle(c, t, func(k int, y float64) { pt.use[k] += lv.size[c] * y })
+		val -= lv.size[c] * cost
+	}
+	for k, n := range lv.count {
+		val += p[k] * n
+	}
+	return val, pt
+}
+
+// bundle calls put(k, y) for the GPUs y of each type k a job of class c
+// holds at level t on the hull built last, and returns their cost.
+func (o *oracle) bundle(c int, t float64, put func(k int, y float64)) float64 {
+	lv, h := o.lv, &o.hulls[c]
+	g := lv.gang[c]
+	u := min((lv.base[c]+lv.slope[c]*t)/g, h.a[len(h.a)-1])
+	cost, i, f := h.at(u)
+	if k := h.typ[i-1]; k >= 0 && f < 1 {
+		put(k, g*(1-f))
+	}
+	if f > 0 {
+		put(h.typ[i], g*f)
+	}
+	return g * cost
+}
+
+// selectLevel returns the smallest event level at which the cumulative
+// rises reach need, by quickselect on ev (which it reorders).
+func selectLevel(ev []event, need float64) (float64, bool) {
+	lo := ev
+	for len(lo) > 0 {
+		pivot := lo[len(lo)/2].t
+		// Three-way partition: < pivot, == pivot, > pivot.
+		lt, gt := 0, len(lo)
+		for i := 0; i < gt; {
+			switch {
+			case lo[i].t < pivot:
+				lo[lt], lo[i] = lo[i], lo[lt]
+				lt++
+				i++
+			case lo[i].t > pivot:
+				gt--
+				lo[gt], lo[i] = lo[i], lo[gt]
+			default:
+				i++
+			}
+		}
+		var below, at float64
+		for _, e := range lo[:lt] {
+			below += e.d
+		}
+		for _, e := range lo[lt:gt] {
+			at += e.d
+		}
+		switch {
+		case below >= need:
+			lo = lo[:lt]
+		case below+at >= need:
+			return pivot, true
+		default:
+			need -= below + at
+			lo = lo[gt:]
+		}
+	}
+	return 0, false
+}
+
+// solveLevelDecomposed solves lv by the cutting planes described above.
+// start, when some base is positive, must be a feasible allocation (per
+// class) that meets every base (the previous water-filling round's); it is
+// the master's first point.
+func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float64, set *lp.Settings) (*levelSolution, error) {
+	o, err := newOracle(lv)
+	if err != nil {
+		return nil, err
+	}
+	types := lv.numTypes()
+	var total float64
+	for _, n := range lv.count {
+		total += n
+	}
+	// The dual master, with prices scaled by the cluster's size so that
+	// they are about 1 (LP-NOTES.md on scaling):
+	//	minimise Σ_k (count_k/total)·p'_k + η  s.t.  η + Σ_k (U_jk/total)·p'_k ≥ t_j.
+	m := lp.NewModel(lp.Minimize)
+	pv := make([]lp.Var, types)
+	for k, n := range lv.count {
+		pv[k] = m.AddVar("p", 0, lp.Inf, n/total)
+	}
+	eta := m.AddVar("eta", -lp.Inf, lp.Inf, 1)
+	first := point{use: make([]float64, types)}
+	if start != nil {
+		first.use = startUse(lv, start)
+	}
+	points := []point{first}
+	addCut := func(add addRow, pt point) {
+		terms := []lp.Term{{Var: eta, Coef: 1}}
+		for k, u := range pt.use {
+			if u != 0 {
+				terms = append(terms, lp.Term{Var: pv[k], Coef: u / total})
+			}
+		}
+		add("cut", terms, lp.GE, pt.t)
+	}
+	addCut(m.AddConstraint, first)
+	inc, err := lp.NewIncremental(m, set)
+	if err != nil {
+		return nil, err
+	}
+	defer inc.Close()
+	best, lastLB := math.Inf(1), math.Inf(-1)
+	p := make([]float64, types)
+	var center []float64 // the prices of the best bound
+	for len(points) < maxPoints {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sol, err := inc.Solve(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("alloc: max-min master (%d points): %w", len(points), err)
+		}
+		for k, v := range pv {
+			p[k] = sol.Value(v) / total
+		}
+		// In-out separation (Wentges): price between the best bound's
+		// prices and the master's, which damps Kelley's zigzag; fall
+		// back to the master's prices when that cut would not cut off
+		// the master's solution.
+		q := p
+		if center != nil {
+			q = make([]float64, types)
+			for k := range q {
+				q[k] = smoothing*center[k] + (1-smoothing)*p[k]
+			}
+		}
+		val, pt := o.eval(q)
+		if center != nil && pt.t-dot(pt.use, p)-sol.Value(eta) <= gapTol*math.Abs(best) {
+			q = p
+			val, pt = o.eval(p)
+		}
+		if val < best {
+			best, center = val, append(center[:0], q...)
+		}
+		gap := best - sol.Objective
+		// The master stalls when the new cut is violated by less than
+		// CLP's tolerance: the gap then is the solver's precision.
+		stalled := sol.Objective <= lastLB
+		lastLB = sol.Objective
+		if gap <= gapTol*math.Abs(best) || (stalled && gap <= stallTol*math.Abs(best)) {
+			return o.recover(ctx, points, start, p, set)
+		}
+		points = append(points, pt)
+		addCut(inc.AddConstraint, pt)
+	}
+	return nil, fmt.Errorf("%w after %d points", errNoConvergence, len(points))
+}
+
+type addRow func(name string, terms []lp.Term, op lp.Op, rhs float64) lp.Row
+
+// startUse returns the GPUs the start allocation uses, each class's bundle
+// scaled to meet its base exactly.
+func startUse(lv *levelProblem, start [][]float64) []float64 {
+	use := make([]float64, lv.numTypes())
+	for c, y := range start {
+		f := startScale(lv, c, y)
+		for k, x := range y {
+			use[k] += lv.size[c] * x * f
+		}
+	}
+	return use
+}
+
+// startScale is the factor that brings class c's start bundle y to its base
+// (0 when the base is 0).
+func startScale(lv *levelProblem, c int, y []float64) float64 {
+	if lv.base[c] == 0 {
+		return 0
+	}
+	return min(1, lv.base[c]/lv.value(c, y))
+}
+
+// recover solves the primal master over the points found and returns the
+// mixture of their bundles, with blocked classes marked at the final prices.
+func (o *oracle) recover(ctx context.Context, points []point, start [][]float64, p []float64, set *lp.Settings) (*levelSolution, error) {
+	lv := o.lv
+	m := lp.NewModel(lp.Maximize)
+	var total float64
+	for _, n := range lv.count {
+		total += n
+	}
+	lam := make([]lp.Var, len(points))
+	conv := make([]lp.Term, len(points))
+	capTerms := make([][]lp.Term, lv.numTypes())
+	for j, pt := range points {
+		lam[j] = m.AddVar("lambda", 0, lp.Inf, pt.t)
+		conv[j] = lp.Term{Var: lam[j], Coef: 1}
+		for k, u := range pt.use {
+			if u != 0 {
+				capTerms[k] = append(capTerms[k], lp.Term{Var: lam[j], Coef: u / total})
+			}
+		}
+	}
+	for k, terms := range capTerms {
+		m.AddConstraint("capacity", terms, lp.LE, lv.count[k]/total)
+	}
+	m.AddConstraint("convexity", conv, lp.EQ, 1)
+	sol, err := lp.Solve(ctx, m, set)
+	if err != nil {
+		return nil, fmt.Errorf("alloc: max-min primal master (%d points): %w", len(points), err)
+	}
+	out := &levelSolution{y: make([][]float64, lv.numClasses()), cuts: len(points)}
+	for c := range out.y {
+		out.y[c] = make([]float64, lv.numTypes())
+	}
+	for j, pt := range points {
+		w := sol.Value(lam[j])
+		if w <= 0 {
+			continue
+		}
+		out.t += w * pt.t
+		if pt.p == nil {
+			for c, y := range start {
+				f := w * startScale(lv, c, y)
+				for k, x := range y {
+					out.y[c][k] += f * x
+				}
+			}
+			continue
+		}
+		o.eval(pt.p) // rebuilds the hulls of pt's prices
+		for c := range out.y {
+			o.bundle(c, pt.t, func(k int, y float64) { out.y[c][k] += w * y })
+		}
+	}
+	out.blocked = o.blocked(p, out.y)
+	return out, nil
+}
+
+// blocked marks, at the final prices p, the classes that cannot grow: those
+// at their time cap on their densest type, and those for which more value
+// costs something (the slope of their hull just above their value is
+// positive). For such a class some optimal dual has μ_c > 0 (μ_c may be
+// chosen anywhere between the hull's left and right slopes, as long as the
+// growing classes' μ sum to 1, which the level's optimality allows), and a
+// class with a positive dual cannot exceed its row in any optimum (the
+// proof is at WaterFilling).
+func (o *oracle) blocked(p []float64, y [][]float64) []bool {
+	lv := o.lv
+	slope := make([]float64, lv.numClasses())
+	capped := make([]bool, lv.numClasses())
+	var top float64
+	for c := range lv.rate {
+		h := &o.hulls[c]
+		buildHull(h, lv.rate[c], o.order[c], p)
+		u := lv.value(c, y[c]) / lv.gang[c]
+		amax := h.a[len(h.a)-1]
+		capped[c] = u >= amax*(1-capTol)
+		_, i, f := h.at(min(u, amax))
+		if f == 1 && i < len(h.a)-1 {
+			i++ // at a vertex, the slope to the right
+		}
+		slope[c] = h.slope[i]
+		top = max(top, slope[c])
+	}
+	out := make([]bool, len(slope))
+	for c, s := range slope {
+		out[c] = capped[c] || s > blockedTol*top
+	}
+	return out
+}
+
+// blockedTol is the hull slope, relative to the largest, below which a class
+// counts as free to grow. Prices of unsaturated types are exact zeros in the
+// master's vertex; those of saturated types are orders of magnitude above.
+const blockedTol = 1e-9
