@@ -74,7 +74,7 @@ func BenchmarkOEFNonCooperative(b *testing.B) {
 // on distinct rows, and shows the scale reached when users share job types
 // (classes), where the full model is out of reach.
 func BenchmarkOEFCooperative(b *testing.B) {
-	for _, users := range []int{64, 256} {
+	for _, users := range []int{64, 128, 256} {
 		for _, method := range oefMethods {
 			benchOEF(b, alloc.Cooperative, method, users, 3, 0)
 		}
