@@ -61,6 +61,20 @@ type TableOutcome struct {
 // Every bid is validated against the offer (BidTable.Validate); bad bids
 // and repeated app names are *alloc.InputError.
 func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutcome, error) {
+	return AuctionTablesWith(ctx, offer, bids, nil)
+}
+
+// TableSettings tunes the bid-table search. A nil *TableSettings and the zero
+// value mean no limit but ctx.
+type TableSettings struct {
+	// MaxNodes stops the search, over all its n+1 runs, after this many
+	// branch-and-bound nodes with a *SearchError wrapping ErrNodeBudget;
+	// 0 means no limit.
+	MaxNodes int
+}
+
+// AuctionTablesWith is AuctionTables with settings s (nil: defaults).
+func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *TableSettings) (*TableOutcome, error) {
 	if err := offer.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,8 +90,14 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 	}
 	n := len(bids)
 	sr := newSearch(offer, bids)
+	if s != nil {
+		sr.maxNodes = s.MaxNodes
+	}
 	out := &TableOutcome{Row: make([]int, n), Value: make([]float64, n), Keep: make([]float64, n), Leftover: append([]int(nil), offer.Free...)}
-	best := sr.run(-1, nil)
+	best, err := sr.run(ctx, -1, nil)
+	if err != nil {
+		return nil, err
+	}
 	copy(out.Row, best.rows)
 	for i, r := range best.rows {
 		out.Value[i] = sr.value(i, r)
@@ -102,16 +122,16 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
 	keep := make([]float64, len(rows))
 	for i := range rows {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		if rows[i] < 0 {
 			keep[i] = 1 // it takes nothing, so it changes nothing
 			continue
 		}
 		start := append([]int(nil), rows...)
 		start[i] = -1
-		without := sr.run(i, start)
+		without, err := sr.run(ctx, i, start)
+		if err != nil {
+			return nil, err
+		}
 		withP, withL := sr.score(rows, i)
 		if withP < without.p {
 			continue
@@ -119,182 +139,4 @@ func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
 		keep[i] = min(1, math.Exp(withL-without.l))
 	}
 	return keep, nil
-}
-
-// search is the exact product-maximising search over bid tables.
-type search struct {
-	offer ftf.Offer
-	bids  []Bid
-	// logv[i][r] is log(1/rho) of row r of bid i; base[i] the same without a
-	// row (-Inf when RhoNone is +Inf). useful[i] lists rows improving on it.
-	logv   [][]float64
-	base   []float64
-	useful [][]int
-	order  []int // bids by decreasing best gain
-	nodes  int
-}
-
-func newSearch(o ftf.Offer, bids []Bid) *search {
-	n := len(bids)
-	sr := &search{offer: o, bids: bids, logv: make([][]float64, n), base: make([]float64, n), useful: make([][]int, n)}
-	gain := make([]float64, n)
-	for i, b := range bids {
-		sr.base[i] = -math.Log(b.Table.RhoNone)
-		sr.logv[i] = make([]float64, len(b.Table.Rows))
-		best := math.Inf(-1)
-		for r, row := range b.Table.Rows {
-			sr.logv[i][r] = -math.Log(row.Rho)
-			if sr.logv[i][r] > sr.base[i] {
-				sr.useful[i] = append(sr.useful[i], r)
-				best = max(best, sr.logv[i][r])
-			}
-		}
-		// Rows in table order are lowest rho first; keep that order but make
-		// sure of it for hand-built tables.
-		u := sr.useful[i]
-		for a := 1; a < len(u); a++ {
-			for b := a; b > 0 && sr.logv[i][u[b]] > sr.logv[i][u[b-1]]; b-- {
-				u[b], u[b-1] = u[b-1], u[b]
-			}
-		}
-		gain[i] = best - sr.base[i]
-		if len(u) == 0 {
-			gain[i] = math.Inf(-1)
-		}
-		sr.order = append(sr.order, i)
-	}
-	for a := 1; a < len(sr.order); a++ { // stable insertion sort by gain
-		for b := a; b > 0 && gain[sr.order[b]] > gain[sr.order[b-1]]; b-- {
-			sr.order[b], sr.order[b-1] = sr.order[b-1], sr.order[b]
-		}
-	}
-	return sr
-}
-
-func (sr *search) value(i, r int) float64 {
-	if r < 0 {
-		return 1 / sr.bids[i].Table.RhoNone
-	}
-	return 1 / sr.bids[i].Table.Rows[r].Rho
-}
-
-// score returns the number of bids with a positive value and the sum of
-// their logs, leaving out bid skip.
-func (sr *search) score(rows []int, skip int) (int, float64) {
-	var p int
-	var l float64
-	for i, r := range rows {
-		if i == skip {
-			continue
-		}
-		v := sr.base[i]
-		if r >= 0 {
-			v = sr.logv[i][r]
-		}
-		if !math.IsInf(v, -1) {
-			p++
-			l += v
-		}
-	}
-	return p, l
-}
-
-type solution struct {
-	rows []int
-	p    int
-	l    float64
-}
-
-// better reports whether (p, l) beats (bp, bl) lexicographically; l must
-// exceed bl by more than rounding.
-func better(p int, l float64, bp int, bl float64) bool {
-	if p != bp {
-		return p > bp
-	}
-	return l > bl+1e-12*max(1, math.Abs(bl))
-}
-
-// run searches for the best rows with bid skip left out (-1: none), starting
-// from the incumbent start when given.
-func (sr *search) run(skip int, start []int) solution {
-	n := len(sr.bids)
-	order := make([]int, 0, n)
-	for _, i := range sr.order {
-		if i != skip {
-			order = append(order, i)
-		}
-	}
-	best := solution{rows: make([]int, n), p: -1, l: math.Inf(-1)}
-	for i := range best.rows {
-		best.rows[i] = -1
-	}
-	if start != nil {
-		copy(best.rows, start)
-	}
-	best.p, best.l = sr.score(best.rows, skip)
-	free := append([]int(nil), sr.offer.Free...)
-	cur := make([]int, n)
-	for i := range cur {
-		cur[i] = -1
-	}
-	fits := func(i, r int) bool {
-		for s, c := range sr.bids[i].Table.Rows[r].Counts {
-			if c > free[s] {
-				return false
-			}
-		}
-		return true
-	}
-	take := func(i, r, sign int) {
-		for s, c := range sr.bids[i].Table.Rows[r].Counts {
-			free[s] -= sign * c
-		}
-	}
-	var dfs func(d, p int, l float64)
-	dfs = func(d, p int, l float64) {
-		sr.nodes++
-		if d == len(order) {
-			if better(p, l, best.p, best.l) {
-				best.p, best.l = p, l
-				copy(best.rows, cur)
-			}
-			return
-		}
-		// Bound: every remaining bid gets its best row that fits now.
-		ubP, ubL := p, l
-		for _, j := range order[d:] {
-			v := sr.base[j]
-			for _, r := range sr.useful[j] {
-				if fits(j, r) {
-					v = sr.logv[j][r]
-					break
-				}
-			}
-			if !math.IsInf(v, -1) {
-				ubP++
-				ubL += v
-			}
-		}
-		if ubP < best.p || (ubP == best.p && !better(ubP, ubL, best.p, best.l)) {
-			return
-		}
-		i := order[d]
-		for _, r := range sr.useful[i] {
-			if !fits(i, r) {
-				continue
-			}
-			take(i, r, 1)
-			cur[i] = r
-			dfs(d+1, p+1, l+sr.logv[i][r])
-			cur[i] = -1
-			take(i, r, -1)
-		}
-		if math.IsInf(sr.base[i], -1) {
-			dfs(d+1, p, l)
-		} else {
-			dfs(d+1, p+1, l+sr.base[i])
-		}
-	}
-	dfs(0, 0, 0)
-	return best
 }
