@@ -44,6 +44,9 @@ type option struct {
 // from the incumbent start when given. It fails only on ctx or the node
 // budget.
 func (sr *search) run(ctx context.Context, skip int, start []int) (solution, error) {
+	if err := ctx.Err(); err != nil {
+		return solution{}, err
+	}
 	n, m := len(sr.bids), len(sr.offer.Free)
 	b := &bnb{search: sr, ctx: ctx, skip: skip, free: slices.Clone(sr.offer.Free), cur: make([]int, n),
 		pick: make([]int, n), used: make([]int, m), grad: make([]float64, m)}
