@@ -185,7 +185,9 @@ func TestAuctionTablesMatchesBruteForce(t *testing.T) {
 // the Lagrangian bound, the count of served bids and the warm-started
 // re-solves all matter.
 func TestAuctionTablesMatchesBruteForceCrowded(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { checkAgainstBruteForce(t, genTablesSized(tablesSize{3, 4, 1, 6, 6, 2}).Draw(t, "case")) })
+	rapid.Check(t, func(t *rapid.T) {
+		checkAgainstBruteForce(t, genTablesSized(tablesSize{3, 4, 1, 6, 6, 2}).Draw(t, "case"))
+	})
 }
 
 // checkAgainstBruteForce checks AuctionTables' allocation, log product and
