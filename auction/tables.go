@@ -47,11 +47,28 @@ type TableOutcome struct {
 //     if i's presence leaves fewer of the others with a positive value,
 //     c_i = 0.
 //
+// Ordering of outcomes: allocations are compared by the number of bids
+// with a positive value first (a bid with RhoNone = +Inf counts only when
+// it wins a row), then by Σ log 1/rho over those; so when more apps holding
+// nothing bid than the offer can serve, as many as possible are served and
+// the product decides among such allocations. Products within a relative
+// 1e-12 of each other are ties: the allocation found first stands, which
+// is deterministic for given bids but not otherwise specified.
+//
 // The search is exact: depth-first branch and bound over bids (largest
-// possible gain first), rows in table order (lowest rho first), pruned by
-// the best row that still fits each remaining bid; the re-solves start from
-// x* without i. Ties keep the first allocation found, so the result is
-// deterministic.
+// possible gain first). Rows that another row of the same bid beats while
+// using no more GPUs on any server are dropped. Each node is bounded by the
+// Lagrangian relaxation of the servers' capacities (prices λ_s ≥ 0 on each
+// server's free GPUs: Σ_j max(none_j, best fitting row's log value − λ·its
+// GPUs) + λ·free, with none_j = -M for RhoNone = +Inf and M larger than any
+// difference of log products), tightened by a few subgradient steps from
+// the parent's prices; branches are tried best adjusted value first.
+// Greedy allocations and relaxed choices that happen to fit supply
+// incumbents, and each re-solve starts from x* without i. The worst case is
+// exponential in the number of bids; BenchmarkAuctionTables measures about
+// 4,400 nodes for 20 bids over 16 servers (docs/benchmarks/themis.md). The
+// search checks ctx every 256 nodes; AuctionTablesWith can also cap the
+// nodes.
 //
 // Granting a fraction of an indivisible bundle: bid i holds its row's GPUs
 // for c_i of the lease, and the arbiter hands them on as leftovers for the
@@ -59,7 +76,8 @@ type TableOutcome struct {
 // uses.
 //
 // Every bid is validated against the offer (BidTable.Validate); bad bids
-// and repeated app names are *alloc.InputError.
+// and repeated app names are *alloc.InputError. A cancelled ctx returns its
+// error and no outcome.
 func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutcome, error) {
 	return AuctionTablesWith(ctx, offer, bids, nil)
 }

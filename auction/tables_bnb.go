@@ -6,11 +6,13 @@ import (
 	"slices"
 )
 
-// Subgradient steps on the Lagrange multipliers: many at the root of a
-// search, a few at each node (warm-started from its parent's).
+// Subgradient steps on the Lagrange multipliers: many at the root of the
+// full search, fewer at the root of a re-solve (warm-started from the
+// previous search's prices), a few at each node (from its parent's).
 const (
-	rootSteps = 60
-	nodeSteps = 4
+	rootSteps    = 60
+	resolveSteps = 12
+	nodeSteps    = 4
 )
 
 // bnb is one branch-and-bound run of a search, without bid skip.
@@ -77,7 +79,11 @@ func (sr *search) run(ctx context.Context, skip int, start []int) (solution, err
 	}
 	copy(b.lam[0], sr.prices)
 	b.greedy(b.lam[0])
-	b.bound(b.order, b.lam[0], w0, rootSteps)
+	steps := rootSteps
+	if skip >= 0 {
+		steps = resolveSteps // the prices come warm from the full search
+	}
+	b.bound(b.order, b.lam[0], w0, steps)
 	b.greedy(b.lam[0])
 	copy(sr.prices, b.lam[0])
 	b.dfs(0, w0)

@@ -6,6 +6,10 @@ import "math"
 // step length.
 const stallSteps = 3
 
+// minTheta ends the subgradient steps once their length has been halved
+// this far: the bound has stopped improving.
+const minTheta = 1.0 / 32
+
 // relax evaluates the Lagrangian relaxation of the remaining bids at prices
 // lam ≥ 0 on each server's free GPUs:
 //
@@ -77,7 +81,7 @@ func (b *bnb) bound(bids []int, lam []float64, w float64, steps int) float64 {
 			b.offerPicks(bids)
 		}
 		target := b.bestW - w
-		if best <= target+b.tol() || it >= steps || norm == 0 {
+		if best <= target+b.tol() || it >= steps || norm == 0 || theta < minTheta {
 			return best
 		}
 		t := theta * (u - target) / norm
