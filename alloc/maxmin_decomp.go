@@ -403,14 +403,6 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 	return nil, fmt.Errorf("%w after %d points", errNoConvergence, len(points))
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s
-}
-
 type addRow func(name string, terms []lp.Term, op lp.Op, rhs float64) lp.Row
 
 // startUse returns the GPUs the start allocation uses, each class's bundle
