@@ -223,8 +223,8 @@ func TestPropertyMaxMinDeterministic(t *testing.T) {
 	})
 }
 
-// oefProblem is an OEF example's speedups as jobs of gang 1, one per user.
-func oefProblem(t testing.TB, e testcases.OEFExample, speedups [][]float64) *alloc.Problem {
+// gavelOnOEFExample is an OEF example's speedups as jobs of gang 1, one per user.
+func gavelOnOEFExample(t testing.TB, e testcases.OEFExample, speedups [][]float64) *alloc.Problem {
 	t.Helper()
 	types := make([]topology.GPUType, len(e.Types))
 	for k, n := range e.Types {
@@ -251,7 +251,7 @@ func oefProblem(t testing.TB, e testcases.OEFExample, speedups [][]float64) *all
 // Pareto-efficient only under Gavel's per-job cap (ERRATA.md).
 func TestMaxMinOEFExpression3(t *testing.T) {
 	e := testcases.OEFGavel()
-	p := oefProblem(t, e, e.Speedups)
+	p := gavelOnOEFExample(t, e, e.Speedups)
 	a, err := alloc.MaxMin{}.Allocate(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
