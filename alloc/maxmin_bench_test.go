@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"testing"
 )
@@ -42,8 +43,15 @@ func benchMaxMin(b *testing.B, p *Problem) {
 	b.ReportMetric(float64(sol.cuts), "points")
 }
 
+// bigFullLP enables the full-LP reference at 16,384 jobs (tens of seconds
+// per solve): go test -bench . -maxmin.bigfull.
+var bigFullLP = flag.Bool("maxmin.bigfull", false, "also time the full max-min LP at 16,384 jobs")
+
 // benchFullLP times the one-LP reference over every job.
 func benchFullLP(b *testing.B, p *Problem) {
+	if len(p.Jobs) >= 16384 && !*bigFullLP {
+		b.Skip("the full LP at this size takes tens of seconds; run with -maxmin.bigfull")
+	}
 	lv := jobLevelProblem(b, p)
 	for b.Loop() {
 		if _, err := solveLevelFull(context.Background(), lv, nil); err != nil {
