@@ -345,9 +345,7 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Solved cold: the master is tiny, and a warm re-solve after
-		// adding a row was seen to stop at a non-optimal vertex here,
-		// whose too-high bound would end the cuts early.
+		// Solved cold: the master has only K+1 variables.
 		sol, err := lp.Solve(ctx, m, &dmSet)
 		if err != nil {
 			return nil, fmt.Errorf("alloc: max-min master (%d points): %w", len(points), err)
