@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,5 +192,31 @@ func TestRunInvalidInput(t *testing.T) {
 				t.Errorf("Run() error = %v, want an InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{ID: "A", Kind: "k, with comma", Gang: 1, Steps: 15, Rates: []float64{1}},
+		{ID: "B", Gang: 1, Arrival: 1, Steps: 5, Rates: []float64{1}},
+	}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10, MeasureTo: 1, Horizon: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteCSV(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	// A runs rounds 0 and 1 (finishing at 15); the horizon stops the run at
+	// 20, before B gets a round. n(t) is 1 on [0,1), 2 on [1,15), 1 on
+	// [15,20): A saw N̄ = 29/15 and would take 15·29/15 = 29 s on a 1/N̄
+	// share; B saw N̄ = 33/19 over [1,20].
+	want := "scheduler,job,owner,kind,gang,arrival_s,start_s,finish_s,jct_s,steps,done,rounds,gpu_seconds,contention,isolated_s,rho,measured\n" +
+		"fifo,A,A,\"k, with comma\",1,0,0,15,15,15,15,2,15,1.9333333333333333,28.999999999999996,0.5172413793103449,true\n" +
+		"fifo,B,B,,1,1,,,,5,0,0,0,1.736842105263158,8.684210526315791,,false\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("WriteCSV() mismatch (-want +got):\n%s", diff)
 	}
 }
