@@ -2,12 +2,21 @@
 // compute capability, PCI bus id, NUMA node, MIG mode, NVLinks, UUID) and how
 // each pair is linked, in the notation of nvidia-smi topo -m.
 //
+// Given a command after its flags, it then profiles that command on one
+// device of each GPU type (gpu.Profiler: CUDA_VISIBLE_DEVICES set to the
+// device's UUID, -repeats runs, the median rate) and prints the rates: the
+// row a scheduler adds to its throughput matrix. The command reports its
+// rate as a last line "rate: <number>"; train.py beside this file is such a
+// command, a small PyTorch training loop.
+//
 // Usage:
 //
-//	gpu-probe [-name host] [-mock dgxa100]
+//	gpu-probe [-name host] [-mock dgxa100] [-repeats n] [-timeout d] [command args...]
+//	gpu-probe -repeats 3 python3 examples/gpu-probe/train.py
 //
 // -mock dgxa100 prints go-nvml's mocked DGX A100 instead of probing, so the
-// output can be seen without hardware.
+// output can be seen without hardware (a command given then runs on this
+// machine, with the mock's UUIDs in CUDA_VISIBLE_DEVICES).
 //
 // Exit status: 0 after printing the host, and also when there is no NVIDIA
 // driver (it then prints one line saying so and how to get one); 1 when NVML
@@ -15,10 +24,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/gpufair/gpufair/gpu"
 )
@@ -26,11 +37,14 @@ import (
 func main() {
 	name := flag.String("name", "", "host name to report (default: the machine's)")
 	mock := flag.String("mock", "", `probe a mock instead of this machine: "dgxa100"`)
+	repeats := flag.Int("repeats", 3, "runs of the command per GPU type")
+	timeout := flag.Duration("timeout", 10*time.Minute, "limit on each run of the command")
 	flag.Parse()
-	os.Exit(run(*name, *mock))
+	prof := gpu.Profiler{Repeats: *repeats, Timeout: *timeout}
+	os.Exit(run(*name, *mock, prof, flag.Args()))
 }
 
-func run(name, mock string) int {
+func run(name, mock string, prof gpu.Profiler, argv []string) int {
 	set := &gpu.Settings{Name: name}
 	var h *gpu.Host
 	var err error
@@ -71,6 +85,31 @@ func run(name, mock string) int {
 		for _, x := range t {
 			fmt.Printf("  %s: CUDA_VISIBLE_DEVICES=%s\n", x.Type, x.UUID)
 		}
+	}
+	if len(argv) == 0 {
+		return 0
+	}
+	return profile(prof, argv, gpu.Targets(h))
+}
+
+// profile runs argv on every target and prints each type's median rate, or
+// why the type has none.
+func profile(prof gpu.Profiler, argv []string, targets []gpu.Target) int {
+	fmt.Printf("\nprofiling %q, %d runs per GPU type:\n", argv, max(prof.Repeats, 1))
+	p, err := prof.Profile(context.Background(), []gpu.Workload{{Name: argv[0], Argv: argv}}, targets)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+		return 1
+	}
+	for k, c := range p.Cells[0] {
+		if c.Err != nil {
+			fmt.Printf("  %s: no rate: %v\n", p.Types[k], c.Err)
+			continue
+		}
+		fmt.Printf("  %s: %.4g (runs %.4g)\n", p.Types[k], c.Rate, c.Runs)
+	}
+	if p.Err() != nil {
+		return 1
 	}
 	return 0
 }

@@ -1,16 +1,35 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gpufair/gpufair/gpu"
+)
 
 // TestRun is the smoke test: with or without a driver, with or without cgo,
 // probing this machine and the mock both exit 0, and a bad mock exits 2.
+// Profiling a command on the mock's targets succeeds when the command
+// reports a rate and exits 1 when it does not (no GPU is needed: the command
+// runs on this machine with the mock's UUID in CUDA_VISIBLE_DEVICES).
 func TestRun(t *testing.T) {
+	prof := gpu.Profiler{Repeats: 2}
 	for _, tc := range []struct {
 		mock string
+		argv []string
 		want int
-	}{{"", 0}, {"dgxa100", 0}, {"nope", 2}} {
-		if got := run("smoke", tc.mock); got != tc.want {
-			t.Errorf("run(-mock %q) = %d, want %d", tc.mock, got, tc.want)
+	}{
+		{"", nil, 0},
+		{"dgxa100", nil, 0},
+		{"nope", nil, 2},
+		{"dgxa100", []string{"sh", "-c", "echo rate: 12.5"}, 0},
+		{"dgxa100", []string{"sh", "-c", "echo out of memory; exit 1"}, 1},
+	} {
+		got := run("smoke", tc.mock, prof, tc.argv)
+		if tc.argv != nil && !mockAvailable() {
+			continue // without cgo the mock cannot be probed, so nothing is profiled
+		}
+		if got != tc.want {
+			t.Errorf("run(-mock %q, %q) = %d, want %d", tc.mock, tc.argv, got, tc.want)
 		}
 	}
 }

@@ -13,3 +13,5 @@ import (
 func probeMock(*gpu.Settings) (*gpu.Host, error) {
 	return nil, fmt.Errorf("%w: go-nvml's mocks too", gpu.ErrNoCgo)
 }
+
+func mockAvailable() bool { return false }

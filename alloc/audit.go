@@ -1,0 +1,108 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// AuditSettings tunes Audit. A nil *AuditSettings, and the zero value, run
+// sharing incentive, envy-freeness and (for linear valuations) Pareto
+// efficiency with default settings, and no strategy probe.
+type AuditSettings struct {
+	// Pareto tunes the Pareto check (row caps, LP settings).
+	Pareto *ParetoSettings
+	// SkipPareto leaves out the Pareto LP.
+	SkipPareto bool
+	// Mechanism, when not nil, is probed for strategy-proofness with the
+	// rows' Linear valuations as the truth (every valuation must then be
+	// Linear). The audited allocation is not used by the probe.
+	Mechanism Mechanism
+	// Probe tunes the strategy probe.
+	Probe *ProbeSettings
+}
+
+// AuditReport gathers the verdicts of Audit. A nil report was not run:
+// Pareto when a valuation is not Linear or SkipPareto is set, Strategy when
+// no Mechanism was given.
+type AuditReport struct {
+	SharingIncentive *SharingIncentiveReport
+	Envy             *EnvyReport
+	Pareto           *ParetoReport
+	Strategy         *StrategyReport
+}
+
+// Audit holds an allocation made by any scheduler to the fairness axioms:
+// SharingIncentive and EnvyFreeness always, ParetoEfficiency when every
+// valuation is Linear (and not skipped), and ProbeStrategyProofness when a
+// Mechanism is given. Rows are whatever the caller audits: jobs, or users
+// (see Allocation.ByOwner). weights, when not nil, weight sharing incentive
+// and envy-freeness.
+//
+// Errors are those of the checks run: *InputError for bad input (checked
+// before any LP runs), and wrapped lp or mechanism errors.
+func Audit(ctx context.Context, a *Allocation, c Cluster, vals []Valuation, weights []float64, s *AuditSettings) (*AuditReport, error) {
+	if s == nil {
+		s = &AuditSettings{}
+	}
+	si, err := SharingIncentive(a, c, vals, weights)
+	if err != nil {
+		return nil, err
+	}
+	ef, err := EnvyFreeness(a, vals, weights)
+	if err != nil {
+		return nil, err
+	}
+	r := &AuditReport{SharingIncentive: si, Envy: ef}
+	linear, ok := asLinear(vals)
+	if !s.SkipPareto && ok {
+		if r.Pareto, err = ParetoEfficiency(ctx, a, c, linear, s.Pareto); err != nil {
+			return nil, err
+		}
+	}
+	if s.Mechanism != nil {
+		if !ok {
+			return nil, inputErr("Valuations", "", ErrValue, "the strategy probe needs Linear valuations as the truth")
+		}
+		truth := make([][]float64, len(linear))
+		for i, l := range linear {
+			truth[i] = l
+		}
+		if r.Strategy, err = ProbeStrategyProofness(ctx, s.Mechanism, truth, s.Probe); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// asLinear returns vals as Linear valuations when every one is.
+func asLinear(vals []Valuation) ([]Linear, bool) {
+	out := make([]Linear, len(vals))
+	for i, v := range vals {
+		l, ok := v.(Linear)
+		if !ok {
+			return nil, false
+		}
+		out[i] = l
+	}
+	return out, true
+}
+
+// String summarises the report in one line per axiom run, with the witness
+// of each failure.
+func (r *AuditReport) String() string {
+	var b strings.Builder
+	if si := r.SharingIncentive; si != nil {
+		fmt.Fprintf(&b, "sharing incentive: %v (worst row %d, margin %.3g)\n", si.Holds, si.Worst, si.Margin[si.Worst])
+	}
+	if ef := r.Envy; ef != nil {
+		fmt.Fprintf(&b, "envy-freeness: %v (row %d envies row %d by %.3g)\n", ef.Holds, ef.Envier, ef.Envied, ef.MaxEnvy)
+	}
+	if pe := r.Pareto; pe != nil {
+		fmt.Fprintf(&b, "Pareto efficiency: %v (total relative gain available %.3g)\n", pe.Holds, pe.Gain)
+	}
+	if sp := r.Strategy; sp != nil {
+		fmt.Fprintf(&b, "strategy-proofness (probe): %v (row %d gains %.3g by reporting %.3g)\n", sp.Holds, sp.Row, sp.Gain, sp.Misreport)
+	}
+	return b.String()
+}

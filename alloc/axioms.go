@@ -1,0 +1,141 @@
+package alloc
+
+import (
+	"math"
+	"strconv"
+)
+
+// AxiomTol is the relative tolerance of the axiom checks. A check passes
+// when its worst relative margin is no worse than −AxiomTol: sharing
+// incentive holds when u_i(own)/u_i(share) − 1 ≥ −AxiomTol for every row,
+// envy-freeness when no relative envy exceeds AxiomTol, Pareto efficiency
+// when the largest total relative gain is at most AxiomTol, and
+// strategy-proofness when no misreport gains more than AxiomTol relative.
+// It sits above the LP solvers' accuracy (about 1e-9 relative, FeasTol for
+// capacities) so that an allocation an LP returns for an axiom it enforces
+// passes, and far below the margins of any real violation in the papers'
+// examples (the smallest there is 1/45 ≈ 2%).
+const AxiomTol = 1e-6
+
+// rowLabel returns a's label of row i, or its index when a has no label.
+func rowLabel(a *Allocation, i int) string {
+	if i < len(a.Rows) {
+		return a.Rows[i]
+	}
+	return strconv.Itoa(i)
+}
+
+// checkBundles checks the shape and values of a without a cluster: one
+// label and one finite, non-negative (within FeasTol) amount per type for
+// every row, and at least one row.
+func checkBundles(a *Allocation) error {
+	if a == nil {
+		return inputErr("Allocation", "", ErrEmpty, "nil allocation")
+	}
+	if len(a.GPUs) == 0 {
+		return inputErr("Allocation.GPUs", "", ErrEmpty, "no rows")
+	}
+	if len(a.Types) == 0 {
+		return inputErr("Allocation.Types", "", ErrEmpty, "no GPU types")
+	}
+	if len(a.Rows) != len(a.GPUs) {
+		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
+	}
+	for i, b := range a.GPUs {
+		if len(b) != len(a.Types) {
+			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(a.Types))
+		}
+		for k, x := range b {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
+				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, a.Types[k])
+			}
+		}
+	}
+	return nil
+}
+
+// checkAllocation checks a against c (see Allocation.Validate) after the
+// checks of checkBundles, so that a nil or empty allocation is an error too.
+func checkAllocation(a *Allocation, c Cluster) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := checkBundles(a); err != nil {
+		return err
+	}
+	return a.Validate(c)
+}
+
+// checkValuations checks one non-nil valuation per row of a; a Linear one
+// must have one rate per type, each finite and non-negative.
+func checkValuations(a *Allocation, vals []Valuation) error {
+	if len(vals) != len(a.GPUs) {
+		return inputErr("Valuations", "", ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
+	}
+	for i, v := range vals {
+		if v == nil {
+			return inputErr("Valuations", rowLabel(a, i), ErrEmpty, "nil valuation")
+		}
+		switch v := v.(type) {
+		case Linear:
+			if err := checkLinear(a, i, v); err != nil {
+				return err
+			}
+		case BestOf:
+			for _, l := range v {
+				if err := checkLinear(a, i, l); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkLinear checks that l has one finite, non-negative rate per type of a.
+func checkLinear(a *Allocation, i int, l Linear) error {
+	if len(l) != len(a.Types) {
+		return inputErr("Valuations", rowLabel(a, i), ErrShape, "%d rates for %d types", len(l), len(a.Types))
+	}
+	for k, r := range l {
+		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
+			return inputErr("Valuations", rowLabel(a, i), ErrValue, "rate %v on %q", r, a.Types[k])
+		}
+	}
+	return nil
+}
+
+// checkWeights checks that weights is nil or holds one positive, finite
+// weight per row of a.
+func checkWeights(a *Allocation, weights []float64) error {
+	if weights == nil {
+		return nil
+	}
+	if len(weights) != len(a.GPUs) {
+		return inputErr("Weights", "", ErrShape, "%d weights for %d rows", len(weights), len(a.GPUs))
+	}
+	for i, w := range weights {
+		if !positiveFinite(w) {
+			return inputErr("Weights", rowLabel(a, i), ErrValue, "weight %v is not positive and finite", w)
+		}
+	}
+	return nil
+}
+
+// weightOf returns row i's weight, 1 when weights is nil.
+func weightOf(weights []float64, i int) float64 {
+	if weights == nil {
+		return 1
+	}
+	return weights[i]
+}
+
+// value returns v's value of b, or an InputError naming the row when the
+// valuation returns NaN, an infinity or a negative number.
+func value(a *Allocation, i int, v Valuation, b []float64) (float64, error) {
+	u := v.Value(b)
+	if math.IsNaN(u) || math.IsInf(u, 0) || u < 0 {
+		return 0, inputErr("Valuations", rowLabel(a, i), ErrValue, "value %v of bundle %v", u, b)
+	}
+	return u, nil
+}

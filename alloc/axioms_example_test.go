@@ -1,0 +1,76 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// OEF's expression (1): Gandiva_fair's allocation of one slow and one fast
+// GPU among three users, exactly. It is sharing-incentive and
+// Pareto-efficient, but u3 envies u2.
+func ExampleAudit() {
+	c, _ := alloc.NewCluster([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
+	a := alloc.NewAllocation([]string{"u1", "u2", "u3"}, c)
+	a.GPUs = [][]float64{{1, 4.0 / 45}, {0, 7.0 / 15}, {0, 4.0 / 9}}
+	vals := []alloc.Valuation{alloc.Linear{1, 2}, alloc.Linear{1, 3}, alloc.Linear{1, 4}}
+	r, err := alloc.Audit(context.Background(), a, c, vals, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(r)
+	// Output:
+	// sharing incentive: true (worst row 1, margin 0.05)
+	// envy-freeness: false (row 2 envies row 1 by 0.05)
+	// Pareto efficiency: true (total relative gain available 0)
+}
+
+// A strategy-proofness probe of a mechanism that gives each GPU type to the
+// highest reported rate (OEF's expression (5)): u2, who gets nothing, wins
+// the slow GPU by reporting 1.05 instead of 1 on it.
+func ExampleProbeStrategyProofness() {
+	c, _ := alloc.NewCluster([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
+	maxEff := func(_ context.Context, rep [][]float64) (*alloc.Allocation, error) {
+		a := alloc.NewAllocation([]string{"u1", "u2", "u3"}, c)
+		for k := range c.Types {
+			best := 0
+			for i := range rep {
+				if rep[i][k] > rep[best][k] {
+					best = i
+				}
+			}
+			a.GPUs[best][k] = c.Count[k]
+		}
+		return a, nil
+	}
+	truth := [][]float64{{1, 2}, {1, 3}, {1, 4}}
+	r, _ := alloc.ProbeStrategyProofness(context.Background(), maxEff, truth, &alloc.ProbeSettings{Seed: 1})
+	fmt.Printf("strategy-proof: %v; u%d gains %.3g reporting %.3g\n", r.Holds, r.Row+1, r.Gain, r.Misreport)
+	// Output:
+	// strategy-proof: false; u2 gains +Inf reporting [1.05 3]
+}
+
+// Jobs owned by users: aggregate the job rows per owner, and value each
+// owner's bundle by the best use among its jobs.
+func ExampleAllocation_ByOwner() {
+	c, _ := alloc.NewCluster([]topology.GPUType{"K80", "V100"}, []float64{2, 2})
+	users := []alloc.User{{ID: "alice", Weight: 1}, {ID: "bob", Weight: 1}}
+	jobs := []alloc.Job{
+		{ID: "a1", Owner: "alice", Gang: 1, Weight: 1},
+		{ID: "a2", Owner: "alice", Gang: 1, Weight: 1},
+		{ID: "b1", Owner: "bob", Gang: 1, Weight: 1},
+	}
+	a := alloc.NewAllocation([]string{"a1", "a2", "b1"}, c)
+	a.GPUs = [][]float64{{1, 0}, {0, 1}, {1, 1}}
+	owned, _ := a.ByOwner(jobs, users)
+	vals, _ := alloc.OwnerValuations(jobs, users, []alloc.Linear{{1, 2}, {1, 4}, {1, 3}})
+	si, _ := alloc.SharingIncentive(owned, c, vals, alloc.OwnerWeights(users))
+	fmt.Println(owned.GPUs)
+	fmt.Printf("sharing incentive: %v, margins %.3g\n", si.Holds, si.Margin)
+	// Output:
+	// [[1 1] [1 1]]
+	// sharing incentive: true, margins [0 0]
+}

@@ -1,0 +1,136 @@
+package alloc
+
+import "fmt"
+
+// ByOwner returns a's rows aggregated by owner: one row per user, labelled
+// by the user's ID in the order of users, holding the sum of the bundles of
+// that user's jobs. Row i of a must be jobs[i] (labelled by its ID). Users
+// without jobs get an empty bundle.
+//
+// The axioms are about users: a user with several jobs may move GPUs between
+// its own jobs, so what it holds is the aggregate bundle, and what it is
+// worth is the best use of it among its jobs (BestOf). To hold an allocation
+// of jobs to the axioms per user:
+//
+//	owned, err := a.ByOwner(p.Jobs, p.Users)
+//	vals, err := OwnerValuations(p.Jobs, p.Users, p.Valuations())
+//	si, err := SharingIncentive(owned, p.Cluster, vals, userWeights)
+//
+// Errors: *InputError for a nil allocation, rows that are not jobs in order,
+// invalid jobs or users, or owners that are not users.
+func (a *Allocation) ByOwner(jobs []Job, users []User) (*Allocation, error) {
+	if err := checkBundles(a); err != nil {
+		return nil, err
+	}
+	if err := ValidateUsers(users); err != nil {
+		return nil, err
+	}
+	if err := ValidateJobs(jobs, users); err != nil {
+		return nil, err
+	}
+	if err := checkJobRows(a, jobs); err != nil {
+		return nil, err
+	}
+	index := ownerIndex(users)
+	out := &Allocation{Types: append(a.Types[:0:0], a.Types...), Rows: make([]string, len(users)), GPUs: make([][]float64, len(users))}
+	for u, user := range users {
+		out.Rows[u] = string(user.ID)
+		out.GPUs[u] = make([]float64, len(a.Types))
+	}
+	for i, j := range jobs {
+		b := out.GPUs[index[j.Owner]]
+		for k, x := range a.GPUs[i] {
+			b[k] += x
+		}
+	}
+	return out, nil
+}
+
+// BestOf is the valuation of a user who runs several jobs with linear
+// valuations and puts each GPU type to its best use among them: the value of
+// a bundle is Σ_k max_m l_m[k]·bundle[k]. For a single job it is that job's
+// Linear valuation. It is the largest total value the user's jobs can draw
+// from the bundle, so it bounds from above what a given split of the bundle
+// among the jobs delivers.
+type BestOf []Linear
+
+// Value returns Σ_k max_m b[m][k]·bundle[k], 0 when b is empty. It panics if
+// a valuation's length differs from the bundle's.
+func (b BestOf) Value(bundle []float64) float64 {
+	var s float64
+	for k, x := range bundle {
+		var best float64
+		for _, l := range b {
+			if len(l) != len(bundle) {
+				panic(fmt.Sprintf("alloc: bundle of %d types for a valuation of %d", len(bundle), len(l)))
+			}
+			best = max(best, l[k])
+		}
+		s += best * x
+	}
+	return s
+}
+
+// OwnerValuations returns one valuation per user, in the order of users:
+// the BestOf of the Linear valuations of its jobs (vals[i] is jobs[i]'s),
+// or the Linear valuation itself for a user with one job. A user without
+// jobs gets an empty BestOf, which values everything at 0 (and so fails
+// SharingIncentive's input check: such a user has no stake).
+//
+// Errors: *InputError for invalid jobs or users, or a length mismatch.
+func OwnerValuations(jobs []Job, users []User, vals []Linear) ([]Valuation, error) {
+	if err := ValidateUsers(users); err != nil {
+		return nil, err
+	}
+	if err := ValidateJobs(jobs, users); err != nil {
+		return nil, err
+	}
+	if len(vals) != len(jobs) {
+		return nil, inputErr("Valuations", "", ErrShape, "%d valuations for %d jobs", len(vals), len(jobs))
+	}
+	index := ownerIndex(users)
+	groups := make([]BestOf, len(users))
+	for i, j := range jobs {
+		u := index[j.Owner]
+		groups[u] = append(groups[u], vals[i])
+	}
+	out := make([]Valuation, len(users))
+	for u, g := range groups {
+		if len(g) == 1 {
+			out[u] = g[0]
+		} else {
+			out[u] = g
+		}
+	}
+	return out, nil
+}
+
+// OwnerWeights returns the users' weights, in order.
+func OwnerWeights(users []User) []float64 {
+	w := make([]float64, len(users))
+	for i, u := range users {
+		w[i] = u.Weight
+	}
+	return w
+}
+
+func ownerIndex(users []User) map[UserID]int {
+	index := make(map[UserID]int, len(users))
+	for u, user := range users {
+		index[user.ID] = u
+	}
+	return index
+}
+
+// checkJobRows checks that a has one row per job, labelled by its ID, in order.
+func checkJobRows(a *Allocation, jobs []Job) error {
+	if len(a.Rows) != len(jobs) {
+		return inputErr("Allocation.Rows", "", ErrShape, "%d rows for %d jobs", len(a.Rows), len(jobs))
+	}
+	for i, j := range jobs {
+		if a.Rows[i] != string(j.ID) {
+			return inputErr("Allocation.Rows", a.Rows[i], ErrShape, "row %d is %q, job %d is %q", i, a.Rows[i], i, j.ID)
+		}
+	}
+	return nil
+}

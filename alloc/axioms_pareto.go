@@ -1,0 +1,214 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// ParetoSettings tunes ParetoEfficiency. A nil *ParetoSettings, and the zero
+// value, mean no row caps and default LP settings.
+type ParetoSettings struct {
+	// RowCap, when not nil, bounds each row's GPUs of all types together:
+	// Σ_k y_ik ≤ RowCap[i]. Gavel's one-time-fraction-per-job rule
+	// Σ_k X_mk ≤ 1 is RowCap[m] = gang_m in GPUs. Without caps, a job may be
+	// given more GPUs than it can use at once, and few allocations made
+	// under Gavel's rule are then Pareto-efficient.
+	RowCap []float64
+	// LP tunes the solver; nil means lp's defaults.
+	LP *lp.Settings
+}
+
+// ParetoReport is the verdict of ParetoEfficiency.
+type ParetoReport struct {
+	// Holds reports that Gain is at most AxiomTol.
+	Holds bool
+	// Gain is the largest total relative gain Σ_i (u_i(y) − u_i(x_i))/s_i
+	// over feasible allocations y that lower no row's utility, measured at
+	// the validated Witness (0 when Holds and no witness is kept). s_i is the
+	// larger of u_i(x_i) and u_i(C)/n, the value of a 1/n share of every
+	// type (1 when both are 0): gains are relative to what the row has, or
+	// to its equal share when it has less, so that a row holding almost
+	// nothing neither dominates the objective nor ruins the LP's scaling.
+	Gain float64
+	// Gains[i] is row i's relative gain (u_i(y) − u_i(x_i))/s_i at the
+	// witness; nil when Holds. Each is at least −AxiomTol.
+	Gains []float64
+	// Witness is the improving allocation, valid for the cluster (and its
+	// row caps), or nil when Holds.
+	Witness *Allocation
+}
+
+// ParetoEfficiency checks that no feasible allocation raises some row's
+// utility without lowering another's, for linear valuations u_i(y) =
+// Σ_k v_ik·y_ik. It solves one LP over y ≥ 0 with n·m columns:
+//
+//	maximise    Σ_i u_i(y)/s_i
+//	subject to  u_i(y) ≥ u_i(x_i)        for every row i   (no one loses)
+//	            Σ_i y_ik ≤ C_k           for every type k  (capacity)
+//	            Σ_k y_ik ≤ RowCap[i]     for every row i   (when RowCap is set)
+//
+// x is Pareto-efficient exactly when the optimum equals Σ_i u_i(x_i)/s_i.
+// To keep x itself feasible when it uses a type beyond its count within
+// FeasTol, C_k is max(Count[k], Σ_i x_ik), and likewise each row cap is at
+// least x's row sum. Columns are scaled to y_ik = C_k·z_ik with z_ik ∈ [0, 1]
+// and each no-loss row is divided by s_i, so that the LP's data are of order
+// one whatever the units: with s_i ≥ u_i(C)/n every coefficient is at most
+// n and every right-hand side at most 1.
+//
+// The solver's solution is repaired (negatives clipped, any type or row cap
+// exceeded by solver tolerance scaled back) and validated against c before
+// it becomes the witness, and the reported gains are recomputed at it, so
+// a witness may leave a row worse off by at most about the LP's feasibility
+// tolerance; a witness that would lower a row by more than AxiomTol
+// relative is an error wrapping lp.ErrNumerical, never a verdict.
+//
+// Errors: *InputError for bad input (see SharingIncentive, plus a RowCap of
+// the wrong length or with values that are negative or not finite), and an
+// error wrapping the lp sentinel when the LP fails. The LP has a feasible
+// point (x) and a bounded objective, so an lp error means a numerical
+// failure or a time limit.
+func ParetoEfficiency(ctx context.Context, a *Allocation, c Cluster, vals []Linear, s *ParetoSettings) (*ParetoReport, error) {
+	if s == nil {
+		s = &ParetoSettings{}
+	}
+	if err := checkAllocation(a, c); err != nil {
+		return nil, err
+	}
+	if len(vals) != len(a.GPUs) {
+		return nil, inputErr("Valuations", "", ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
+	}
+	for i, l := range vals {
+		if err := checkLinear(a, i, l); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkRowCaps(a, s.RowCap); err != nil {
+		return nil, err
+	}
+	n, m := len(a.GPUs), len(c.Count)
+	caps := make([]float64, m)
+	for k, u := range a.Used() {
+		caps[k] = math.Max(c.Count[k], u)
+	}
+	own := make([]float64, n)
+	scale := make([]float64, n)
+	for i, l := range vals {
+		own[i] = l.Value(a.GPUs[i])
+		scale[i] = paretoScale(own[i], l, c.Count, n)
+	}
+
+	model := lp.NewModel(lp.Maximize)
+	z := model.AddGrid("z", n, m, 0, 1)
+	coef := make([]float64, m)
+	for i, l := range vals {
+		for k := range coef {
+			coef[k] = l[k] * caps[k] / scale[i]
+		}
+		terms := z.RowTerms(i, coef)
+		for _, t := range terms {
+			model.SetObjective(t.Var, t.Coef)
+		}
+		if len(terms) > 0 {
+			model.AddConstraint("no-loss", terms, lp.GE, own[i]/scale[i])
+		}
+		if s.RowCap != nil {
+			model.AddConstraint("row-cap", z.RowTerms(i, caps), lp.LE, math.Max(s.RowCap[i], sum(a.GPUs[i])))
+		}
+	}
+	for k := range m {
+		model.AddConstraint("capacity", z.ColTerms(k, nil), lp.LE, 1)
+	}
+	sol, err := lp.Solve(ctx, model, s.LP)
+	if err != nil {
+		return nil, fmt.Errorf("alloc: Pareto LP: %w", err)
+	}
+
+	w := NewAllocation(a.Rows, c)
+	for i, row := range z.Values(sol) {
+		for k, v := range row {
+			w.GPUs[i][k] = math.Max(0, v) * caps[k]
+		}
+	}
+	repairWitness(w, caps, s.RowCap, a)
+	if err := w.Validate(c); err != nil {
+		return nil, fmt.Errorf("alloc: Pareto LP: repaired witness is invalid: %w", err)
+	}
+	r := &ParetoReport{Gains: make([]float64, n)}
+	for i, l := range vals {
+		r.Gains[i] = (l.Value(w.GPUs[i]) - own[i]) / scale[i]
+		r.Gain += r.Gains[i]
+		if r.Gains[i] < -AxiomTol {
+			return nil, fmt.Errorf("alloc: Pareto LP: witness lowers row %q by %v relative: %w", a.Rows[i], -r.Gains[i], lp.ErrNumerical)
+		}
+	}
+	r.Holds = r.Gain <= AxiomTol
+	if r.Holds {
+		r.Gain, r.Gains = math.Max(r.Gain, 0), nil
+	} else {
+		r.Witness = w
+	}
+	return r, nil
+}
+
+// paretoScale returns s_i = max(own, u_i(C)/n), or 1 when both are 0.
+func paretoScale(own float64, l Linear, count []float64, n int) float64 {
+	var share float64
+	for k, r := range l {
+		share += r * count[k] / float64(n)
+	}
+	if s := max(own, share); s > 0 {
+		return s
+	}
+	return 1
+}
+
+// repairWitness scales down any type used beyond caps[k] and any row beyond
+// its cap (at least a's row sum), by the overshoot the LP's tolerance left.
+func repairWitness(w *Allocation, caps, rowCap []float64, a *Allocation) {
+	for k, u := range w.Used() {
+		if u > caps[k] {
+			for i := range w.GPUs {
+				w.GPUs[i][k] *= caps[k] / u
+			}
+		}
+	}
+	if rowCap == nil {
+		return
+	}
+	for i, b := range w.GPUs {
+		limit := math.Max(rowCap[i], sum(a.GPUs[i]))
+		if t := sum(b); t > limit {
+			for k := range b {
+				b[k] *= limit / t
+			}
+		}
+	}
+}
+
+// checkRowCaps checks that caps is nil or holds one finite, non-negative
+// cap per row of a.
+func checkRowCaps(a *Allocation, caps []float64) error {
+	if caps == nil {
+		return nil
+	}
+	if len(caps) != len(a.GPUs) {
+		return inputErr("ParetoSettings.RowCap", "", ErrShape, "%d caps for %d rows", len(caps), len(a.GPUs))
+	}
+	for i, x := range caps {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return inputErr("ParetoSettings.RowCap", rowLabel(a, i), ErrValue, "cap %v is not finite and non-negative", x)
+		}
+	}
+	return nil
+}
+
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,302 @@
+package alloc_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/gen"
+	"github.com/gpufair/gpufair/lp"
+	"pgregory.net/rapid"
+)
+
+// propTol is the tolerance of identities between reports, computed in
+// floating point from generated data of order 1 to 1000.
+const propTol = 1e-9
+
+// weightedSplit returns the allocation giving row i w_i/Σw of every type.
+func weightedSplit(c alloc.Cluster, weights []float64) *alloc.Allocation {
+	rows := make([]string, len(weights))
+	var total float64
+	for _, w := range weights {
+		total += w
+	}
+	a := alloc.NewAllocation(rows, c)
+	for i, w := range weights {
+		for k, n := range c.Count {
+			a.GPUs[i][k] = n * w / total
+		}
+	}
+	return a
+}
+
+// TestPropertyWeightedSplitIsFairBaseline checks that the weighted equal
+// split is sharing-incentive with every margin 0 (it is the baseline
+// itself) and weighted-envy-free with no envy above 0 (i values j's split,
+// scaled by w_i/w_j, exactly as its own).
+func TestPropertyWeightedSplitIsFairBaseline(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := gen.Cluster(4).Draw(t, "cluster")
+		n := rapid.IntRange(1, 6).Draw(t, "rows")
+		weights := rapid.SliceOfN(gen.Weight(), n, n).Draw(t, "weights")
+		vals := gen.Valuations(gen.Rates(n, len(c.Types), true).Draw(t, "rates"))
+		a := weightedSplit(c, weights)
+		r, err := alloc.Audit(context.Background(), a, c, vals, weights, &alloc.AuditSettings{SkipPareto: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range r.SharingIncentive.Margin {
+			if math.Abs(m) > propTol {
+				t.Fatalf("Margin[%d] = %v, want 0", i, m)
+			}
+		}
+		if !r.SharingIncentive.Holds || !r.Envy.Holds || r.Envy.MaxEnvy > propTol {
+			t.Fatalf("equal split: SI %v, EF %v with max envy %v", r.SharingIncentive.Holds, r.Envy.Holds, r.Envy.MaxEnvy)
+		}
+	})
+}
+
+// TestPropertySharingFromEnvy checks the identity that ties the two reports
+// on a work-conserving allocation with additive valuations: since
+// Σ_j u_i(x_j) = u_i(C) = (W/w_i)·u_i(share_i) and u_i(x_j) =
+// (w_j/w_i)·u_i(x_i)·(1+Envy[i][j]),
+//
+//	1 + Margin[i] = W / Σ_j w_j·(1 + Envy[i][j]),
+//
+// so envy-freeness implies sharing incentive (every Envy ≤ 0 gives
+// Margin ≥ 0), and a row short of its share envies someone.
+func TestPropertySharingFromEnvy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := gen.Cluster(4).Draw(t, "cluster")
+		n := rapid.IntRange(1, 6).Draw(t, "rows")
+		a := gen.Allocation(c, n).Draw(t, "allocation")
+		weights := rapid.SliceOfN(gen.Weight(), n, n).Draw(t, "weights")
+		vals := gen.Valuations(gen.Rates(n, len(c.Types), false).Draw(t, "rates"))
+		full := true
+		for k, u := range a.Used() {
+			full = full && math.Abs(u-c.Count[k]) <= propTol*c.Count[k]
+		}
+		si, err := alloc.SharingIncentive(a, c, vals, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef, err := alloc.EnvyFreeness(a, vals, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ef.Holds && full && !si.Holds {
+			t.Fatalf("envy-free and work-conserving but not sharing-incentive: margins %v", si.Margin)
+		}
+		if !full {
+			return
+		}
+		var W float64
+		for _, w := range weights {
+			W += w
+		}
+		for i := range n {
+			if si.Own[i] == 0 {
+				continue // relative envy is infinite or undefined
+			}
+			var s float64
+			for j, e := range ef.Envy[i] {
+				s += weights[j] * (1 + e)
+			}
+			if got, want := 1+si.Margin[i], W/s; math.Abs(got-want) > propTol*math.Max(1, want) {
+				t.Fatalf("row %d: 1+Margin = %v, W/Σ w_j(1+Envy) = %v", i, got, want)
+			}
+		}
+	})
+}
+
+// weightedSumMax returns an allocation maximising Σ_i λ_i·u_i(y) over the
+// cluster: each type goes to a row with the largest λ_i·v_ik. With λ > 0 it
+// is Pareto-efficient.
+func weightedSumMax(c alloc.Cluster, lin []alloc.Linear, lambda []float64) *alloc.Allocation {
+	a := alloc.NewAllocation(make([]string, len(lin)), c)
+	for k, n := range c.Count {
+		best := 0
+		for i := range lin {
+			if lambda[i]*lin[i][k] > lambda[best]*lin[best][k] {
+				best = i
+			}
+		}
+		a.GPUs[best][k] = n
+	}
+	return a
+}
+
+// secondOpinion decides Pareto efficiency with n other LPs: for each row
+// j, maximise u_j(y) subject to u_i(y) ≥ u_i(x_i) for all i and capacity.
+// It returns the largest relative gain max_j (u_j(y*) − u_j(x_j))/s_j.
+func secondOpinion(t *rapid.T, a *alloc.Allocation, c alloc.Cluster, lin []alloc.Linear) float64 {
+	n, m := len(lin), len(c.Count)
+	best := 0.0
+	for j := range n {
+		model := lp.NewModel(lp.Maximize)
+		y := model.AddGrid("y", n, m, 0, lp.Inf)
+		for k := range m {
+			model.AddConstraint("cap", y.ColTerms(k, nil), lp.LE, math.Max(c.Count[k], a.Used()[k]))
+		}
+		for i, l := range lin {
+			model.AddConstraint("keep", y.RowTerms(i, l), lp.GE, l.Value(a.GPUs[i]))
+		}
+		for _, tm := range y.RowTerms(j, lin[j]) {
+			model.SetObjective(tm.Var, tm.Coef)
+		}
+		sol, err := lp.Solve(context.Background(), model, nil)
+		if err != nil {
+			t.Fatalf("second LP for row %d: %v", j, err)
+		}
+		own := lin[j].Value(a.GPUs[j])
+		var share float64
+		for k, r := range lin[j] {
+			share += r * c.Count[k] / float64(n)
+		}
+		s := math.Max(own, share)
+		if s > 0 {
+			best = math.Max(best, (sol.Objective-own)/s)
+		}
+	}
+	return best
+}
+
+// TestPropertyParetoAgreesWithSecondLP checks ParetoEfficiency against n
+// single-row LPs on tiny instances (a random allocation, or a weighted-sum
+// maximiser, which is Pareto-efficient), and that every witness is feasible
+// and dominates. Cases within 1e-5 of the boundary are not judged.
+func TestPropertyParetoAgreesWithSecondLP(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := gen.Cluster(3).Draw(t, "cluster")
+		n := rapid.IntRange(1, 4).Draw(t, "rows")
+		lin := gen.Linear(gen.Rates(n, len(c.Types), true).Draw(t, "rates"))
+		var a *alloc.Allocation
+		if rapid.Bool().Draw(t, "efficient") {
+			lambda := rapid.SliceOfN(rapid.Float64Range(0.1, 10), n, n).Draw(t, "lambda")
+			a = weightedSumMax(c, lin, lambda)
+		} else {
+			a = gen.Allocation(c, n).Draw(t, "allocation")
+		}
+		r, err := alloc.ParetoEfficiency(context.Background(), a, c, lin, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := secondOpinion(t, a, c, lin)
+		switch {
+		case other > 1e-5 && r.Holds:
+			t.Fatalf("Holds, but row LPs find a relative gain of %v", other)
+		case other < 1e-9 && !r.Holds:
+			t.Fatalf("not Holds (gain %v), but row LPs find none (%v)", r.Gain, other)
+		}
+		if r.Holds {
+			return
+		}
+		if err := r.Witness.Validate(c); err != nil {
+			t.Fatalf("witness invalid: %v", err)
+		}
+		var sum float64
+		for i, l := range lin {
+			before, after := l.Value(a.GPUs[i]), l.Value(r.Witness.GPUs[i])
+			if r.Gains[i] < -alloc.AxiomTol {
+				t.Fatalf("witness lowers row %d from %v to %v (relative %v)", i, before, after, r.Gains[i])
+			}
+			sum += r.Gains[i]
+		}
+		if math.Abs(sum-r.Gain) > propTol*math.Max(1, r.Gain) || r.Gain < other*(1-1e-6) {
+			t.Fatalf("Gain %v, Σ Gains %v, best single-row gain %v", r.Gain, sum, other)
+		}
+	})
+}
+
+// TestPropertyByOwnerKeepsTotals checks that aggregating jobs by owner keeps
+// every type's total and gives each user the sum of its jobs' bundles.
+func TestPropertyByOwnerKeepsTotals(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := gen.Problem(gen.ProblemSizes{Types: 3, Users: 4, Jobs: 8}).Draw(t, "problem")
+		a := gen.Allocation(p.Cluster, len(p.Jobs)).Draw(t, "allocation")
+		a.Rows = p.JobIDs()
+		owned, err := a.ByOwner(p.Jobs, p.Users)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, u := range a.Used() {
+			if math.Abs(owned.Used()[k]-u) > propTol*math.Max(1, u) {
+				t.Fatalf("type %d: %v GPUs by job, %v by owner", k, u, owned.Used()[k])
+			}
+		}
+		vals, err := alloc.OwnerValuations(p.Jobs, p.Users, jobLinear(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A user's best use of its jobs' GPUs is worth at least what its
+		// jobs get from them as allocated.
+		jv := p.Valuations()
+		for u, user := range p.Users {
+			var got float64
+			for i, j := range p.Jobs {
+				if j.Owner == user.ID {
+					got += jv[i].Value(a.GPUs[i])
+				}
+			}
+			if best := vals[u].Value(owned.GPUs[u]); best < got*(1-propTol) {
+				t.Fatalf("user %s: best use %v below its jobs' value %v", user.ID, best, got)
+			}
+		}
+	})
+}
+
+func jobLinear(p *alloc.Problem) []alloc.Linear {
+	out := make([]alloc.Linear, len(p.Jobs))
+	for i, v := range p.Valuations() {
+		out[i] = v.(alloc.Linear)
+	}
+	return out
+}
+
+// TestParetoRegressions holds cases rapid found: rows holding almost
+// nothing used to put coefficients of 1e13 into the LP (s_i was u_i(x_i)
+// alone), which CLP then failed to satisfy.
+func TestParetoRegressions(t *testing.T) {
+	for _, tc := range []struct {
+		reason    string
+		wantHolds bool
+		count     []float64
+		rates     [][]float64
+		gpus      [][]float64
+	}{
+		{"rapid: tiny holding, 3 types, the idle types valued by no one", true, []float64{1, 1, 1}, [][]float64{{math.E, 0, 0}, {math.E, 0, 0}, {math.E, 0, 0}, {math.E, 0, 0}},
+			[][]float64{{0, 0, 0}, {0.9999999999999432, 0, 0}, {5.6843418860804784e-14, 0, 0}, {0, 0, 0}}},
+		{"rapid: tiny holding, idle GPUs", false, []float64{33}, [][]float64{{1.0157477085866857}, {math.E}, {math.E}, {math.E}},
+			[][]float64{{1.0258460747536415e-13}, {0}, {0}, {0}}},
+		{"rapid: 6e-8 GPUs, half idle", false, []float64{1}, [][]float64{{math.E}, {math.E}, {math.E}},
+			[][]float64{{5.960464122267716e-08}, {0}, {0.4999999701976794}}},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			c := alloc.Cluster{Count: tc.count}
+			for k := range tc.count {
+				c.Types = append(c.Types, gen.TypeName(k))
+			}
+			a := alloc.NewAllocation(make([]string, len(tc.gpus)), c)
+			a.GPUs = tc.gpus
+			r, err := alloc.ParetoEfficiency(context.Background(), a, c, gen.Linear(tc.rates), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Holds != tc.wantHolds {
+				t.Fatalf("Holds = %v, want %v (gain %v)", r.Holds, tc.wantHolds, r.Gain)
+			}
+			if r.Holds {
+				return
+			}
+			if err := r.Witness.Validate(c); err != nil {
+				t.Fatal(err)
+			}
+			for i, g := range r.Gains {
+				if g < -alloc.AxiomTol {
+					t.Errorf("Gains[%d] = %v, below −AxiomTol", i, g)
+				}
+			}
+		})
+	}
+}

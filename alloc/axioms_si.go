@@ -1,0 +1,69 @@
+package alloc
+
+// SharingIncentiveReport is the verdict of SharingIncentive.
+type SharingIncentiveReport struct {
+	// Holds reports that every margin is at least −AxiomTol.
+	Holds bool
+	// Margin[i] is row i's relative margin u_i(own)/u_i(share_i) − 1:
+	// negative when the row would rather have its weighted equal share.
+	Margin []float64
+	// Worst is the row with the smallest margin (the witness when Holds is
+	// false); ties go to the lowest index.
+	Worst int
+	// Own[i] is u_i(own bundle) and Share[i] is u_i(share_i).
+	Own, Share []float64
+}
+
+// SharingIncentive checks that every row values its bundle at least as much
+// as its weighted equal share of the cluster, share_i[k] = w_i/Σ_j w_j ·
+// Count[k] for every type k (1/n of every type when weights is nil):
+//
+//	u_i(x_i) ≥ u_i(share_i)  for every row i.
+//
+// It costs one valuation call per row and two per row for the share.
+//
+// The allocation must be valid for c (Allocation.Validate), vals must hold
+// one valuation per row and weights, when not nil, one positive weight per
+// row; a share a row values at zero cannot be compared with and is an input
+// error too. Errors are *InputError values naming the input.
+func SharingIncentive(a *Allocation, c Cluster, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
+	if err := checkAllocation(a, c); err != nil {
+		return nil, err
+	}
+	if err := checkValuations(a, vals); err != nil {
+		return nil, err
+	}
+	if err := checkWeights(a, weights); err != nil {
+		return nil, err
+	}
+	n := len(a.GPUs)
+	var total float64
+	for i := range n {
+		total += weightOf(weights, i)
+	}
+	r := &SharingIncentiveReport{Margin: make([]float64, n), Own: make([]float64, n), Share: make([]float64, n)}
+	share := make([]float64, len(c.Count))
+	for i, v := range vals {
+		f := weightOf(weights, i) / total
+		for k, m := range c.Count {
+			share[k] = f * m
+		}
+		s, err := value(a, i, v, share)
+		if err != nil {
+			return nil, err
+		}
+		if s == 0 {
+			return nil, inputErr("Valuations", rowLabel(a, i), ErrValue, "the row values its equal share at 0")
+		}
+		own, err := value(a, i, v, a.GPUs[i])
+		if err != nil {
+			return nil, err
+		}
+		r.Own[i], r.Share[i], r.Margin[i] = own, s, own/s-1
+		if r.Margin[i] < r.Margin[r.Worst] {
+			r.Worst = i
+		}
+	}
+	r.Holds = r.Margin[r.Worst] >= -AxiomTol
+	return r, nil
+}

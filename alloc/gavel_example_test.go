@@ -1,0 +1,180 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// gavelExample is Gavel §4.1's example: three jobs on one V100 and one K80.
+func gavelExample() *alloc.Problem {
+	types := []topology.GPUType{"V100", "K80"}
+	c, _ := alloc.NewCluster(types, []float64{1, 1})
+	jobs := []alloc.Job{{ID: "job0", Gang: 1, Weight: 1}, {ID: "job1", Gang: 1, Weight: 1}, {ID: "job2", Gang: 1, Weight: 1}}
+	tp, _ := speedup.New([]string{"job0", "job1", "job2"}, types, [][]float64{{40, 10}, {12, 4}, {100, 50}})
+	p, err := alloc.NewProblem(c, nil, jobs, tp)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func print(a *alloc.Allocation, err error) {
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, r := range a.Rows {
+		fmt.Printf("%s: V100 %.3g, K80 %.3g\n", r, a.GPUs[i][0]+0, a.GPUs[i][1]+0)
+	}
+}
+
+func ExampleMaxTotalThroughput() {
+	print(alloc.MaxTotalThroughput{}.Allocate(context.Background(), gavelExample()))
+	// Output:
+	// job0: V100 0, K80 1
+	// job1: V100 0, K80 0
+	// job2: V100 1, K80 0
+}
+
+func ExampleMakespan() {
+	p := gavelExample()
+	pol := alloc.Makespan{RemainingSteps: []float64{4000, 1200, 20000}}
+	a, err := pol.Allocate(context.Background(), p)
+	print(a, err)
+	// Every job finishes at the same time, the makespan.
+	for i, thr := range a.Utilities(p.Valuations()) {
+		fmt.Printf("%s finishes after %.4g s\n", a.Rows[i], pol.RemainingSteps[i]/thr)
+	}
+	// Output:
+	// job0: V100 0.357, K80 0
+	// job1: V100 0.214, K80 0.429
+	// job2: V100 0.429, K80 0.571
+	// job0 finishes after 280 s
+	// job1 finishes after 280 s
+	// job2 finishes after 280 s
+}
+
+func ExampleFinishTimeFairness() {
+	p := gavelExample()
+	pol := alloc.FinishTimeFairness{
+		RemainingSteps:  []float64{4000, 1200, 20000},
+		Elapsed:         []float64{100, 0, 50},
+		IsolatedElapsed: []float64{60, 0, 50},
+	}
+	a, err := pol.Allocate(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The largest ρ is optimal (the allocation below it need not be unique).
+	rho, _ := pol.Rho(p, a)
+	fmt.Printf("max ρ %.3g\n", math.Max(rho[0], math.Max(rho[1], rho[2])))
+	// Output: max ρ 0.972
+}
+
+func ExampleFIFO() {
+	// job0 arrived first, then job2, then job1.
+	print(alloc.FIFO{Arrival: []float64{0, 20, 10}}.Allocate(context.Background(), gavelExample()))
+	// Output:
+	// job0: V100 1, K80 0
+	// job1: V100 0, K80 0
+	// job2: V100 0, K80 1
+}
+
+func ExampleShortestJobFirst() {
+	// Alone, job1 needs 100/12 s, job2 5000/100 s, job0 4000/40 s.
+	print(alloc.ShortestJobFirst{RemainingSteps: []float64{4000, 100, 5000}}.Allocate(context.Background(), gavelExample()))
+	// Output:
+	// job0: V100 0, K80 0
+	// job1: V100 1, K80 0
+	// job2: V100 0, K80 1
+}
+
+func ExampleMinCost() {
+	p := gavelExample()
+	cost := []float64{3.06, 0.9} // $ per GPU-hour
+	print(alloc.MinCost{Cost: cost}.Allocate(context.Background(), p))
+	// job1 must finish 1,200 steps within 150 s: 8 steps/s.
+	pol := alloc.MinCost{Cost: cost, RemainingSteps: []float64{1, 1200, 1}, SLO: []float64{math.Inf(1), 150, math.Inf(1)}}
+	a, err := pol.Allocate(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	thr := a.Utilities(p.Valuations())
+	used := a.Used()
+	fmt.Printf("job1 runs %.3g steps/s; %.3g steps per dollar-hour\n", thr[1], (thr[0]+thr[1]+thr[2])/(cost[0]*used[0]+cost[1]*used[1]))
+	// An SLO out of reach is an error naming the job.
+	pol.SLO[1] = 60
+	_, err = pol.Allocate(context.Background(), p)
+	fmt.Println(err)
+	// Output:
+	// job0: V100 0, K80 0
+	// job1: V100 0, K80 0
+	// job2: V100 0, K80 1
+	// job1 runs 8 steps/s; 21 steps per dollar-hour
+	// alloc: min-cost-slo: job job1 needs 20 steps per unit time to meet its SLO, at most 12 is possible: lp: problem is infeasible
+}
+
+func ExampleSpaceSharing() {
+	// Gavel §3.1: jobs 0 and 1 co-located on a V100 run at 20 and 7.5.
+	types := []topology.GPUType{"V100", "P100", "K80"}
+	c, _ := alloc.NewCluster(types, []float64{1, 1, 1})
+	jobs := []alloc.Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 1, Weight: 1}, {ID: "c", Gang: 1, Weight: 1}, {ID: "d", Gang: 1, Weight: 1}}
+	// Jobs a and c are of type "resnet", b and d of type "lstm".
+	tp, _ := speedup.New([]string{"a", "b", "c", "d"}, types, [][]float64{{40, 20, 10}, {15, 10, 5}, {40, 20, 10}, {15, 10, 5}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	s := alloc.SpaceSharing{
+		Objective: alloc.SharingMaxMin,
+		JobTypes:  []string{"resnet", "lstm", "resnet", "lstm"},
+		Pairs:     []alloc.PairRate{{A: "resnet", B: "lstm", Type: "V100", RateA: 20, RateB: 7.5}},
+	}
+	r, err := s.Solve(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, thr := range r.Throughput {
+		fmt.Printf("%s: %.3g steps/s\n", p.Jobs[i].ID, thr)
+	}
+	for _, ps := range r.Pairs {
+		fmt.Printf("%s+%s on %s: %.3g\n", ps.A, ps.B, ps.Type, ps.Time)
+	}
+	// Output:
+	// a: 18.6 steps/s
+	// b: 7.97 steps/s
+	// c: 18.6 steps/s
+	// d: 7.97 steps/s
+}
+
+func ExampleNewPlacementProblem() {
+	// Four V100s, two of them in one free server; two 2-GPU jobs whose
+	// rates drop when their workers are spread over servers.
+	types := []topology.GPUType{"V100"}
+	c, _ := alloc.NewCluster(types, []float64{4})
+	jobs := []alloc.Job{{ID: "lm", Gang: 2, Weight: 1}, {ID: "resnet", Gang: 2, Weight: 1}}
+	tp, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{10}, {10}})
+	spread, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{6}, {9}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	pp, err := alloc.NewPlacementProblem(p, spread, []float64{2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, err := alloc.MaxTotalThroughput{}.Allocate(context.Background(), pp.Problem)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, r := range a.Rows {
+		fmt.Printf("%s: %s %.3g, %s %.3g\n", r, a.Types[0], a.GPUs[i][0]+0, a.Types[1], a.GPUs[i][1]+0)
+	}
+	// Output:
+	// lm: V100 2, V100_unconsolidated 0
+	// resnet: V100 0, V100_unconsolidated 2
+}

@@ -1,0 +1,181 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// FinishTimeFairness is Gavel's finish-time-fairness policy (§4.2, after
+// Themis): minimise the largest ratio ρ of the time a job takes to finish
+// under the allocation to the time it would take with 1/n of the cluster,
+//
+//	ρ_m(X) = (t_m + S_m/throughput(m, X)) / (t^iso_m + S_m/throughput(m, X^iso)),
+//	minimise_X  max_m ρ_m(X)
+//
+// with S_m = RemainingSteps[m], t_m = Elapsed[m] (time since the job
+// started), t^iso_m = IsolatedElapsed[m] (the time it would have needed for
+// its past progress with 1/n of the cluster, which Gavel accumulates round
+// by round as steps done / isolated throughput), throughput(m, X) =
+// Σ_k T_mk·X_mk, and X^iso the isolated allocation: Count_k/n GPUs of every
+// type k for each of the n jobs, in time fractions Count_k/(n·Gang_m),
+// scaled down together when they exceed the job's whole time.
+//
+// The problem is a generalised linear-fractional program (each ρ_m is a
+// ratio of affine functions of X), not one LP unless every t_m is 0. It is
+// solved exactly by the Dinkelbach-type method of Crouzeix, Ferland and
+// Schaible (1985): from X_0 = X^iso and ρ_0 = max_m ρ_m(X_0), each step
+// solves the LP
+//
+//	minimise z  s.t.  (t_m·thr_m(X) + S_m − ρ_j·D_m·thr_m(X)) / (D_m·thr_m(X_j)) ≤ z  for every m
+//
+// (D_m the denominator of ρ_m, thr_m(X) the throughput), sets X_{j+1} to its
+// solution and ρ_{j+1} = max_m ρ_m(X_{j+1}), and stops when z ≥ −1e-9: then
+// no allocation lowers the largest ρ by more than that. The scaled rows make
+// the convergence superlinear; a handful of LPs is typical. After 100 LPs
+// it gives up with an error wrapping lp.ErrIterationLimit.
+//
+// Elapsed and IsolatedElapsed may be nil (all zero: jobs that have just
+// arrived; then the problem is one max-min LP and the first step solves
+// it). RemainingSteps is required. All are aligned with Problem.Jobs. A job
+// whose throughput row is all zero is an *InputError: its ρ is infinite.
+//
+// Properties: max_m ρ_m ≤ max_m ρ_m(X^iso), which is 1 when IsolatedElapsed
+// equals Elapsed (sharing incentive in Themis' sense). Only the largest ρ
+// is minimised: jobs below it may keep slack, so the allocation is not
+// Pareto-efficient in general and the optimum is not unique. Not
+// strategy-proof: ρ is measured against each job's own reported rates.
+type FinishTimeFairness struct {
+	RemainingSteps  []float64 // S_m, iterations left; positive
+	Elapsed         []float64 // t_m, time since the job started; nil means zeros
+	IsolatedElapsed []float64 // t^iso_m; nil means zeros
+}
+
+// ftfTol is the improvement of the largest ρ below which the Dinkelbach
+// iteration stops: the returned max ρ is within it of the optimum.
+const ftfTol = 1e-9
+
+// ftfMaxLPs bounds the number of LPs FinishTimeFairness solves.
+const ftfMaxLPs = 100
+
+// Name returns "finish-time-fairness".
+func (FinishTimeFairness) Name() string { return "finish-time-fairness" }
+
+// Allocate returns an allocation minimising the largest finish-time ratio ρ.
+func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	in, err := pol.inputs(p)
+	if err != nil {
+		return nil, err
+	}
+	_, x := p.isolatedThroughputs()
+	thr := p.throughputsOf(x)
+	rho := in.maxRho(thr)
+	for range ftfMaxLPs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("alloc: %s: %w", pol.Name(), err)
+		}
+		m := lp.NewModel(lp.Minimize)
+		v := addTimeFractions(m, p)
+		z := m.AddVar("z", -lp.Inf, lp.Inf, 1)
+		for i := range p.Jobs {
+			den := in.den[i] * thr[i]
+			coef := (in.elapsed[i] - rho*in.den[i]) / den
+			terms := append(v.throughput(i, coef), lp.Term{Var: z, Coef: -1})
+			m.AddConstraint("rho", terms, lp.LE, -in.steps[i]/den)
+		}
+		sol, err := gavelSolve(ctx, pol.Name(), m)
+		if err != nil {
+			return nil, err
+		}
+		nx := v.x.Values(sol)
+		nthr := p.throughputsOf(nx)
+		if nrho := in.maxRho(nthr); nrho <= rho {
+			x, thr, rho = nx, nthr, nrho
+		}
+		if sol.Value(z) >= -ftfTol {
+			return timeFractionsToAllocation(p, x), nil
+		}
+	}
+	return nil, fmt.Errorf("alloc: %s: no convergence after %d LPs: %w", pol.Name(), ftfMaxLPs, lp.ErrIterationLimit)
+}
+
+// Rho returns each job's finish-time ratio ρ_m under allocation a (in GPUs,
+// as Allocate returns it), +Inf for a job that a gives no throughput.
+func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) {
+	in, err := pol.inputs(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Validate(p.Cluster); err != nil {
+		return nil, err
+	}
+	if len(a.GPUs) != len(p.Jobs) {
+		return nil, inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
+	}
+	thr := a.Utilities(p.Valuations())
+	rho := make([]float64, len(thr))
+	for i, t := range thr {
+		rho[i] = in.rho(i, t)
+	}
+	return rho, nil
+}
+
+// ftfInputs are the validated constants of ρ_m: numerator t_m + S_m/thr,
+// denominator den_m = t^iso_m + S_m/thr^iso_m.
+type ftfInputs struct {
+	steps, elapsed, den []float64
+}
+
+func (pol FinishTimeFairness) inputs(p *Problem) (ftfInputs, error) {
+	if err := p.Validate(); err != nil {
+		return ftfInputs{}, err
+	}
+	ids := p.JobIDs()
+	zeros := make([]float64, len(ids))
+	elapsed, iso := pol.Elapsed, pol.IsolatedElapsed
+	if elapsed == nil {
+		elapsed = zeros
+	}
+	if iso == nil {
+		iso = zeros
+	}
+	for _, c := range []struct {
+		field string
+		v     []float64
+		rule  valueRule
+	}{
+		{"FinishTimeFairness.RemainingSteps", pol.RemainingSteps, positive},
+		{"FinishTimeFairness.Elapsed", elapsed, nonNegative},
+		{"FinishTimeFairness.IsolatedElapsed", iso, nonNegative},
+	} {
+		if err := checkAligned(c.field, c.v, ids, c.rule); err != nil {
+			return ftfInputs{}, err
+		}
+	}
+	if err := p.requireRunnable(pol.Name()); err != nil {
+		return ftfInputs{}, err
+	}
+	rates, _ := p.isolatedThroughputs()
+	in := ftfInputs{steps: pol.RemainingSteps, elapsed: elapsed, den: make([]float64, len(ids))}
+	for i, r := range rates {
+		in.den[i] = iso[i] + pol.RemainingSteps[i]/r
+	}
+	return in, nil
+}
+
+func (in ftfInputs) rho(i int, thr float64) float64 {
+	if thr <= 0 {
+		return math.Inf(1)
+	}
+	return (in.elapsed[i] + in.steps[i]/thr) / in.den[i]
+}
+
+func (in ftfInputs) maxRho(thr []float64) float64 {
+	worst := math.Inf(-1)
+	for i, t := range thr {
+		worst = max(worst, in.rho(i, t))
+	}
+	return worst
+}

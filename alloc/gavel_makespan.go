@@ -1,0 +1,93 @@
+package alloc
+
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// Makespan is Gavel's makespan policy (§4.2): finish the whole batch of
+// jobs as early as possible,
+//
+//	minimise_X  max_m  S_m / throughput(m, X)
+//
+// where S_m = RemainingSteps[m] and throughput(m, X) = Σ_k T_mk·X_mk, over the
+// time fractions X of Gavel's constraints. Writing λ = 1/makespan (the
+// variables are the time fractions divided by the makespan, S_m/makespan
+// steps per second) turns it into ONE linear program, with no bisection:
+//
+//	maximise λ  s.t.  Σ_k T_mk·X_mk ≥ λ·S_m for every job m,  X feasible.
+//
+// The makespan is 1/λ*. Internally λ is scaled by λ_ref = min_m best_m/S_m
+// (best_m: the job's throughput with the cluster to itself), an upper bound,
+// so the LP's level lies in [0, 1], and the objective is multiplied by the
+// number of jobs (LP-NOTES: keeps the fairness rows' duals away from the
+// solver's tolerance).
+//
+// Every job must be able to run somewhere: a zero throughput row makes the
+// makespan infinite and is an *InputError (ErrValue). RemainingSteps must
+// be positive and finite, one per job (aligned with Problem.Jobs).
+//
+// Cost: one LP of jobs×types+1 columns and 2·jobs+types rows.
+//
+// Properties: every job finishes by the optimal makespan under the returned
+// allocation (time fractions held constant). Jobs that finish before the
+// makespan may keep slack, so the optimum is rarely unique; it is sharing
+// incentive in the sense of Gavel §4.4 (the makespan is no later than under
+// the isolated 1/n split), nothing more: it is not envy-free, and it favours
+// long jobs over short ones.
+type Makespan struct {
+	// RemainingSteps[m] is the number of iterations job m still has to run
+	// (Gavel's num_steps_m), in the unit of Problem.Throughputs' time.
+	RemainingSteps []float64
+}
+
+// Name returns "makespan".
+func (Makespan) Name() string { return "makespan" }
+
+// Allocate returns an allocation that minimises the makespan.
+func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkAligned("Makespan.RemainingSteps", pol.RemainingSteps, p.JobIDs(), positive); err != nil {
+		return nil, err
+	}
+	if err := p.requireRunnable(pol.Name()); err != nil {
+		return nil, err
+	}
+	// Each job must reach λ·S_m: a max-min over throughput/S_m.
+	scale := make([]float64, len(p.Jobs))
+	for i, s := range pol.RemainingSteps {
+		scale[i] = 1 / s
+	}
+	m, v := maxMinRatioModel(p, scale)
+	sol, err := gavelSolve(ctx, pol.Name(), m)
+	if err != nil {
+		return nil, err
+	}
+	return v.allocation(sol), nil
+}
+
+// maxMinRatioModel returns the LP
+//
+//	maximise N·μ  s.t.  scale_m·Σ_k T_mk·X_mk / ref ≥ μ,  0 ≤ μ ≤ 1,  X feasible,
+//
+// with ref = min_m scale_m·best_m, the largest level any job could reach
+// alone, so that μ = level/ref is well scaled. Every job must have best_m > 0.
+func maxMinRatioModel(p *Problem, scale []float64) (*lp.Model, timeFractions) {
+	ref := 0.0
+	for i := range p.Jobs {
+		if r := scale[i] * p.bestAlone(i); i == 0 || r < ref {
+			ref = r
+		}
+	}
+	m := lp.NewModel(lp.Maximize)
+	v := addTimeFractions(m, p)
+	mu := m.AddVar("level", 0, 1, float64(len(p.Jobs)))
+	for i := range p.Jobs {
+		terms := append(v.throughput(i, scale[i]/ref), lp.Term{Var: mu, Coef: -1})
+		m.AddConstraint("level", terms, lp.GE, 0)
+	}
+	return m, v
+}

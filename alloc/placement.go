@@ -1,0 +1,108 @@
+package alloc
+
+import (
+	"math"
+
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Unconsolidated is the suffix of the worker type that runs a gang spread
+// over servers, as in Gavel's data ("v100_unconsolidated").
+const Unconsolidated = "_unconsolidated"
+
+// PlacementProblem is a Problem made placement-sensitive (Gavel §3.1): each
+// GPU type k is split into two worker types, k itself for gangs consolidated
+// on as few servers as possible (rates of the original Problem) and
+// k+Unconsolidated for gangs spread over servers (rates from the
+// unconsolidated matrix, usually lower for communication-bound jobs). The
+// consolidated pool holds Consolidated[k] of the Count_k GPUs (for example
+// the GPUs in servers with enough free slots), the unconsolidated pool the
+// rest; a pool of zero GPUs is left out.
+//
+// Every policy works on the expanded Problem unchanged (its time fractions,
+// Σ over both worker types ≤ 1, and its capacity rows per pool are Gavel's
+// "two different worker types"), and Fold maps the allocation back to the
+// physical types. Properties are those of the policy on the expanded
+// problem; the split of a type into pools is the caller's decision.
+type PlacementProblem struct {
+	*Problem
+	physical Cluster
+	of       []int // of[w] is the physical type of worker type w
+}
+
+// NewPlacementProblem returns the placement-sensitive form of p.
+// unconsolidated must have p's rows and types; consolidated has one entry
+// per type in [0, Count_k].
+func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidated []float64) (*PlacementProblem, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if unconsolidated == nil {
+		return nil, inputErr("Placement.Unconsolidated", "", ErrEmpty, "no throughput matrix")
+	}
+	rows, types := unconsolidated.Dims()
+	if rows != len(p.Jobs) || types != p.Cluster.NumTypes() {
+		return nil, inputErr("Placement.Unconsolidated", "", ErrShape, "%d×%d rates for %d jobs × %d types", rows, types, len(p.Jobs), p.Cluster.NumTypes())
+	}
+	if err := checkAligned("Placement.Consolidated", consolidated, p.typeNames(), nonNegative); err != nil {
+		return nil, err
+	}
+	pp := &PlacementProblem{physical: p.Cluster}
+	var wtypes []topology.GPUType
+	var count []float64
+	var cols [][2]int // (matrix 0 consolidated / 1 unconsolidated, type)
+	for k, t := range p.Cluster.Types {
+		c := consolidated[k]
+		if c > p.Cluster.Count[k] {
+			return nil, inputErr("Placement.Consolidated", string(t), ErrValue, "%v GPUs of %v", c, p.Cluster.Count[k])
+		}
+		for side, n := range []float64{c, p.Cluster.Count[k] - c} {
+			if n <= 0 {
+				continue
+			}
+			name := t
+			if side == 1 {
+				name += Unconsolidated
+			}
+			wtypes, count, cols = append(wtypes, name), append(count, n), append(cols, [2]int{side, k})
+			pp.of = append(pp.of, k)
+		}
+	}
+	values := make([][]float64, len(p.Jobs))
+	for i := range values {
+		values[i] = make([]float64, len(cols))
+		for w, c := range cols {
+			m := p.Throughputs
+			if c[0] == 1 {
+				m = unconsolidated
+			}
+			values[i][w] = m.At(i, c[1])
+		}
+	}
+	tp, err := speedup.New(p.JobIDs(), wtypes, values)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := NewProblem(Cluster{Types: wtypes, Count: count}, p.Users, p.Jobs, tp)
+	if err != nil {
+		return nil, err
+	}
+	pp.Problem = ep
+	return pp, nil
+}
+
+// Fold returns a, an allocation over the worker types, as GPUs of the
+// physical types (consolidated and unconsolidated pools summed).
+func (pp *PlacementProblem) Fold(a *Allocation) (*Allocation, error) {
+	if err := a.Validate(pp.Cluster); err != nil {
+		return nil, err
+	}
+	out := NewAllocation(a.Rows, pp.physical)
+	for i, b := range a.GPUs {
+		for w, x := range b {
+			out.GPUs[i][pp.of[w]] += math.Max(x, 0)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpufair/gpufair/speedup"
+)
+
+func TestPlacementSensitive(t *testing.T) {
+	// Four GPUs of one type, two of them in a free server. Two gang-2 jobs
+	// run 10 steps/s consolidated; spread out, job 0 drops to 6 and job 1 to
+	// 9. The throughput-maximising split consolidates job 0: 10 + 9.
+	p := gavelProblem(t, []float64{4}, []int{2, 2}, [][]float64{{10}, {10}})
+	un, err := speedup.New(p.JobIDs(), p.Cluster.Types, [][]float64{{6}, {9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := NewPlacementProblem(p, un, []float64{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := MaxTotalThroughput{}.Allocate(context.Background(), pp.Problem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGavelFeasible(t, pp.Problem, a)
+	if diff := cmp.Diff([][]float64{{2, 0}, {0, 2}}, a.GPUs, cmpopts.EquateApprox(0, gavelTol)); diff != "" {
+		t.Errorf("worker-type allocation mismatch (-want +got):\n%s", diff)
+	}
+	folded, err := pp.Fold(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGavelFeasible(t, p, folded)
+	if diff := cmp.Diff([][]float64{{2}, {2}}, folded.GPUs, cmpopts.EquateApprox(0, gavelTol)); diff != "" {
+		t.Errorf("folded allocation mismatch (-want +got):\n%s", diff)
+	}
+	// All GPUs consolidated: the unconsolidated pool disappears.
+	pp, err = NewPlacementProblem(p, un, []float64{4})
+	if err != nil || pp.Cluster.NumTypes() != 1 {
+		t.Errorf("all consolidated: %v, %d worker types, want 1", err, pp.Cluster.NumTypes())
+	}
+	if _, err := NewPlacementProblem(p, un, []float64{5}); !errors.Is(err, ErrValue) {
+		t.Errorf("more consolidated GPUs than the type has: error = %v, want ErrValue", err)
+	}
+	if _, err := NewPlacementProblem(p, un, nil); !errors.Is(err, ErrShape) {
+		t.Errorf("missing pools: error = %v, want ErrShape", err)
+	}
+}

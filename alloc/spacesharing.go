@@ -1,0 +1,112 @@
+package alloc
+
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// PairRate is a measured co-location (Gavel §3.1, Figure 4): a job of type
+// A and a job of type B running together on one gang of GPUs of Type reach
+// RateA and RateB (each job's own throughput, in the unit of
+// Problem.Throughputs). A may equal B. Rates of zero mean the pair does not
+// fit (memory) and add nothing.
+type PairRate struct {
+	A, B         string
+	Type         topology.GPUType
+	RateA, RateB float64
+}
+
+// SharingObjective selects what SpaceSharing optimises.
+type SharingObjective int
+
+const (
+	// SharingMaxTotal maximises Σ_m throughput(m, X), as MaxTotalThroughput.
+	SharingMaxTotal SharingObjective = iota
+	// SharingMaxMin maximises min_m Gang_m·throughput(m, X) /
+	// (Weight_m·throughput(m, X^equal)), Gavel's heterogeneity-aware LAS
+	// (§4.1) with X^equal the equal time share of every type in proportion
+	// to its count (ERRATA: Gavel's normaliser). Jobs that no type can run
+	// alone are an *InputError.
+	SharingMaxMin
+)
+
+// SpaceSharing is Gavel's space-sharing extension (§3.1): besides running
+// alone, two jobs may share one gang of GPUs, each at its co-located rate.
+// Pairs are variables next to the time fractions:
+//
+//	throughput(m, X) = Σ_k T_mk·X_mk + Σ_{pairs q ∋ m} Σ_k R_{q,m,k}·Y_qk
+//	Σ_k X_mk + Σ_{q ∋ m} Σ_k Y_qk ≤ 1                       (each job's time)
+//	Σ_m Gang_m·X_mk + Σ_q Gang_q·Y_qk ≤ Count_k             (each type's GPUs)
+//
+// with the objective of Objective. Co-located jobs must have equal gangs.
+//
+// Job-type aggregation. Pairs of all jobs grow quadratically (Gavel's
+// formulation took 1,837 s for 1,024 jobs). JobTypes labels each job;
+// jobs with the same label, gang, weight and throughput row form a class,
+// and pair variables join classes, not jobs: Y_{cd,k} is the total time
+// that pairs of a c-job and a d-job run on type k, which each c-job shares
+// equally (Y/|c|, or 2Y/|c| within one class). Both objectives are
+// symmetric within a class and the LP is convex, so averaging any optimum
+// over the permutations of each class gives an optimum of this form: the
+// class LP has the optimal value of the pairwise LP, exactly, with at most
+// classes²·types pair columns (Gavel's data: 83 job types). Pairs pick
+// their rates by label: Pairs lists PairRate{A, B, ...} by job type. With
+// JobTypes nil every job is its own type, labelled by its ID, and Pairs
+// names jobs: Gavel's pairwise formulation.
+//
+// A pair of one class needs two jobs: a class of one job has no self-pair.
+// Pairs naming labels that no job has are ignored, so one table (all of
+// Gavel's measurements) serves every workload; pairs naming an unknown GPU
+// type, listed twice, or with invalid rates are *InputErrors.
+//
+// Cost: one LP of classes·types + pairs·types columns and classes + types
+// rows (+ classes for max-min).
+//
+// Properties: the optimum is at least that of the same objective without
+// space sharing (Gavel §4.4, "colocation"), since X alone is feasible. The
+// max-min objective is sharing-incentive in Gavel's sense and has the
+// limits of max-min: not envy-free, not strategy-proof, not
+// Pareto-efficient without water-filling.
+type SpaceSharing struct {
+	Objective SharingObjective
+	JobTypes  []string // label of each job, aligned with Problem.Jobs; nil: job IDs
+	Pairs     []PairRate
+}
+
+// SharingResult is a space-sharing allocation in detail.
+type SharingResult struct {
+	// Allocation gives each job its GPUs alone plus half of the GPUs of each
+	// pair it is in, so that columns still add up to the GPUs in use.
+	Allocation *Allocation
+	// Throughput is each job's effective throughput, alone and co-located.
+	Throughput []float64
+	// Pairs lists the co-located time by pair of job types and GPU type, in
+	// class order: Time is the average number of gangs of Type the pairs
+	// occupy (pair-instances × time fraction). Zero entries are left out.
+	Pairs []PairShare
+}
+
+// PairShare is the co-located time of jobs labelled A and B on Type.
+type PairShare struct {
+	A, B string
+	Type topology.GPUType
+	Time float64
+}
+
+// Name returns "space-sharing-max-total" or "space-sharing-max-min".
+func (s SpaceSharing) Name() string {
+	if s.Objective == SharingMaxMin {
+		return "space-sharing-max-min"
+	}
+	return "space-sharing-max-total"
+}
+
+// Allocate returns Solve's Allocation.
+func (s SpaceSharing) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	r, err := s.Solve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Allocation, nil
+}

@@ -1,0 +1,119 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// gavelSharingWorkload draws n jobs from Gavel's measured job types (seeded),
+// on a cluster of n/4 GPUs of each of K80, P100 and V100, with every
+// co-located pair Gavel measured. It returns the problem, each job's type
+// label and the pair rates.
+func gavelSharingWorkload(tb testing.TB, n int, seed uint64) (*Problem, []string, []PairRate) {
+	tb.Helper()
+	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gpus := []string{"k80", "p100", "v100"}
+	types := []topology.GPUType{"k80", "p100", "v100"}
+	kinds := tp.JobTypes()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	jobs := make([]Job, n)
+	ids := make([]string, n)
+	labels := make([]string, n)
+	rates := make([][]float64, n)
+	for i := range jobs {
+		kind := kinds[rng.IntN(len(kinds))]
+		ids[i] = fmt.Sprintf("job%d", i)
+		labels[i] = kind.String()
+		jobs[i] = Job{ID: JobID(ids[i]), Gang: kind.Scale, Weight: 1}
+		rates[i] = make([]float64, len(gpus))
+		for k, g := range gpus {
+			rates[i][k], _ = tp.Isolated(g, kind)
+		}
+	}
+	var pairs []PairRate
+	for a, ka := range kinds {
+		for _, kb := range kinds[a:] {
+			for k, g := range gpus {
+				if ra, rb, ok := tp.Pair(g, ka, kb); ok {
+					pairs = append(pairs, PairRate{A: ka.String(), B: kb.String(), Type: types[k], RateA: ra, RateB: rb})
+				}
+			}
+		}
+	}
+	m, err := speedup.New(ids, types, rates)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := float64(max(8, n/4))
+	p, err := NewProblem(Cluster{Types: types, Count: []float64{c, c, c}}, nil, jobs, m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p, labels, pairs
+}
+
+// perJobPairs expands pairs of job types into pairs of jobs (Gavel's
+// pairwise formulation).
+func perJobPairs(p *Problem, labels []string, pairs []PairRate) []PairRate {
+	byKey := map[[2]string][]PairRate{}
+	for _, pr := range pairs {
+		byKey[[2]string{pr.A, pr.B}] = append(byKey[[2]string{pr.A, pr.B}], pr)
+	}
+	var out []PairRate
+	for i := range p.Jobs {
+		for j := i + 1; j < len(p.Jobs); j++ {
+			a, b := string(p.Jobs[i].ID), string(p.Jobs[j].ID)
+			for _, pr := range byKey[[2]string{labels[i], labels[j]}] {
+				out = append(out, PairRate{A: a, B: b, Type: pr.Type, RateA: pr.RateA, RateB: pr.RateB})
+			}
+			if labels[i] != labels[j] {
+				for _, pr := range byKey[[2]string{labels[j], labels[i]}] {
+					out = append(out, PairRate{A: a, B: b, Type: pr.Type, RateA: pr.RateB, RateB: pr.RateA})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func BenchmarkSpaceSharing(b *testing.B) {
+	for _, obj := range []SharingObjective{SharingMaxMin, SharingMaxTotal} {
+		for _, n := range []int{64, 1024, 4096} {
+			b.Run(fmt.Sprintf("%s/aggregated/jobs=%d", SpaceSharing{Objective: obj}.Name(), n), func(b *testing.B) {
+				p, labels, pairs := gavelSharingWorkload(b, n, 1)
+				s := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
+				if _, err := s.Solve(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := s.Solve(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		for _, n := range []int{64, 256} { // 512: 9.1 s (max-min), docs/benchmarks/gavel.md
+			b.Run(fmt.Sprintf("%s/pairwise/jobs=%d", SpaceSharing{Objective: obj}.Name(), n), func(b *testing.B) {
+				p, labels, pairs := gavelSharingWorkload(b, n, 1)
+				s := SpaceSharing{Objective: obj, Pairs: perJobPairs(p, labels, pairs)}
+				if _, err := s.Solve(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := s.Solve(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// sharingClasses are the classes of interchangeable jobs and the pairs
+// between them that have measured rates.
+type sharingClasses struct {
+	rc     rowClasses
+	labels []string // label of each class
+	pairs  []classPair
+}
+
+// classPair is one pair variable: classes c ≤ d on type k. rate[0] is a
+// c-job's rate, rate[1] a d-job's.
+type classPair struct {
+	c, d, k int
+	rate    [2]float64
+}
+
+// Solve returns the space-sharing allocation with its pair times.
+func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, error) {
+	sc, err := s.classes(p)
+	if err != nil {
+		return nil, err
+	}
+	var norm []float64 // Gang/(Weight·equal-share rate) per class, for max-min
+	if s.Objective == SharingMaxMin {
+		rates, zero := p.equalShareThroughputs()
+		if zero >= 0 {
+			return nil, inputErr("Throughputs", string(p.Jobs[zero].ID), ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
+		}
+		norm = make([]float64, sc.rc.numClasses())
+		for c, i := range sc.rc.rep {
+			norm[c] = float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * rates[i])
+		}
+	} else if s.Objective != SharingMaxTotal {
+		return nil, inputErr("SpaceSharing.Objective", "", ErrValue, "unknown objective %d", s.Objective)
+	}
+	m, x, y, thr := sc.model(p, norm)
+	sol, err := gavelSolve(ctx, s.Name(), m)
+	if err != nil {
+		return nil, err
+	}
+	return sc.result(p, sol, x, y, thr), nil
+}
+
+// classes validates the labels and pairs and groups the jobs.
+func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
+	if err := p.Validate(); err != nil {
+		return sharingClasses{}, err
+	}
+	labels := s.JobTypes
+	if labels == nil {
+		labels = p.JobIDs()
+	} else if len(labels) != len(p.Jobs) {
+		return sharingClasses{}, inputErr("SpaceSharing.JobTypes", "", ErrShape, "%d labels for %d jobs", len(labels), len(p.Jobs))
+	}
+	labelIndex := map[string]int{}
+	for _, l := range labels {
+		if _, ok := labelIndex[l]; !ok {
+			labelIndex[l] = len(labelIndex)
+		}
+	}
+	rc := groupRows(len(p.Jobs), func(i int) []float64 {
+		j := p.Jobs[i]
+		return append([]float64{float64(labelIndex[labels[i]]), float64(j.Gang), j.Weight}, p.Throughputs.Row(i)...)
+	})
+	sc := sharingClasses{rc: rc, labels: make([]string, rc.numClasses())}
+	for c, i := range rc.rep {
+		sc.labels[c] = labels[i]
+	}
+	rates, err := s.pairTable(p, labelIndex)
+	if err != nil {
+		return sharingClasses{}, err
+	}
+	for c := range sc.labels {
+		for d := c; d < len(sc.labels); d++ {
+			if c == d && rc.size[c] < 2 {
+				continue
+			}
+			for k := range p.Cluster.Types {
+				r, ok := rates[pairKey{sc.labels[c], sc.labels[d], k}]
+				if !ok || r[0]+r[1] == 0 {
+					continue
+				}
+				if gc, gd := p.Jobs[rc.rep[c]].Gang, p.Jobs[rc.rep[d]].Gang; gc != gd {
+					return sharingClasses{}, inputErr("SpaceSharing.Pairs", sc.labels[c]+"+"+sc.labels[d], ErrValue, "co-located jobs have gangs %d and %d", gc, gd)
+				}
+				if c == d { // either job of a same-class pair may be "A": average
+					avg := (r[0] + r[1]) / 2
+					r = [2]float64{avg, avg}
+				}
+				sc.pairs = append(sc.pairs, classPair{c: c, d: d, k: k, rate: r})
+			}
+		}
+	}
+	return sc, nil
+}
+
+type pairKey struct {
+	a, b string
+	k    int
+}
+
+// pairTable indexes Pairs by (A, B, type) in both orders, skipping labels
+// no job has.
+func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey][2]float64, error) {
+	t := make(map[pairKey][2]float64, 2*len(s.Pairs))
+	for _, pr := range s.Pairs {
+		id := pr.A + "+" + pr.B
+		k, ok := p.Cluster.TypeIndex(pr.Type)
+		if !ok {
+			return nil, inputErr("SpaceSharing.Pairs", id, ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
+		}
+		for _, r := range []float64{pr.RateA, pr.RateB} {
+			if !(r >= 0) || math.IsInf(r, 0) {
+				return nil, inputErr("SpaceSharing.Pairs", id, ErrValue, "rate %v on %q", r, pr.Type)
+			}
+		}
+		if _, ok := labels[pr.A]; !ok {
+			continue
+		}
+		if _, ok := labels[pr.B]; !ok {
+			continue
+		}
+		key := pairKey{pr.A, pr.B, k}
+		if _, dup := t[key]; dup {
+			return nil, inputErr("SpaceSharing.Pairs", id, ErrDuplicate, "listed twice on %q", pr.Type)
+		}
+		t[key] = [2]float64{pr.RateA, pr.RateB}
+		if pr.A != pr.B {
+			t[pairKey{pr.B, pr.A, k}] = [2]float64{pr.RateB, pr.RateA}
+		}
+	}
+	return t, nil
+}
+
+// share returns how much of pair q's time each job of class c spends in
+// it: 1/|c|, or 2/|c| when both jobs are of class c.
+func (sc sharingClasses) share(q classPair, c int) float64 {
+	if q.c == q.d {
+		return 2 / float64(sc.rc.size[c])
+	}
+	return 1 / float64(sc.rc.size[c])
+}
+
+// model builds the class LP. thr[c] holds the terms of a c-job's
+// throughput. norm nil means max total; otherwise max-min of
+// norm_c·throughput_c.
+func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, []lp.Var, [][]lp.Term) {
+	nc, types := sc.rc.numClasses(), p.Cluster.NumTypes()
+	m := lp.NewModel(lp.Maximize)
+	x := m.AddGrid("X", nc, types, 0, 1)
+	y := make([]lp.Var, len(sc.pairs))
+	timeRow := make([][]lp.Term, nc)
+	thr := make([][]lp.Term, nc)
+	capRow := make([][]lp.Term, types)
+	for c, i := range sc.rc.rep {
+		g, n := float64(p.Jobs[i].Gang), float64(sc.rc.size[c])
+		for k := range types {
+			timeRow[c] = append(timeRow[c], lp.Term{Var: x.At(c, k), Coef: 1})
+			capRow[k] = append(capRow[k], lp.Term{Var: x.At(c, k), Coef: n * g})
+			if r := p.Throughputs.At(i, k); r != 0 {
+				thr[c] = append(thr[c], lp.Term{Var: x.At(c, k), Coef: r})
+			}
+		}
+	}
+	for q, pr := range sc.pairs {
+		y[q] = m.AddVar(fmt.Sprintf("Y[%d,%d,%d]", pr.c, pr.d, pr.k), 0, lp.Inf, 0)
+		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
+		capRow[pr.k] = append(capRow[pr.k], lp.Term{Var: y[q], Coef: g})
+		for side, c := range []int{pr.c, pr.d} {
+			if side == 1 && pr.c == pr.d {
+				break
+			}
+			sh := sc.share(pr, c)
+			timeRow[c] = append(timeRow[c], lp.Term{Var: y[q], Coef: sh})
+			if r := pr.rate[side]; r != 0 {
+				thr[c] = append(thr[c], lp.Term{Var: y[q], Coef: sh * r})
+			}
+		}
+	}
+	for c := range timeRow {
+		m.AddConstraint("time", timeRow[c], lp.LE, 1)
+	}
+	for k, n := range p.Cluster.Count {
+		m.AddConstraint("capacity", capRow[k], lp.LE, n)
+	}
+	if norm == nil {
+		obj := make([]float64, m.NumVars())
+		for c, terms := range thr {
+			for _, t := range terms {
+				obj[t.Var] += float64(sc.rc.size[c]) * t.Coef
+			}
+		}
+		for v, c := range obj {
+			if c != 0 {
+				m.SetObjective(lp.Var(v), c)
+			}
+		}
+		return m, x, y, thr
+	}
+	// Max-min: norm_c·throughput_c/ref ≥ μ, maximise N·μ, with ref the
+	// lowest level a class reaches alone on the whole cluster, so μ is
+	// about 1 (LP-NOTES on scaling).
+	ref := math.Inf(1)
+	for c, i := range sc.rc.rep {
+		ref = math.Min(ref, norm[c]*p.bestAlone(i))
+	}
+	mu := m.AddVar("level", 0, lp.Inf, float64(len(p.Jobs)))
+	for c, terms := range thr {
+		row := make([]lp.Term, 0, len(terms)+1)
+		for _, t := range terms {
+			row = append(row, lp.Term{Var: t.Var, Coef: t.Coef * norm[c] / ref})
+		}
+		m.AddConstraint("level", append(row, lp.Term{Var: mu, Coef: -1}), lp.GE, 0)
+	}
+	return m, x, y, thr
+}
+
+// result turns a solution of the class LP into per-job values.
+func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.Var, thr [][]lp.Term) *SharingResult {
+	nc, types := sc.rc.numClasses(), p.Cluster.NumTypes()
+	alone := x.Values(sol)
+	// Per-class GPUs: alone, then half of each pair's gang per member.
+	gpus := make([][]float64, nc)
+	for c, i := range sc.rc.rep {
+		gpus[c] = make([]float64, types)
+		for k, f := range alone[c] {
+			gpus[c][k] = min(max(f, 0), 1) * float64(p.Jobs[i].Gang)
+		}
+	}
+	res := &SharingResult{Allocation: NewAllocation(p.JobIDs(), p.Cluster), Throughput: make([]float64, len(p.Jobs))}
+	for q, pr := range sc.pairs {
+		t := max(sol.Value(y[q]), 0)
+		if t == 0 {
+			continue
+		}
+		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: p.Cluster.Types[pr.k], Time: t})
+		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
+		gpus[pr.c][pr.k] += sc.share(pr, pr.c) * t * g / 2
+		if pr.c != pr.d {
+			gpus[pr.d][pr.k] += sc.share(pr, pr.d) * t * g / 2
+		}
+	}
+	classThr := make([]float64, nc)
+	for c, terms := range thr {
+		for _, t := range terms {
+			classThr[c] += t.Coef * max(sol.Value(t.Var), 0)
+		}
+	}
+	for i := range p.Jobs {
+		c := sc.rc.of[i]
+		copy(res.Allocation.GPUs[i], gpus[c])
+		res.Throughput[i] = classThr[c]
+	}
+	clampToCapacity(res.Allocation, p.Cluster)
+	return res
+}
+
+// clampToCapacity scales down any column used beyond its count, the repair
+// of solver noise (LP-NOTES: up to a few 1e-6).
+func clampToCapacity(a *Allocation, c Cluster) {
+	for k, used := range a.Used() {
+		if n := c.Count[k]; used > n {
+			for i := range a.GPUs {
+				a.GPUs[i][k] *= n / used
+			}
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+func TestSpaceSharingHand(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		obj   SharingObjective
+		count []float64
+		rates [][]float64
+		pairs []PairRate
+		want  []float64 // per-job throughput
+	}{
+		// Gavel §3.1's SS example on one V100: job 0 alone (40) beats the
+		// pair (20 + 7.5) for the total.
+		{"gavel example, total", SharingMaxTotal, []float64{1, 1, 1}, [][]float64{{40, 20, 10}, {15, 10, 5}},
+			[]PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 20, RateB: 7.5}}, nil},
+		// Two jobs on one GPU that keep 80% of their speed together: the pair
+		// runs all the time, 0.8 each, against 0.5 each time-shared.
+		{"pair beats time sharing, total", SharingMaxTotal, []float64{1}, [][]float64{{1}, {1}},
+			[]PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 0.8, RateB: 0.8}}, []float64{0.8, 0.8}},
+		{"pair beats time sharing, max-min", SharingMaxMin, []float64{1}, [][]float64{{1}, {1}},
+			[]PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 0.8, RateB: 0.8}}, []float64{0.8, 0.8}},
+		// A pair that fits nowhere (zero rates) changes nothing: 0.5 each.
+		{"zero pair, max-min", SharingMaxMin, []float64{1}, [][]float64{{1}, {1}},
+			[]PairRate{{A: "j0", B: "j1", Type: "t0"}}, []float64{0.5, 0.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := gavelProblem(t, tc.count, nil, tc.rates)
+			r, err := SpaceSharing{Objective: tc.obj, Pairs: tc.pairs}.Solve(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGavelFeasible(t, p, r.Allocation)
+			if tc.want == nil { // the Gavel example: total over the three types
+				var total float64
+				for _, x := range r.Throughput {
+					total += x
+				}
+				// V100: job 0 (40); P100: job 0 can't (busy), so job 1 (10);
+				// K80 idle for job 1 already placed: 50. With pairs no better.
+				if want := 50.0; !relClose(total, want, gavelTol) {
+					t.Errorf("total = %v, want %v", total, want)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, r.Throughput, cmpopts.EquateApprox(0, gavelTol)); diff != "" {
+				t.Errorf("throughput mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSpaceSharingBadInput(t *testing.T) {
+	p := gavelProblem(t, []float64{1}, []int{1, 2}, [][]float64{{1}, {1}})
+	for _, tc := range []struct {
+		name  string
+		s     SpaceSharing
+		field string
+		want  error
+	}{
+		{"labels", SpaceSharing{JobTypes: []string{"a"}}, "SpaceSharing.JobTypes", ErrShape},
+		{"type", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "x", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrUnknownID},
+		{"NaN", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: nanValue(), RateB: 1}}}, "SpaceSharing.Pairs", ErrValue},
+		{"gangs differ", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrValue},
+		{"twice", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}, {A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrDuplicate},
+		{"objective", SpaceSharing{Objective: 7}, "SpaceSharing.Objective", ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.s.Allocate(context.Background(), p)
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, tc.want) {
+				t.Errorf("Allocate() error = %v, want an *InputError on %s wrapping %v", err, tc.field, tc.want)
+			}
+		})
+	}
+	zero := gavelProblem(t, []float64{1}, nil, [][]float64{{1}, {0}})
+	if _, err := (SpaceSharing{Objective: SharingMaxMin}).Allocate(context.Background(), zero); !errors.Is(err, ErrValue) {
+		t.Errorf("max-min with a zero row: error = %v, want ErrValue", err)
+	}
+}
+
+// TestPropertySpaceSharingAggregationExact: the class LP with job-type
+// aggregation reaches the optimal value of Gavel's pairwise LP (every job
+// its own type, pairs expanded to jobs), for both objectives, and space
+// sharing never does worse than no sharing.
+func TestPropertySpaceSharingAggregationExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nt := rapid.IntRange(1, 2).Draw(t, "types")
+		count := make([]float64, nt)
+		for k := range count {
+			count[k] = float64(rapid.IntRange(1, 3).Draw(t, "count"))
+		}
+		kinds := rapid.IntRange(1, 3).Draw(t, "jobTypes")
+		kindRates := make([][]float64, kinds)
+		for a := range kindRates {
+			kindRates[a] = make([]float64, nt)
+			for k := range kindRates[a] {
+				kindRates[a][k] = float64(rapid.IntRange(1, 10).Draw(t, "rate"))
+			}
+		}
+		var pairs []PairRate
+		for a := 0; a < kinds; a++ {
+			for b := a; b < kinds; b++ {
+				for k := 0; k < nt; k++ {
+					if rapid.Bool().Draw(t, "measured") {
+						pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
+							RateA: kindRates[a][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowA"),
+							RateB: kindRates[b][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowB")})
+						if a == b {
+							pairs[len(pairs)-1].RateB = pairs[len(pairs)-1].RateA
+						}
+					}
+				}
+			}
+		}
+		n := rapid.IntRange(1, 5).Draw(t, "jobs")
+		kindOf := make([]int, n)
+		labels := make([]string, n)
+		rates := make([][]float64, n)
+		for i := range kindOf {
+			kindOf[i] = rapid.IntRange(0, kinds-1).Draw(t, "kind")
+			labels[i] = fmt.Sprint("k", kindOf[i])
+			rates[i] = kindRates[kindOf[i]]
+		}
+		p := gavelProblem(t, count, nil, rates)
+		var perJob []PairRate
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				for _, pr := range pairs {
+					if pr.A == labels[i] && pr.B == labels[j] {
+						perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateA, RateB: pr.RateB})
+					} else if pr.B == labels[i] && pr.A == labels[j] {
+						perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateB, RateB: pr.RateA})
+					}
+				}
+			}
+		}
+		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin} {
+			agg, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}.Solve(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := SpaceSharing{Objective: obj, Pairs: perJob}.Solve(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			none, err := SpaceSharing{Objective: obj}.Solve(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGavelFeasible(t, p, agg.Allocation)
+			checkGavelFeasible(t, p, full.Allocation)
+			a, f, z := sharingValue(p, obj, agg.Throughput), sharingValue(p, obj, full.Throughput), sharingValue(p, obj, none.Throughput)
+			if !relClose(a, f, 1e-6) {
+				t.Fatalf("objective %d: aggregated %v, pairwise %v", obj, a, f)
+			}
+			if a < z*(1-1e-6) {
+				t.Fatalf("objective %d: space sharing %v below no sharing %v", obj, a, z)
+			}
+		}
+	})
+}
+
+// sharingValue is SpaceSharing's objective value for per-job throughputs.
+func sharingValue(p *Problem, obj SharingObjective, thr []float64) float64 {
+	if obj == SharingMaxTotal {
+		var s float64
+		for _, x := range thr {
+			s += x
+		}
+		return s
+	}
+	eq, _ := p.equalShareThroughputs()
+	v := make([]float64, len(thr))
+	for i, x := range thr {
+		v[i] = -x * float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * eq[i])
+	}
+	return -maxOf(v)
+}
+
+func typeName(k int) string { return fmt.Sprintf("t%d", k) }

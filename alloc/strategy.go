@@ -1,0 +1,266 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// A Mechanism maps a reported rate matrix to an allocation:
+// reported[i][k] is row i's reported rate (throughput or speedup) on GPU
+// type k, and the allocation must have one row per reported row, in order,
+// over the same types. Any scheduler can be wrapped as a Mechanism,
+// including ones outside this library. A mechanism must not modify
+// reported.
+type Mechanism func(ctx context.Context, reported [][]float64) (*Allocation, error)
+
+// ProbeSettings tunes ProbeStrategyProofness. The zero value probes every
+// row with inflations only, seed 0 and DefaultProbeTrials random trials.
+type ProbeSettings struct {
+	// Seed seeds the random misreports; the same seed gives the same probe.
+	Seed int64
+	// Trials is the number of random misreports per row, on top of the
+	// deterministic grid; 0 means DefaultProbeTrials, negative means none.
+	Trials int
+	// AnyMisreport widens the search from inflations (every reported rate
+	// at least the true one, OEF section 2.3.1) to any non-negative report:
+	// deflations and zeroed rates as well.
+	AnyMisreport bool
+	// Factors are the scale factors of the deterministic grid; nil means
+	// 1.05, 1.1, 1.25, 1.4, 1.5, 2, 3, 5 and 10, and with AnyMisreport also
+	// 0.95, 0.9, 0.8, 0.5, 0.25, 0.1 and 0. Factors below 1 are used only
+	// with AnyMisreport; 1, negative and non-finite factors are skipped.
+	Factors []float64
+	// Rows restricts the probe to these rows; nil means every row.
+	Rows []int
+}
+
+// DefaultProbeTrials is the number of random misreports per row when
+// ProbeSettings.Trials is 0.
+const DefaultProbeTrials = 16
+
+// defaultFactors returns the default scale factors of the deterministic
+// misreport grid: inflations 1.05, 1.1, 1.25, 1.4, 1.5, 2, 3, 5, 10, and with
+// deflations also 0.95, 0.9, 0.8, 0.5, 0.25, 0.1, 0. They include the
+// misreports of OEF section 2.4 (2 → 2.5 and 2 → 2.8 on the fast type).
+func defaultFactors(deflations bool) []float64 {
+	f := []float64{1.05, 1.1, 1.25, 1.4, 1.5, 2, 3, 5, 10}
+	if deflations {
+		f = append(f, 0.95, 0.9, 0.8, 0.5, 0.25, 0.1, 0)
+	}
+	return f
+}
+
+// StrategyReport is the verdict of ProbeStrategyProofness.
+type StrategyReport struct {
+	// Holds reports that no misreport tried gained more than AxiomTol. It is
+	// evidence, not proof: only the misreports tried were tried.
+	Holds bool
+	// Gain is the largest true relative gain found, u_i(x'_i)/u_i(x_i) − 1
+	// under row i's true rates, where x is the allocation under the truth
+	// and x' the one under the misreport (+Inf when u_i(x_i) = 0 < u_i(x'_i));
+	// Row is that row and Misreport its report (the witness), or −1 and nil
+	// when no misreport gained anything. Ties keep the first found.
+	Gain      float64
+	Row       int
+	Misreport []float64
+	// RowGains[i] is the largest gain found for row i (0 when none gained,
+	// and for rows not probed).
+	RowGains []float64
+	// Tried is the number of misreports evaluated; Failed the number the
+	// mechanism returned an error for (a rejected report gains nothing).
+	Tried, Failed int
+	// Truthful is the allocation under the truth.
+	Truthful *Allocation
+}
+
+// ProbeStrategyProofness searches for profitable misreports. For each
+// probed row i it replaces row i of truth by a misreport r, keeps the others
+// truthful, runs mech, and measures row i's gain under its TRUE linear
+// valuation. The misreports, in order, are deterministic first:
+//
+//   - single-coordinate: r_k scaled by each factor f, one type k at a time
+//     (a true rate of 0 is inflated to (f−1)·max_k r_k instead);
+//   - suffix and prefix: every rate from type k on (or up to type k) scaled
+//     by f, for every k; k = 0 is uniform scaling;
+//
+// then Trials random ones: every rate scaled by exp(0.7·|g|) (exp(0.7·g)
+// with AnyMisreport, where a rate is also zeroed with probability 0.1),
+// with g standard normal drawn from a PCG seeded with Seed. Inflations keep
+// every reported rate at least the true one; deflations need AnyMisreport.
+//
+// Cost: about (3·len(Factors)·m + Trials) mechanism calls per row for m
+// types. ctx is checked before each call.
+//
+// Errors: *InputError for a nil mechanism or a truth matrix that is empty,
+// ragged, or has NaN, infinite or negative rates, or a Rows index out of
+// range; an error wrapping the mechanism's when it fails on the truth; and
+// an *InputError naming "Mechanism" when it returns an allocation of the
+// wrong shape.
+func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float64, s *ProbeSettings) (*StrategyReport, error) {
+	if s == nil {
+		s = &ProbeSettings{}
+	}
+	if mech == nil {
+		return nil, inputErr("Mechanism", "", ErrEmpty, "nil mechanism")
+	}
+	if err := checkTruth(truth); err != nil {
+		return nil, err
+	}
+	rows, err := probeRows(s.Rows, len(truth))
+	if err != nil {
+		return nil, err
+	}
+	base, err := runMechanism(ctx, mech, truth)
+	if err != nil {
+		return nil, err
+	}
+	r := &StrategyReport{Row: -1, RowGains: make([]float64, len(truth)), Truthful: base}
+	rng := rand.New(rand.NewPCG(uint64(s.Seed), 0x5851f42d4c957f2d))
+	reported := make([][]float64, len(truth))
+	copy(reported, truth)
+	for _, i := range rows {
+		own := Linear(truth[i]).Value(base.GPUs[i])
+		for _, lie := range misreports(truth[i], s, rng) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			reported[i] = lie
+			x, err := runMechanism(ctx, mech, reported)
+			r.Tried++
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				r.Failed++
+				continue
+			}
+			g := relativeEnvy(own, Linear(truth[i]).Value(x.GPUs[i]))
+			if g > r.RowGains[i] {
+				r.RowGains[i] = g
+			}
+			if g > r.Gain {
+				r.Gain, r.Row, r.Misreport = g, i, lie
+			}
+		}
+		reported[i] = truth[i]
+	}
+	r.Holds = r.Gain <= AxiomTol
+	return r, nil
+}
+
+// misreports returns row's deterministic misreport grid followed by the
+// random trials.
+func misreports(row []float64, s *ProbeSettings, rng *rand.Rand) [][]float64 {
+	factors := s.Factors
+	if factors == nil {
+		factors = defaultFactors(s.AnyMisreport)
+	}
+	top := 0.0
+	for _, x := range row {
+		top = max(top, x)
+	}
+	scale := func(x, f float64) float64 {
+		if x == 0 && f > 1 {
+			return (f - 1) * top
+		}
+		return x * f
+	}
+	m := len(row)
+	var out [][]float64
+	add := func(f float64, in func(k int) bool) {
+		lie := make([]float64, m)
+		for k, x := range row {
+			lie[k] = x
+			if in(k) {
+				lie[k] = scale(x, f)
+			}
+		}
+		out = append(out, lie)
+	}
+	for _, f := range factors {
+		if f < 1 && !s.AnyMisreport || f < 0 || f == 1 || math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		for k := range m {
+			add(f, func(j int) bool { return j == k })
+		}
+		for k := range m {
+			add(f, func(j int) bool { return j >= k })
+		}
+		for k := 0; k+1 < m; k++ {
+			add(f, func(j int) bool { return j <= k })
+		}
+	}
+	trials := s.Trials
+	if trials == 0 {
+		trials = DefaultProbeTrials
+	}
+	for range trials {
+		lie := make([]float64, m)
+		for k, x := range row {
+			g := rng.NormFloat64()
+			if !s.AnyMisreport {
+				g = math.Abs(g)
+			}
+			lie[k] = scale(x, math.Exp(0.7*g))
+			if s.AnyMisreport && rng.Float64() < 0.1 {
+				lie[k] = 0
+			}
+		}
+		out = append(out, lie)
+	}
+	return out
+}
+
+// runMechanism runs mech and checks the shape of its allocation.
+func runMechanism(ctx context.Context, mech Mechanism, reported [][]float64) (*Allocation, error) {
+	x, err := mech(ctx, reported)
+	if err != nil {
+		return nil, fmt.Errorf("alloc: mechanism: %w", err)
+	}
+	if err := checkBundles(x); err != nil {
+		return nil, inputErr("Mechanism", "", ErrShape, "bad allocation: %v", err)
+	}
+	if len(x.GPUs) != len(reported) || len(x.Types) != len(reported[0]) {
+		return nil, inputErr("Mechanism", "", ErrShape, "allocation of %d×%d for %d×%d reports", len(x.GPUs), len(x.Types), len(reported), len(reported[0]))
+	}
+	return x, nil
+}
+
+// checkTruth checks that truth is a non-empty rectangular matrix of finite,
+// non-negative rates.
+func checkTruth(truth [][]float64) error {
+	if len(truth) == 0 || len(truth[0]) == 0 {
+		return inputErr("Truth", "", ErrEmpty, "no rows or no GPU types")
+	}
+	for i, row := range truth {
+		if len(row) != len(truth[0]) {
+			return inputErr("Truth", fmt.Sprint(i), ErrShape, "%d rates, row 0 has %d", len(row), len(truth[0]))
+		}
+		for k, x := range row {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				return inputErr("Truth", fmt.Sprint(i), ErrValue, "rate %v on type %d", x, k)
+			}
+		}
+	}
+	return nil
+}
+
+// probeRows returns the rows to probe: rows, checked, or 0..n-1.
+func probeRows(rows []int, n int) ([]int, error) {
+	if rows == nil {
+		rows = make([]int, n)
+		for i := range rows {
+			rows[i] = i
+		}
+		return rows, nil
+	}
+	for _, i := range rows {
+		if i < 0 || i >= n {
+			return nil, inputErr("ProbeSettings.Rows", fmt.Sprint(i), ErrValue, "row out of range [0, %d)", n)
+		}
+	}
+	return rows, nil
+}

@@ -1,0 +1,141 @@
+package speedup
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// TypeOrder returns the column indices from the slowest GPU type to the
+// fastest. A type's speed is the mean, over the rows that can run on it, of
+// log(rate) minus the row's mean log rate over its positive cells, so rows of
+// very different magnitudes (steps/s of a small and a large model) weigh
+// alike. Zero cells are ignored; a type no row can use is slowest. Ties keep
+// column order, so the result is deterministic.
+func (m *Matrix) TypeOrder() []int {
+	n := len(m.types)
+	sum := make([]float64, n)
+	cnt := make([]int, n)
+	for i := range m.rows {
+		row := m.v[i*n : (i+1)*n]
+		var mean float64
+		var pos int
+		for _, x := range row {
+			if x > 0 {
+				mean += math.Log(x)
+				pos++
+			}
+		}
+		if pos == 0 {
+			continue
+		}
+		mean /= float64(pos)
+		for k, x := range row {
+			if x > 0 {
+				sum[k] += math.Log(x) - mean
+				cnt[k]++
+			}
+		}
+	}
+	score := make([]float64, n)
+	for k := range score {
+		score[k] = math.Inf(-1)
+		if cnt[k] > 0 {
+			score[k] = sum[k] / float64(cnt[k])
+		}
+	}
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] < score[order[b]] })
+	return order
+}
+
+// RelativeTo returns the matrix with every row divided by its rate on column
+// k, so that column k becomes 1. A row whose rate on k is zero cannot be
+// expressed relative to it: the error is a *CellError naming that cell and
+// wrapping ErrValue. A k out of range wraps ErrShape.
+func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
+	if k < 0 || k >= len(m.types) {
+		return nil, fmt.Errorf("%w: reference type %d of %d", ErrShape, k, len(m.types))
+	}
+	div := make([]float64, len(m.rows))
+	for i := range div {
+		div[i] = m.At(i, k)
+		if div[i] == 0 {
+			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: zero rate on the reference type", ErrValue)}
+		}
+	}
+	return m.divideRows(div), nil
+}
+
+// RelativeToSlowest returns speedups over the slowest type of TypeOrder:
+// OEF's speedup vectors, whose first type has speedup 1 for every user.
+func (m *Matrix) RelativeToSlowest() (*Matrix, error) {
+	return m.RelativeTo(m.TypeOrder()[0])
+}
+
+// RelativeToFastest returns rates relative to the fastest type of
+// TypeOrder: every cell of that column becomes 1, slower types fall below.
+func (m *Matrix) RelativeToFastest() (*Matrix, error) {
+	o := m.TypeOrder()
+	return m.RelativeTo(o[len(o)-1])
+}
+
+// EqualShareRates returns each row's rate when it receives an equal time
+// share of every GPU type in proportion to the type's count: Σ_k r_ik·c_k/Σc.
+// This is Gavel's normaliser (its code sets x_ik = c_k / total GPUs; see
+// ERRATA in the project's design notes). count must have one finite,
+// non-negative entry per type and a positive total.
+func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
+	if len(count) != len(m.types) {
+		return nil, fmt.Errorf("%w: %d counts for %d GPU types", ErrShape, len(count), len(m.types))
+	}
+	var total float64
+	for k, c := range count {
+		if err := checkValue(c); err != nil {
+			return nil, &CellError{Type: m.types[k], Value: c, Err: fmt.Errorf("count: %w", err)}
+		}
+		total += c
+	}
+	if !(total > 0) || math.IsInf(total, 0) {
+		return nil, fmt.Errorf("%w: total count %v is not positive and finite", ErrValue, total)
+	}
+	n := len(m.types)
+	rates := make([]float64, len(m.rows))
+	for i := range rates {
+		for k, x := range m.v[i*n : (i+1)*n] {
+			rates[i] += x * count[k] / total
+		}
+	}
+	return rates, nil
+}
+
+// RelativeToEqualShare returns every row divided by its EqualShareRates
+// entry: 1 means the rate of an equal share of the cluster. A row that no
+// counted type can run is an error (*CellError wrapping ErrValue).
+func (m *Matrix) RelativeToEqualShare(count []float64) (*Matrix, error) {
+	div, err := m.EqualShareRates(count)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range div {
+		if d == 0 {
+			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: zero rate on an equal share of the cluster", ErrValue)}
+		}
+	}
+	return m.divideRows(div), nil
+}
+
+// divideRows returns a new matrix with row i divided by div[i] (non-zero).
+func (m *Matrix) divideRows(div []float64) *Matrix {
+	n := len(m.types)
+	out := &Matrix{rows: m.rows, types: m.types, v: make([]float64, len(m.v))}
+	for i, d := range div {
+		for k := 0; k < n; k++ {
+			out.v[i*n+k] = m.v[i*n+k] / d
+		}
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package speedup_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// tol is the absolute slack allowed between a normalised cell and its
+// hand-computed value (a few float64 roundings).
+const tol = 1e-12
+
+var kpv = []topology.GPUType{"K80", "P100", "V100"}
+
+func mustNew(t testing.TB, rows []string, types []topology.GPUType, v [][]float64) *speedup.Matrix {
+	t.Helper()
+	m, err := speedup.New(rows, types, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestTypeOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		types []topology.GPUType
+		v     [][]float64
+		want  []int
+	}{
+		{"columns already slowest first", kpv, [][]float64{{1, 2, 4}, {10, 30, 40}}, []int{0, 1, 2}},
+		{"columns shuffled", []topology.GPUType{"V100", "K80", "P100"}, [][]float64{{4, 1, 2}, {40, 10, 30}}, []int{1, 2, 0}},
+		// Row magnitudes differ by 1000x; only the ratios within a row count.
+		{"rows of different magnitude", kpv, [][]float64{{1000, 1100, 1200}, {1, 3, 9}}, []int{0, 1, 2}},
+		{"a type no row can use is slowest", kpv, [][]float64{{1, 0, 2}, {1, 0, 3}}, []int{1, 0, 2}},
+		{"ties keep column order", kpv, [][]float64{{1, 1, 1}}, []int{0, 1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustNew(t, []string{"a", "b"}[:len(tc.v)], tc.types, tc.v)
+			if diff := cmp.Diff(tc.want, m.TypeOrder()); diff != "" {
+				t.Errorf("TypeOrder() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNormalisations(t *testing.T) {
+	m := mustNew(t, []string{"a", "b"}, kpv, [][]float64{{2, 4, 8}, {1, 3, 6}})
+	count := []float64{1, 1, 2} // an equal share: 1/4 K80, 1/4 P100, 1/2 V100 of the time
+	slow, err := m.RelativeToSlowest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := m.RelativeToFastest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq, err := m.RelativeToEqualShare(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		got  *speedup.Matrix
+		want [][]float64
+	}{
+		{"slowest", slow, [][]float64{{1, 2, 4}, {1, 3, 6}}},
+		{"fastest", fast, [][]float64{{0.25, 0.5, 1}, {1.0 / 6, 0.5, 1}}},
+		// a: 2/4 + 4/4 + 8/2 = 5.5; b: 1/4 + 3/4 + 6/2 = 4.
+		{"equal share", eq, [][]float64{{2 / 5.5, 4 / 5.5, 8 / 5.5}, {0.25, 0.75, 1.5}}},
+	} {
+		if diff := cmp.Diff(tc.want, tc.got.Values(), cmpopts.EquateApprox(0, tol)); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	if diff := cmp.Diff([][]float64{{2, 4, 8}, {1, 3, 6}}, m.Values()); diff != "" {
+		t.Errorf("normalising changed the receiver (-want +got):\n%s", diff)
+	}
+}
+
+func TestNormaliseErrors(t *testing.T) {
+	m := mustNew(t, []string{"a", "b"}, kpv, [][]float64{{2, 4, 8}, {0, 0, 6}})
+	var ce *speedup.CellError
+	if _, err := m.RelativeTo(0); !errors.As(err, &ce) || ce.Row != "b" || ce.Type != "K80" || !errors.Is(err, speedup.ErrValue) {
+		t.Errorf("RelativeTo(0) error = %v, want a CellError on row b, K80, wrapping ErrValue", err)
+	}
+	if _, err := m.RelativeTo(3); !errors.Is(err, speedup.ErrShape) {
+		t.Errorf("RelativeTo(3) error = %v, want ErrShape", err)
+	}
+	if _, err := m.RelativeToEqualShare([]float64{1, 1, 0}); !errors.As(err, &ce) || ce.Row != "b" {
+		t.Errorf("RelativeToEqualShare with V100 uncounted: error = %v, want a CellError on row b", err)
+	}
+	for _, count := range [][]float64{{1, 1}, {1, -1, 1}, {0, 0, 0}, {1, 1, nan()}} {
+		if _, err := m.EqualShareRates(count); err == nil {
+			t.Errorf("EqualShareRates(%v) returned no error", count)
+		}
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+
+func ExampleMatrix_RelativeToSlowest() {
+	// Training steps per second of two jobs on three GPU types.
+	m, err := speedup.New([]string{"resnet", "lm"}, kpv, [][]float64{{2, 4, 8}, {1, 3, 6}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, _ := m.RelativeToSlowest()
+	fmt.Println(s.Values())
+	// Output: [[1 2 4] [1 3 6]]
+}
+
+func ExampleMatrix_RelativeToEqualShare() {
+	// Gavel's normaliser: 1 is the rate of an equal time share of every
+	// GPU type in proportion to its count (here 1 K80, 1 P100, 2 V100).
+	m, _ := speedup.New([]string{"lm"}, kpv, [][]float64{{1, 3, 6}})
+	eq, _ := m.RelativeToEqualShare([]float64{1, 1, 2})
+	fmt.Printf("%.3g\n", eq.Row(0))
+	// Output: [0.25 0.75 1.5]
+}
