@@ -24,16 +24,41 @@ import (
 // Tenants (Job.Owner) all have weight 1.
 type PolicyScheduler struct {
 	pol     alloc.Policy
+	set     PolicySettings
 	rounds  *stride.Rounds
 	cluster alloc.Cluster
 	solves  int
+	solved  int // round of the last solve
 	fresh   bool
 }
 
+// PolicySettings tune a PolicyScheduler. A nil *PolicySettings means the
+// zero value: a policy without per-job inputs, solved when jobs come or go.
+type PolicySettings struct {
+	// Inputs, if not nil, returns the policy to solve at a round, with its
+	// per-job inputs (remaining steps, arrival, elapsed time) filled in from
+	// st.Active, which is also the order of the Problem's jobs: see
+	// FIFOInputs, ShortestJobFirstInputs, FinishTimeFairnessInputs and
+	// MakespanInputs. The scheduler's own policy then only names it.
+	Inputs func(st *State) alloc.Policy
+	// Every, if positive, also solves the policy when Every rounds have
+	// passed since the last solve, for policies whose inputs change as
+	// jobs progress.
+	Every int
+}
+
 // NewPolicyScheduler returns a scheduler that realises pol's allocations on
-// cluster c, for a workload over types (each a GPU type of c). It returns
-// the errors of stride.NewRounds.
-func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.GPUType) (*PolicyScheduler, error) {
+// cluster c, for a workload over types (each a GPU type of c). s may be nil.
+// It returns the errors of stride.NewRounds and an *alloc.InputError for a
+// negative s.Every.
+func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s *PolicySettings) (*PolicyScheduler, error) {
+	var set PolicySettings
+	if s != nil {
+		set = *s
+	}
+	if set.Every < 0 {
+		return nil, inputErr("PolicySettings.Every", "", alloc.ErrValue, "%d rounds", set.Every)
+	}
 	r, err := stride.NewRounds(c, types)
 	if err != nil {
 		return nil, err
@@ -51,7 +76,7 @@ func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.G
 	if err != nil {
 		return nil, err
 	}
-	return &PolicyScheduler{pol: pol, rounds: r, cluster: ac, fresh: true}, nil
+	return &PolicyScheduler{pol: pol, set: set, rounds: r, cluster: ac, fresh: true}, nil
 }
 
 // Name returns the policy's name.
@@ -61,7 +86,8 @@ func (p *PolicyScheduler) Name() string { return p.pol.Name() }
 func (p *PolicyScheduler) Solves() int { return p.solves }
 
 // Schedule solves the policy if jobs arrived or left since the previous
-// round, and runs one round of Gavel's mechanism.
+// round (or Every rounds have passed), and runs one round of Gavel's
+// mechanism.
 func (p *PolicyScheduler) Schedule(ctx context.Context, st *State) ([]Placement, error) {
 	if len(st.Departed) > 0 {
 		ids := make([]string, len(st.Departed))
@@ -70,11 +96,12 @@ func (p *PolicyScheduler) Schedule(ctx context.Context, st *State) ([]Placement,
 		}
 		p.rounds.Remove(ids...)
 	}
-	if p.fresh || len(st.Arrived) > 0 || len(st.Departed) > 0 {
+	due := p.set.Every > 0 && st.Round-p.solved >= p.set.Every
+	if p.fresh || due || len(st.Arrived) > 0 || len(st.Departed) > 0 {
 		if err := p.solve(ctx, st); err != nil {
 			return nil, err
 		}
-		p.fresh = false
+		p.fresh, p.solved = false, st.Round
 	}
 	plan, err := p.rounds.Round(st.Round)
 	if err != nil {
@@ -96,7 +123,11 @@ func (p *PolicyScheduler) solve(ctx context.Context, st *State) error {
 	if err != nil {
 		return err
 	}
-	a, err := p.pol.Allocate(ctx, prob)
+	pol := p.pol
+	if p.set.Inputs != nil {
+		pol = p.set.Inputs(st)
+	}
+	a, err := pol.Allocate(ctx, prob)
 	if err != nil {
 		return fmt.Errorf("%d active jobs: %w", len(st.Active), err)
 	}

@@ -29,7 +29,7 @@ func smallGavel(t testing.TB, jobs int, rate float64) (*Workload, topology.Clust
 func TestPolicySchedulerRuns(t *testing.T) {
 	w, c := smallGavel(t, 40, 2)
 	run := func() (*Result, int) {
-		s, err := NewPolicyScheduler(equalShare{}, c, w.Types)
+		s, err := NewPolicyScheduler(equalShare{}, c, w.Types, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,5 +92,39 @@ func TestProblemZeroesTypesTooSmall(t *testing.T) {
 	}
 	if got := p.Throughputs.Row(0); got[0] != 0 || got[1] != 5 || j.Rates[0] != 3 {
 		t.Errorf("rates %v (job's own %v), want [0 5] and the job's untouched", got, j.Rates)
+	}
+}
+
+// TestPolicySchedulerInputs runs Gavel's policies whose inputs follow the
+// jobs' progress (FIFO's arrivals, SJF's and FTF's remaining steps) on a
+// small workload: every job finishes, and FTF, re-solved every round, is
+// solved at least once per round with jobs.
+func TestPolicySchedulerInputs(t *testing.T) {
+	w, c := smallGavel(t, 12, 3)
+	for _, tc := range []struct {
+		pol alloc.Policy
+		set PolicySettings
+	}{
+		{alloc.FIFO{}, PolicySettings{Inputs: FIFOInputs}},
+		{alloc.ShortestJobFirst{}, PolicySettings{Inputs: ShortestJobFirstInputs}},
+		{alloc.FinishTimeFairness{}, PolicySettings{Inputs: FinishTimeFairnessInputs, Every: 1}},
+		{alloc.Makespan{}, PolicySettings{Inputs: MakespanInputs, Every: 5}},
+	} {
+		t.Run(tc.pol.Name(), func(t *testing.T) {
+			s, err := NewPolicyScheduler(tc.pol, c, w.Types, &tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), w, c, s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := res.Summary(); s.Finished != len(w.Jobs) {
+				t.Errorf("%d of %d jobs finished", s.Finished, len(w.Jobs))
+			}
+			if tc.set.Every == 1 && s.Solves() < res.Rounds {
+				t.Errorf("%d solves in %d rounds, want one per round", s.Solves(), res.Rounds)
+			}
+		})
 	}
 }

@@ -85,10 +85,15 @@ func (r *run) result() *Result {
 	return res
 }
 
-// isolatedTime returns T_id: the job's steps over its throughput on a 1/n
-// share of the cluster, x_k = count_k/(n·gang) of the time on type k, scaled
-// to Σ_k x_k = 1 when above.
+// isolatedTime returns T_id: the job's steps over its isolated rate.
 func isolatedTime(j *Job, count []int, n float64) float64 {
+	return j.Steps / isolatedRate(j, count, n)
+}
+
+// isolatedRate returns the job's throughput on a 1/n share of the cluster:
+// x_k = count_k/(n·gang) of the time on type k, scaled to Σ_k x_k = 1 when
+// above.
+func isolatedRate(j *Job, count []int, n float64) float64 {
 	n = math.Max(n, 1)
 	g := float64(j.Gang)
 	var sum, rate float64
@@ -100,7 +105,7 @@ func isolatedTime(j *Job, count []int, n float64) float64 {
 	if sum > 1 {
 		rate /= sum
 	}
-	return j.Steps / rate
+	return rate
 }
 
 // contention answers ∫_a^b n(t) dt, with n(t) the number of jobs arrived at
