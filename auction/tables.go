@@ -87,28 +87,38 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 			}
 		}
 	}
-	for i := range bids {
+	keep, err := sr.keeps(ctx, best.rows)
+	if err != nil {
+		return nil, err
+	}
+	out.Keep = keep
+	out.Nodes = sr.nodes
+	return out, nil
+}
+
+// keeps returns c_i for each bid given the chosen rows: 1 for a bid that
+// wins nothing, else the others' product with i over their best product
+// without i (0 if i's presence leaves fewer of them a positive value).
+func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
+	keep := make([]float64, len(rows))
+	for i := range rows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if best.rows[i] < 0 {
-			out.Keep[i] = 1 // it takes nothing, so it changes nothing
+		if rows[i] < 0 {
+			keep[i] = 1 // it takes nothing, so it changes nothing
 			continue
 		}
-		start := append([]int(nil), best.rows...)
+		start := append([]int(nil), rows...)
 		start[i] = -1
 		without := sr.run(i, start)
-		withP, withL := sr.score(best.rows, i)
-		woP, woL := without.p, without.l
-		switch {
-		case withP < woP:
-			out.Keep[i] = 0
-		default:
-			out.Keep[i] = min(1, math.Exp(withL-woL))
+		withP, withL := sr.score(rows, i)
+		if withP < without.p {
+			continue
 		}
+		keep[i] = min(1, math.Exp(withL-without.l))
 	}
-	out.Nodes = sr.nodes
-	return out, nil
+	return keep, nil
 }
 
 // search is the exact product-maximising search over bid tables.

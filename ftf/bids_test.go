@@ -132,7 +132,11 @@ func TestNewTableProperties(t *testing.T) {
 				t.Fatalf("rows not sorted by rho at %d", i)
 			}
 		}
-		if o.Total() > 0 && sum(held) < job.DemandMax && len(tab.Rows) == 0 {
+		// An app holding nothing improves on RhoNone = +Inf with any GPU. One
+		// already holding GPUs may not: rapid found 4 held on one server and
+		// 1 offered in another rack, where 5 GPUs at 1.3 are slower than 4
+		// at 1, so an empty table is right there.
+		if o.Total() > 0 && sum(held) == 0 && len(tab.Rows) == 0 {
 			t.Fatalf("no rows over an offer of %d GPUs", o.Total())
 		}
 	})
