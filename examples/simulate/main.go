@@ -49,6 +49,8 @@ type config struct {
 	csv        string
 	plots      string
 	experiment string
+	rates      []float64 // -experiment load
+	seeds      int       // -experiment load
 	progress   io.Writer // nil: no bar
 }
 
@@ -84,6 +86,8 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
 	fs.StringVar(&cfg.plots, "plots", "", "write CDF plots (PNG) to this directory")
 	fs.StringVar(&cfg.experiment, "experiment", "", "run a paper's comparison instead: load (Gavel Fig. 9) or placement (Themis Figs. 9, 15)")
+	rates := fs.String("rates", "1,2,3,4,5,6", "arrival rates (jobs/hour) of -experiment load")
+	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per rate of -experiment load")
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -101,6 +105,16 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 			return nil, err
 		}
 		cfg.measure = [2]int{m[0], m[1]}
+	}
+	for _, r := range strings.Split(*rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("-rates %q: %q is not a positive number", *rates, r)
+		}
+		cfg.rates = append(cfg.rates, v)
+	}
+	if cfg.seeds < 1 {
+		return nil, fmt.Errorf("-seeds %d: want at least 1", cfg.seeds)
 	}
 	if *progress {
 		cfg.progress = stderr
