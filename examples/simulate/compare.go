@@ -46,7 +46,7 @@ func compare(ctx context.Context, cfg *config, w io.Writer) error {
 		fmt.Fprintf(w, "per-job results: %s\n", cfg.csv)
 	}
 	if cfg.plots != "" {
-		files, err := plotCDFs(cfg.plots, "", results)
+		files, err := plotCDFs(cfg.plots, cfg.plotPrefix, results)
 		if err != nil {
 			return err
 		}

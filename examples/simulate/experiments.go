@@ -84,4 +84,14 @@ func loadSweep(ctx context.Context, cfg *config, w io.Writer) error {
 	return nil
 }
 
-func placement(ctx context.Context, cfg *config, w io.Writer) error { return fmt.Errorf("not yet") }
+// placement is the comparison of Themis' Figures 9 and 15: the distribution
+// and maximum of rho under max-min (aware and agnostic) and Themis'
+// auction, on a workload with multi-GPU jobs whose throughput drops when
+// their GPUs span servers (Gavel's unconsolidated measurements). It is
+// compare with multi-GPU jobs, and its plots are named placement_*.
+func placement(ctx context.Context, cfg *config, w io.Writer) error {
+	c := *cfg
+	c.multi = true
+	c.plotPrefix = "placement_"
+	return compare(ctx, &c, w)
+}

@@ -48,6 +48,7 @@ type config struct {
 	measure    [2]int
 	csv        string
 	plots      string
+	plotPrefix string
 	experiment string
 	rates      []float64 // -experiment load
 	seeds      int       // -experiment load

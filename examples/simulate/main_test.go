@@ -43,3 +43,22 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("pick(nope) error = %v", err)
 	}
 }
+
+// TestPlacement is the smoke test of -experiment placement: multi-GPU jobs
+// under agnostic max-min and Themis' arbiter, deterministic.
+func TestPlacement(t *testing.T) {
+	cfg := &config{jobs: 20, rate: 2, seed: 1, mechanisms: "max-min-agnostic,themis", cluster: []int{8, 8, 8}, perServer: 4, round: 120, experiment: "placement"}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"20 single- and multi-GPU jobs drawn as Gavel does",
+		"themis                    20    20 |",
+	)
+}
+
+// TestLoad is the smoke test of -experiment load on two small rates.
+func TestLoad(t *testing.T) {
+	cfg := &config{jobs: 20, seed: 1, seeds: 1, rates: []float64{1, 4}, mechanisms: "max-min", cluster: []int{2, 2, 2}, perServer: 2, round: 360, experiment: "load"}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"jobs/hour             max-min",
+		"\n4         ",
+	)
+}

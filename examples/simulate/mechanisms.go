@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/auction"
 	"github.com/gpufair/gpufair/sim"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -26,7 +29,14 @@ func mechanisms() []mechanism {
 		policy(alloc.FIFO{}, &sim.PolicySettings{Inputs: sim.FIFOInputs}),
 		policy(alloc.ShortestJobFirst{}, &sim.PolicySettings{Inputs: sim.ShortestJobFirstInputs, Every: 10}),
 		policy(alloc.MaxTotalThroughput{}, nil),
+		{"themis", themis},
 	}
+}
+
+// themis is Themis' arbiter with its paper's settings: 10-minute leases,
+// f = 0.8 (section 6.4), and a fixed seed for its random draws.
+func themis(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
+	return sim.NewThemisScheduler(c, types, &auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, rand.NewPCG(1, 0))
 }
 
 // policy is a mechanism that solves pol and realises it round by round.
