@@ -80,9 +80,8 @@ func plotLoad(path string, names []string, rates []float64, jct [][]float64) err
 	p := plot.New()
 	p.Title.Text = "Average JCT against load"
 	p.X.Label.Text = "input job rate (jobs/hour)"
-	p.Y.Label.Text = "average JCT (hours, log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Label.Text = "average JCT (hours)"
+	p.Y.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
 	var lines []any
 	for m, name := range names {
