@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -28,7 +29,7 @@ func plotCDFs(dir, prefix string, results []*sim.Result) ([]string, error) {
 		value          func(j sim.JobResult) float64
 	}{
 		{"jct_cdf.png", "Job completion time", "JCT (hours, log scale)", true, func(j sim.JobResult) float64 { return j.JCT / 3600 }},
-		{"rho_cdf.png", "Finish-time fairness", "rho = JCT / time alone on a 1/N share", false, func(j sim.JobResult) float64 { return j.Rho }},
+		{"rho_cdf.png", "Finish-time fairness", "rho = JCT / time alone on a 1/N share (log scale)", true, func(j sim.JobResult) float64 { return j.Rho }},
 	} {
 		p := plot.New()
 		p.Title.Text = m.title
@@ -36,7 +37,7 @@ func plotCDFs(dir, prefix string, results []*sim.Result) ([]string, error) {
 		p.Y.Label.Text = "fraction of jobs"
 		if m.log {
 			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.X.Tick.Marker = doublingTicks{}
 		}
 		p.Legend.Top, p.Legend.Left = false, false
 		var lines []any
@@ -59,6 +60,21 @@ func plotCDFs(dir, prefix string, results []*sim.Result) ([]string, error) {
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// doublingTicks marks powers of two (…, 0.25, 0.5, 1, 2, 4, …) on a log
+// axis, which labels ranges narrower than a decade, unlike plot.LogTicks.
+type doublingTicks struct{}
+
+// Ticks returns a labelled tick at every power of two in [lo, hi].
+func (doublingTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for x := math.Pow(2, math.Floor(math.Log2(lo))); x <= hi; x *= 2 {
+		if x >= lo {
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+		}
+	}
+	return ticks
 }
 
 // cdf returns the empirical CDF of v as a step line.
