@@ -90,22 +90,31 @@ func (a *Allocation) Validate(c Cluster) error {
 			return inputErr("Allocation.Types", string(t), ErrShape, "column %d is %q, the cluster's is %q", k, t, c.Types[k])
 		}
 	}
-	if len(a.Rows) != len(a.GPUs) {
-		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
-	}
-	for i, b := range a.GPUs {
-		if len(b) != len(c.Types) {
-			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(c.Types))
-		}
-		for k, x := range b {
-			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
-				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, c.Types[k])
-			}
-		}
+	if err := a.checkRows(); err != nil {
+		return err
 	}
 	for k, u := range a.Used() {
 		if u > c.Count[k]*(1+FeasTol)+FeasTol {
 			return inputErr("Allocation.GPUs", string(c.Types[k]), ErrValue, "%v GPUs allocated of %v", u, c.Count[k])
+		}
+	}
+	return nil
+}
+
+// checkRows checks one label and one finite, non-negative (within FeasTol)
+// amount per type of a.Types for every row.
+func (a *Allocation) checkRows() error {
+	if len(a.Rows) != len(a.GPUs) {
+		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
+	}
+	for i, b := range a.GPUs {
+		if len(b) != len(a.Types) {
+			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(a.Types))
+		}
+		for k, x := range b {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
+				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, a.Types[k])
+			}
 		}
 	}
 	return nil

@@ -38,20 +38,7 @@ func checkBundles(a *Allocation) error {
 	if len(a.Types) == 0 {
 		return inputErr("Allocation.Types", "", ErrEmpty, "no GPU types")
 	}
-	if len(a.Rows) != len(a.GPUs) {
-		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
-	}
-	for i, b := range a.GPUs {
-		if len(b) != len(a.Types) {
-			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(a.Types))
-		}
-		for k, x := range b {
-			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
-				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, a.Types[k])
-			}
-		}
-	}
-	return nil
+	return a.checkRows()
 }
 
 // checkAllocation checks a against c (see Allocation.Validate) after the
@@ -64,6 +51,18 @@ func checkAllocation(a *Allocation, c Cluster) error {
 		return err
 	}
 	return a.Validate(c)
+}
+
+// checkRowInputs checks a's rows (checkBundles), one valuation per row
+// (checkValuations) and the weights (checkWeights).
+func checkRowInputs(a *Allocation, vals []Valuation, weights []float64) error {
+	if err := checkBundles(a); err != nil {
+		return err
+	}
+	if err := checkValuations(a, vals); err != nil {
+		return err
+	}
+	return checkWeights(a, weights)
 }
 
 // checkValuations checks one non-nil valuation per row of a; a Linear one

@@ -31,13 +31,7 @@ type EnvyReport struct {
 // and one valuation per row (and one positive weight per row when weights
 // is not nil). Errors are *InputError values naming the input.
 func EnvyFreeness(a *Allocation, vals []Valuation, weights []float64) (*EnvyReport, error) {
-	if err := checkBundles(a); err != nil {
-		return nil, err
-	}
-	if err := checkValuations(a, vals); err != nil {
-		return nil, err
-	}
-	if err := checkWeights(a, weights); err != nil {
+	if err := checkRowInputs(a, vals, weights); err != nil {
 		return nil, err
 	}
 	n := len(a.GPUs)

@@ -23,7 +23,8 @@ type ParetoSettings struct {
 
 // ParetoReport is the verdict of ParetoEfficiency.
 type ParetoReport struct {
-	// Holds reports that Gain is at most AxiomTol.
+	// Holds reports that Gain is at most AxiomTol, plus what the witness's
+	// own losses within solver tolerance could buy (see ParetoEfficiency).
 	Holds bool
 	// Gain is the largest total relative gain Σ_i (u_i(y) − u_i(x_i))/s_i
 	// over feasible allocations y that lower no row's utility, measured at
@@ -63,7 +64,10 @@ type ParetoReport struct {
 // it becomes the witness, and the reported gains are recomputed at it, so
 // a witness may leave a row worse off by at most about the LP's feasibility
 // tolerance; a witness that would lower a row by more than AxiomTol
-// relative is an error wrapping lp.ErrNumerical, never a verdict.
+// relative is an error wrapping lp.ErrNumerical, never a verdict. Such
+// small losses can pay for a small gain elsewhere when rows value a type
+// very differently, so the verdict discounts the most those losses could
+// buy before comparing the gain with AxiomTol.
 //
 // Errors: *InputError for bad input (see SharingIncentive, plus a RowCap of
 // the wrong length or with values that are negative or not finite), and an
@@ -144,13 +148,41 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Cluster, vals []Line
 			return nil, fmt.Errorf("alloc: Pareto LP: witness lowers row %q by %v relative: %w", a.Rows[i], -r.Gains[i], lp.ErrNumerical)
 		}
 	}
-	r.Holds = r.Gain <= AxiomTol
+	r.Holds = r.Gain <= AxiomTol+boughtGain(vals, scale, r.Gains)
 	if r.Holds {
 		r.Gain, r.Gains = math.Max(r.Gain, 0), nil
 	} else {
 		r.Witness = w
 	}
 	return r, nil
+}
+
+// boughtGain bounds the total relative gain that the witness's own losses
+// could buy. Within the LP's feasibility tolerance a no-loss row may lose a
+// little (relative δ_i), and that loss frees goods worth up to δ_i·A_i to
+// the others, where A_i = max_k (s_i/v_ik)·max_j (v_jk/s_j) is the best
+// rate at which row i's goods convert into another row's relative gain.
+// When rows value a type very differently, A_i is large, and a gain no
+// larger than Σ_i δ_i·A_i is solver tolerance, not evidence that x is
+// inefficient. Found by TestPropertyParetoAgreesWithSecondLP (testdata/rapid).
+func boughtGain(vals []Linear, scale, gains []float64) float64 {
+	var bought float64
+	for i, g := range gains {
+		if g >= 0 {
+			continue
+		}
+		var rate float64
+		for k, v := range vals[i] {
+			if v <= 0 {
+				continue
+			}
+			for j, w := range vals {
+				rate = max(rate, scale[i]/v*w[k]/scale[j])
+			}
+		}
+		bought += -g * rate
+	}
+	return bought
 }
 
 // paretoScale returns s_i = max(own, u_i(C)/n), or 1 when both are 0.
@@ -203,12 +235,4 @@ func checkRowCaps(a *Allocation, caps []float64) error {
 		}
 	}
 	return nil
-}
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }

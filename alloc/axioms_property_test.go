@@ -15,6 +15,13 @@ import (
 // floating point from generated data of order 1 to 1000.
 const propTol = 1e-9
 
+// secondOpinionTol is how far the best single-row gain may exceed the Pareto
+// LP's total: each LP may let a no-loss row lose within its feasibility
+// tolerance (1e-7), and rows that value a type very differently turn that
+// loss into a gain elsewhere amplified up to a few hundred times (see
+// boughtGain).
+const secondOpinionTol = 1e-4
+
 // weightedSplit returns the allocation giving row i w_i/Σw of every type.
 func weightedSplit(c alloc.Cluster, weights []float64) *alloc.Allocation {
 	rows := make([]string, len(weights))
@@ -203,7 +210,7 @@ func TestPropertyParetoAgreesWithSecondLP(t *testing.T) {
 			}
 			sum += r.Gains[i]
 		}
-		if math.Abs(sum-r.Gain) > propTol*math.Max(1, r.Gain) || r.Gain < other*(1-1e-6) {
+		if math.Abs(sum-r.Gain) > propTol*math.Max(1, r.Gain) || r.Gain < other-secondOpinionTol {
 			t.Fatalf("Gain %v, Σ Gains %v, best single-row gain %v", r.Gain, sum, other)
 		}
 	})

@@ -30,10 +30,7 @@ func SharingIncentive(a *Allocation, c Cluster, vals []Valuation, weights []floa
 	if err := checkAllocation(a, c); err != nil {
 		return nil, err
 	}
-	if err := checkValuations(a, vals); err != nil {
-		return nil, err
-	}
-	if err := checkWeights(a, weights); err != nil {
+	if err := checkRowInputs(a, vals, weights); err != nil {
 		return nil, err
 	}
 	n := len(a.GPUs)

@@ -4,489 +4,467 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 
 	"github.com/gpufair/gpufair/lp"
 )
 
-// The decomposition below solves a levelProblem exactly without building
-// its N fairness and N time rows. The classes are linked only by the K
-// capacity rows and the shared level t, and at prices p on the K types a
-// class's cheapest way to reach a value v is v·min_k p_k/rate_ck: one type,
-// the one with the most value per price. So, as long as its time row does
-// not bind, a class's allocation is a mixture of single-type assignments,
-// and all classes together are a mixture of "patterns" (one type per
-// class), each using a K-vector of GPUs that grows linearly with t.
-// Dantzig–Wolfe column generation over patterns then needs a master LP of
-// only K+2 rows:
+// The decomposition below solves a levelProblem exactly without building its
+// N fairness and N time rows. The classes are linked only by the K capacity
+// rows, so we relax those with prices p ≥ 0 (Lagrange):
 //
-//	maximise t  subject to  Σ_j B_j·λ_j + Σ_j S_j·ν_j + (explicit classes) ≤ count
-//	                        Σ_j λ_j = 1,  Σ_j ν_j = t
+//	L(p) = p·count + max_t [ t − Σ_c size_c·C_c(base_c + slope_c·t, p) ]
 //
-// where pattern j's base vector B_j gives every class its base value and its
-// slope vector S_j its slope·t, both through the pattern's types. We solve
-// the master's dual (variables p, ψ, θ; each pattern is a row, so CLP adds
-// it warm), price a new pattern at the dual prices (O(N·K)), and stop when
-// no pattern costs less than the master's price of the level, θ, and of the
-// bases, ψ. A class whose time row the mixture breaks becomes explicit: it
-// keeps its own rows and variables in the master, and the patterns skip it.
+// where C_c(v, p) = min{p·y : rate_c·y ≥ v, Σ_k y_k ≤ gang_c, y ≥ 0} is the
+// cheapest bundle worth v to one job of class c. With time as a budget of
+// gang_c GPUs, C_c(v, p) = gang_c·H_c(v/gang_c), H_c the lower convex hull of
+// the points (0, 0) and (rate_ck, p_k): the job uses the type with the most
+// value per price until its time runs out, then moves up the hull to denser
+// types (at most two types at once). So L(p) costs one pass over the classes
+// plus a weighted selection of the level t among the hulls' breakpoints, and
+// the maximiser is a level t_j and a bundle per class, a point of the
+// polytope the capacity rows were taken from.
 //
-// Optimality certificate: the master is a restriction of the full LP (each
-// mixture is a feasible bundle per class), and at convergence the master's
-// dual, extended to the pattern classes by μ_c = size_c·min_k p_k/rate_ck and
-// σ_c = 0, is feasible for the full LP's dual with the same objective, so
-// the master's optimum is the full LP's (to the cut tolerance cutTol).
+// Kelley's cutting planes over the K prices (a Dantzig–Wolfe master with
+// K+1 rows) then converge to the LP's optimum: the master
+//
+//	maximise Σ_j λ_j·t_j  subject to  Σ_j λ_j·U_j ≤ count,  Σ_j λ_j = 1,  λ ≥ 0
+//
+// mixes the points found (U_j: the GPUs point j uses) and is a restriction of
+// the full LP, so its optimum is a lower bound; every L(p) is an upper bound.
+// We stop when they agree to gapTol, and return the mixture. Its dual (p, η)
+// is solved as a (K+1)-variable LP to which each point adds one row, warm.
 
-// cutTol is the relative amount by which a new pattern must undercut the
-// master's prices to be added. CLP solves the master to about 1e-9; ten
-// times less leaves the level within 1e-9 relative of the optimum.
-const cutTol = 1e-10
+// gapTol is the relative gap between the best Lagrangian bound and the
+// master's optimum at which the decomposition stops.
+const gapTol = 1e-9
 
-// capTol is the relative excess over a class's gang (its time row, in
-// GPUs) beyond which a pattern class is made explicit.
-const capTol = 1e-9
+// smoothing is the weight of the best bound's prices in the in-out
+// separation point.
+const smoothing = 0.7
 
-// maxPatterns bounds the column generation; it is far above what any
-// instance tried needs (tens of patterns), and reaching it is an error.
-const maxPatterns = 5000
+// stallTol is the relative gap accepted when the master stops moving: CLP
+// solves it to about 1e-7 (its primal and dual tolerances), so cuts
+// violated by less are not seen. Tests hold the result to 1e-6 of the full
+// LP's optimum.
+const stallTol = 1e-6
 
-// errNoConvergence reports a column generation that reached maxPatterns.
+// maxPoints bounds the cutting planes; it is far above what any instance
+// tried needs, and reaching it is an error.
+const maxPoints = 20000
+
+// errNoConvergence reports a decomposition that reached maxPoints.
 var errNoConvergence = errors.New("alloc: max-min decomposition did not converge")
 
-// decomp is the state of one decomposed solve.
-type decomp struct {
-	lv       *levelProblem
-	start    [][]float64 // a feasible bundle per class meeting its base, or nil when every base is 0
-	explicit []bool
-	assign   [][]uint8 // assign[j][c] is pattern j's type for class c
-	seen     map[uint64]bool
-	// prices and mu are the last dual master's p and explicit μ.
-	prices []float64
-	mu     map[int]float64
+// hull is the lower convex hull of (0, 0) and the points (rate_k, p_k) of
+// one class: vertex i is type typ[i] with value a[i] per unit of time and
+// cost q[i]; vertex 0 is idle (no type). slope[i] is the hull's slope from
+// vertex i-1 to i, increasing in i.
+type hull struct {
+	typ   []int
+	a, q  []float64
+	slope []float64
 }
 
-// solveLevelDecomposed solves lv by the column generation described above.
-// start, when some base is positive, must be a feasible allocation (per
-// class) that meets every base (the previous water-filling round's).
-func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float64, set *lp.Settings) (*levelSolution, error) {
-	d := &decomp{lv: lv, start: start, explicit: make([]bool, lv.numClasses())}
-	p := make([]float64, lv.numTypes())
-	for k, n := range lv.count {
-		p[k] = 1 / n
-	}
-	d.addPattern(d.price(p))
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+// buildHull computes the hull of one class's rates at prices p, visiting the
+// types in order (rates ascending). It reuses h's slices.
+func buildHull(h *hull, rate []float64, order []int, p []float64) {
+	h.typ, h.a, h.q, h.slope = append(h.typ[:0], -1), append(h.a[:0], 0), append(h.q[:0], 0), append(h.slope[:0], 0)
+	for _, k := range order {
+		x, c := rate[k], p[k]
+		// A type no denser than the last vertex and no cheaper is useless.
+		for n := len(h.a); n > 1; n = len(h.a) {
+			last := n - 1
+			if x == h.a[last] {
+				if c >= h.q[last] {
+					goto next
+				}
+			} else if (c-h.q[last])*(h.a[last]-h.a[last-1]) > (h.q[last]-h.q[last-1])*(x-h.a[last]) {
+				break // convex turn: keep the last vertex
+			}
+			h.typ, h.a, h.q, h.slope = h.typ[:last], h.a[:last], h.q[:last], h.slope[:last]
 		}
-		if err := d.generate(ctx, set); err != nil {
-			return nil, err
+		{
+			n := len(h.a)
+			h.typ, h.a, h.q = append(h.typ, k), append(h.a, x), append(h.q, c)
+			h.slope = append(h.slope, (c-h.q[n-1])/(x-h.a[n-1]))
 		}
-		sol, err := d.recover(ctx, set)
-		if err != nil {
-			return nil, err
-		}
-		if !d.breakCaps(sol.y) {
-			return sol, nil
-		}
-		d.seen = nil // the patterns' vectors change with the explicit set
+	next:
 	}
 }
 
-// price returns, for every class, the type with the most value per price
-// (ties: the higher rate, then the lower index), or 0 for explicit classes.
-func (d *decomp) price(p []float64) []uint8 {
-	a := make([]uint8, d.lv.numClasses())
-	for c, r := range d.lv.rate {
-		if d.explicit[c] {
-			continue
-		}
-		best := -1
+// at returns the hull's cost at value u per unit of time (u ≤ the last
+// vertex's value) and the segment u lies on: u is between vertices i-1 and i,
+// at fraction f from i-1 (f = 1 at a vertex).
+func (h *hull) at(u float64) (cost float64, i int, f float64) {
+	i = 1
+	for i < len(h.a)-1 && u > h.a[i] {
+		i++
+	}
+	f = 1
+	if d := h.a[i] - h.a[i-1]; d > 0 {
+		f = min(1, max(0, (u-h.a[i-1])/d))
+	}
+	return h.q[i-1] + f*(h.q[i]-h.q[i-1]), i, f
+}
+
+// oracle evaluates L(p) and returns its maximiser.
+type oracle struct {
+	lv    *levelProblem
+	order [][]int // per class, usable types by rate ascending
+	tmax  float64 // the highest level every class can reach
+	hulls []hull
+	ev    []event
+}
+
+// event is a breakpoint of the level's derivative: at level t, one class's
+// cost starts rising faster by d (per unit of t).
+type event struct{ t, d float64 }
+
+// point is a maximiser of L(p): a level and the GPUs of each type in use.
+type point struct {
+	t   float64
+	use []float64
+	p   []float64 // the prices it was computed at (nil for a start point)
+}
+
+func newOracle(lv *levelProblem) (*oracle, error) {
+	o := &oracle{lv: lv, order: make([][]int, lv.numClasses()), hulls: make([]hull, lv.numClasses()), tmax: math.Inf(1)}
+	for c, r := range lv.rate {
 		for k, x := range r {
-			if x <= 0 {
-				continue
-			}
-			if best < 0 {
-				best = k
-				continue
-			}
-			// p_k/x < p_best/r_best, compared without dividing.
-			lhs, rhs := p[k]*r[best], p[best]*x
-			if lhs < rhs || (lhs == rhs && x > r[best]) {
-				best = k
+			if x > 0 {
+				o.order[c] = append(o.order[c], k)
 			}
 		}
-		a[c] = uint8(best)
-	}
-	return a
-}
-
-// addPattern records a pattern unless it is already known, and reports
-// whether it was new.
-func (d *decomp) addPattern(a []uint8) bool {
-	h := fnv.New64a()
-	h.Write(a)
-	key := h.Sum64()
-	if d.seen == nil {
-		d.seen = make(map[uint64]bool)
-		for _, b := range d.assign {
-			h.Reset()
-			h.Write(b)
-			d.seen[h.Sum64()] = true
+		ord := o.order[c]
+		for i := 1; i < len(ord); i++ { // insertion sort: K is small
+			for j := i; j > 0 && r[ord[j]] < r[ord[j-1]]; j-- {
+				ord[j], ord[j-1] = ord[j-1], ord[j]
+			}
 		}
-	}
-	if d.seen[key] {
-		return false
-	}
-	d.seen[key] = true
-	d.assign = append(d.assign, a)
-	return true
-}
-
-// vectors returns pattern a's base and slope vectors over the pattern
-// classes.
-func (d *decomp) vectors(a []uint8) (base, slope []float64) {
-	lv := d.lv
-	base, slope = make([]float64, lv.numTypes()), make([]float64, lv.numTypes())
-	for c, k := range a {
-		if d.explicit[c] {
-			continue
+		if len(ord) == 0 {
+			return nil, fmt.Errorf("alloc: class %d has no usable type", c)
 		}
-		f := lv.size[c] / lv.rate[c][k]
-		base[k] += f * lv.base[c]
-		slope[k] += f * lv.slope[c]
-	}
-	return base, slope
-}
-
-// startVector returns the GPUs the start allocation uses, scaled per
-// pattern class to meet its base exactly, and those scaled bundles.
-func (d *decomp) startVector() (use []float64, bundles [][]float64) {
-	lv := d.lv
-	use = make([]float64, lv.numTypes())
-	bundles = make([][]float64, lv.numClasses())
-	for c, y := range d.start {
-		if d.explicit[c] || lv.base[c] == 0 {
-			continue
+		top := lv.gang[c] * r[ord[len(ord)-1]]
+		if lv.base[c] > top*(1+capTol) {
+			return nil, fmt.Errorf("alloc: class %d's base %v exceeds its capacity %v", c, lv.base[c], top)
 		}
-		f := lv.base[c] / lv.value(c, y)
-		bundles[c] = make([]float64, len(y))
-		for k, x := range y {
-			bundles[c][k] = x * f
-			use[k] += lv.size[c] * x * f
-		}
-	}
-	return use, bundles
-}
-
-// families reports which pattern families the master needs: bases when a
-// pattern class has a positive base, slopes when one has a positive slope.
-func (d *decomp) families() (hasBase, hasSlope bool) {
-	for c := range d.lv.rate {
-		if !d.explicit[c] {
-			hasBase = hasBase || d.lv.base[c] > 0
-			hasSlope = hasSlope || d.lv.slope[c] > 0
-		}
-	}
-	return hasBase, hasSlope
-}
-
-// dualMaster is the master's dual, kept loaded for warm row additions:
-//
-//	minimise Σ_k count_k·p_k − ψ + Σ_E (gang_c·σ_c − base_c·μ_c)
-//	subject to B_j·p − ψ ≥ 0, S_j·p − θ ≥ 0     (each pattern j)
-//	           θ + Σ_E slope_c·μ_c ≥ 1            (the level's column)
-//	           size_c·p_k − rate_ck·μ_c + σ_c ≥ 0  (each explicit class c, type k)
-//	           p, μ, σ ≥ 0; ψ, θ free
-type dualMaster struct {
-	inc      *lp.Incremental
-	p        []lp.Var
-	psi, th  lp.Var
-	mu       map[int]lp.Var
-	hasBase  bool
-	hasSlope bool
-}
-
-// generate runs column generation to convergence for the current explicit
-// set.
-func (d *decomp) generate(ctx context.Context, set *lp.Settings) error {
-	lv := d.lv
-	hasBase, hasSlope := d.families()
-	m := lp.NewModel(lp.Minimize)
-	dm := &dualMaster{hasBase: hasBase, hasSlope: hasSlope, mu: map[int]lp.Var{}}
-	dm.p = make([]lp.Var, lv.numTypes())
-	for k, n := range lv.count {
-		dm.p[k] = m.AddVar("p", 0, lp.Inf, n)
-	}
-	if hasBase {
-		dm.psi = m.AddVar("psi", -lp.Inf, lp.Inf, -1)
-	}
-	if hasSlope {
-		dm.th = m.AddVar("theta", -lp.Inf, 1, 0) // θ > 1 only tightens the cuts
-	}
-	level := []lp.Term{}
-	if hasSlope {
-		level = append(level, lp.Term{Var: dm.th, Coef: 1})
-	}
-	for c := range lv.rate {
-		if !d.explicit[c] {
-			continue
-		}
-		mu := m.AddVar("mu", 0, lp.Inf, -lv.base[c])
-		sigma := m.AddVar("sigma", 0, lp.Inf, lv.gang[c])
-		dm.mu[c] = mu
 		if lv.slope[c] > 0 {
-			level = append(level, lp.Term{Var: mu, Coef: lv.slope[c]})
+			o.tmax = min(o.tmax, max(0, top-lv.base[c])/lv.slope[c])
 		}
-		for k, r := range lv.rate[c] {
-			if r > 0 {
-				m.AddConstraint("y", []lp.Term{{Var: dm.p[k], Coef: lv.size[c]}, {Var: mu, Coef: -r}, {Var: sigma, Coef: 1}}, lp.GE, 0)
+	}
+	if math.IsInf(o.tmax, 1) {
+		return nil, errors.New("alloc: no class has a positive slope")
+	}
+	return o, nil
+}
+
+// capTol is the relative slack allowed between a class's base and the most
+// it can reach (solver noise carried from an earlier round).
+const capTol = 1e-9
+
+// eval returns L(p) and its maximiser.
+func (o *oracle) eval(p []float64) (float64, point) {
+	lv := o.lv
+	o.ev = o.ev[:0]
+	var rise float64 // the derivative's decrease at t = 0+
+	for c := range lv.rate {
+		h := &o.hulls[c]
+		buildHull(h, lv.rate[c], o.order[c], p)
+		s, g, b := lv.slope[c]*lv.size[c], lv.gang[c], lv.base[c]
+		if s == 0 {
+			continue
+		}
+		u0 := b / g
+		_, i, f := h.at(u0)
+		if f == 1 && u0 >= h.a[i] && i < len(h.a)-1 {
+			i++ // at a vertex, the slope to the right
+		}
+		rise += s * h.slope[i]
+		for j := i; j < len(h.a)-1; j++ {
+			o.ev = append(o.ev, event{t: (g*h.a[j] - b) / lv.slope[c], d: s * (h.slope[j+1] - h.slope[j])})
+		}
+	}
+	t := o.tmax
+	if rise >= 1 {
+		t = 0
+	} else if e, ok := selectLevel(o.ev, 1-rise); ok && e < t {
+		t = e
+	}
+	pt := point{t: t, use: make([]float64, lv.numTypes()), p: append([]float64(nil), p...)}
+	val := t
+	for c := range lv.rate {
+		cost := o.bundle(c, t, func(k int, y float64) { pt.use[k] += lv.size[c] * y })
+		val -= lv.size[c] * cost
+	}
+	for k, n := range lv.count {
+		val += p[k] * n
+	}
+	return val, pt
+}
+
+// bundle calls put(k, y) for the GPUs y of each type k a job of class c
+// holds at level t on the hull built last, and returns their cost.
+func (o *oracle) bundle(c int, t float64, put func(k int, y float64)) float64 {
+	lv, h := o.lv, &o.hulls[c]
+	g := lv.gang[c]
+	u := min((lv.base[c]+lv.slope[c]*t)/g, h.a[len(h.a)-1])
+	cost, i, f := h.at(u)
+	if k := h.typ[i-1]; k >= 0 && f < 1 {
+		put(k, g*(1-f))
+	}
+	if f > 0 {
+		put(h.typ[i], g*f)
+	}
+	return g * cost
+}
+
+// selectLevel returns the smallest event level at which the cumulative
+// rises reach need, by quickselect on ev (which it reorders).
+func selectLevel(ev []event, need float64) (float64, bool) {
+	lo := ev
+	for len(lo) > 0 {
+		pivot := lo[len(lo)/2].t
+		// Three-way partition: < pivot, == pivot, > pivot.
+		lt, gt := 0, len(lo)
+		for i := 0; i < gt; {
+			switch {
+			case lo[i].t < pivot:
+				lo[lt], lo[i] = lo[i], lo[lt]
+				lt++
+				i++
+			case lo[i].t > pivot:
+				gt--
+				lo[gt], lo[i] = lo[i], lo[gt]
+			default:
+				i++
 			}
 		}
+		var below, at float64
+		for _, e := range lo[:lt] {
+			below += e.d
+		}
+		for _, e := range lo[lt:gt] {
+			at += e.d
+		}
+		switch {
+		case below >= need:
+			lo = lo[:lt]
+		case below+at >= need:
+			return pivot, true
+		default:
+			need -= below + at
+			lo = lo[gt:]
+		}
 	}
-	m.AddConstraint("level", level, lp.GE, 1)
-	if hasBase && d.start != nil {
-		use, _ := d.startVector()
-		dm.addCut(m.AddConstraint, use, dm.psi)
+	return 0, false
+}
+
+// solveLevelDecomposed solves lv by the cutting planes described above.
+// start, when some base is positive, must be a feasible allocation (per
+// class) that meets every base (the previous water-filling round's); it is
+// the master's first point.
+func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float64, set *lp.Settings) (*levelSolution, error) {
+	o, err := newOracle(lv)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range d.assign {
-		base, slope := d.vectors(a)
-		dm.addPatternRows(m.AddConstraint, base, slope)
+	types := lv.numTypes()
+	var total float64
+	for _, n := range lv.count {
+		total += n
 	}
+	// The dual master, with prices scaled by the cluster's size so that
+	// they are about 1 (LP-NOTES.md on scaling):
+	//	minimise Σ_k (count_k/total)·p'_k + η  s.t.  η + Σ_k (U_jk/total)·p'_k ≥ t_j.
+	m := lp.NewModel(lp.Minimize)
+	pv := make([]lp.Var, types)
+	for k, n := range lv.count {
+		pv[k] = m.AddVar("p", 0, lp.Inf, n/total)
+	}
+	eta := m.AddVar("eta", -lp.Inf, lp.Inf, 1)
+	first := point{use: make([]float64, types)}
+	if start != nil {
+		first.use = startUse(lv, start)
+	}
+	points := []point{first}
+	addCut := func(add addRow, pt point) {
+		terms := []lp.Term{{Var: eta, Coef: 1}}
+		for k, u := range pt.use {
+			if u != 0 {
+				terms = append(terms, lp.Term{Var: pv[k], Coef: u / total})
+			}
+		}
+		add("cut", terms, lp.GE, pt.t)
+	}
+	addCut(m.AddConstraint, first)
 	inc, err := lp.NewIncremental(m, set)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer inc.Close()
-	dm.inc = inc
-	for len(d.assign) < maxPatterns {
+	best, lastLB := math.Inf(1), math.Inf(-1)
+	p := make([]float64, types)
+	var center []float64 // the prices of the best bound
+	for len(points) < maxPoints {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		sol, err := inc.Solve(ctx)
 		if err != nil {
-			return fmt.Errorf("alloc: max-min master (%d patterns, %d explicit classes): %w", len(d.assign), len(dm.mu), err)
+			return nil, fmt.Errorf("alloc: max-min master (%d points): %w", len(points), err)
 		}
-		p := make([]float64, len(dm.p))
-		for k, v := range dm.p {
-			p[k] = sol.Value(v)
+		for k, v := range pv {
+			p[k] = sol.Value(v) / total
 		}
-		d.prices = p
-		d.mu = make(map[int]float64, len(dm.mu))
-		for c, v := range dm.mu {
-			d.mu[c] = sol.Value(v)
+		// In-out separation (Wentges): price between the best bound's
+		// prices and the master's, which damps Kelley's zigzag; fall
+		// back to the master's prices when that cut would not cut off
+		// the master's solution.
+		q := p
+		if center != nil {
+			q = make([]float64, types)
+			for k := range q {
+				q[k] = smoothing*center[k] + (1-smoothing)*p[k]
+			}
 		}
-		a := d.price(p)
-		base, slope := d.vectors(a)
-		improves := (hasSlope && undercuts(dot(slope, p), sol.Value(dm.th))) ||
-			(hasBase && undercuts(dot(base, p), sol.Value(dm.psi)))
-		if !improves || !d.addPattern(a) {
-			return nil
+		val, pt := o.eval(q)
+		if center != nil && pt.t-dot(pt.use, p)-sol.Value(eta) <= gapTol*math.Abs(best) {
+			q = p
+			val, pt = o.eval(p)
 		}
-		dm.addPatternRows(inc.AddConstraint, base, slope)
+		if val < best {
+			best, center = val, append(center[:0], q...)
+		}
+		gap := best - sol.Objective
+		// The master stalls when the new cut is violated by less than
+		// CLP's tolerance: the gap then is the solver's precision.
+		stalled := sol.Objective <= lastLB
+		lastLB = sol.Objective
+		if gap <= gapTol*math.Abs(best) || (stalled && gap <= stallTol*math.Abs(best)) {
+			return o.recover(ctx, points, start, p, set)
+		}
+		points = append(points, pt)
+		addCut(inc.AddConstraint, pt)
 	}
-	return fmt.Errorf("%w after %d patterns", errNoConvergence, len(d.assign))
-}
-
-// undercuts reports whether a pattern's cost undercuts the master's price
-// by more than cutTol relative.
-func undercuts(cost, price float64) bool {
-	return price-cost > cutTol*(math.Abs(price)+math.Abs(cost))
+	return nil, fmt.Errorf("%w after %d points", errNoConvergence, len(points))
 }
 
 type addRow func(name string, terms []lp.Term, op lp.Op, rhs float64) lp.Row
 
-// addPatternRows adds a pattern's base and slope cuts.
-func (dm *dualMaster) addPatternRows(add addRow, base, slope []float64) {
-	if dm.hasBase {
-		dm.addCut(add, base, dm.psi)
-	}
-	if dm.hasSlope {
-		dm.addCut(add, slope, dm.th)
-	}
-}
-
-// addCut adds the row Σ_k v_k·p_k − price ≥ 0, divided by its largest
-// coefficient: v grows with the number of jobs and p shrinks with it, and
-// unscaled rows would be checked against CLP's absolute tolerance at the
-// wrong scale.
-func (dm *dualMaster) addCut(add addRow, v []float64, price lp.Var) {
-	s := 1.0
-	for _, x := range v {
-		s = max(s, x)
-	}
-	terms := []lp.Term{{Var: price, Coef: -1 / s}}
-	for k, x := range v {
-		if x != 0 {
-			terms = append(terms, lp.Term{Var: dm.p[k], Coef: x / s})
+// startUse returns the GPUs the start allocation uses, each class's bundle
+// scaled to meet its base exactly.
+func startUse(lv *levelProblem, start [][]float64) []float64 {
+	use := make([]float64, lv.numTypes())
+	for c, y := range start {
+		f := startScale(lv, c, y)
+		for k, x := range y {
+			use[k] += lv.size[c] * x * f
 		}
 	}
-	add("cut", terms, lp.GE, 0)
+	return use
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
+// startScale is the factor that brings class c's start bundle y to its base
+// (0 when the base is 0).
+func startScale(lv *levelProblem, c int, y []float64) float64 {
+	if lv.base[c] == 0 {
+		return 0
 	}
-	return s
+	return min(1, lv.base[c]/lv.value(c, y))
 }
 
-// recover solves the primal master over the patterns found and returns the
-// bundles it gives every class, with the classes whose dual is positive
-// marked blocked.
-func (d *decomp) recover(ctx context.Context, set *lp.Settings) (*levelSolution, error) {
-	lv := d.lv
-	n, types := lv.numClasses(), lv.numTypes()
-	hasBase, hasSlope := d.families()
+// recover solves the primal master over the points found and returns the
+// mixture of their bundles, with blocked classes marked at the final prices.
+func (o *oracle) recover(ctx context.Context, points []point, start [][]float64, p []float64, set *lp.Settings) (*levelSolution, error) {
+	lv := o.lv
 	m := lp.NewModel(lp.Maximize)
-	t := m.AddVar("t", 0, lp.Inf, float64(n))
-	capTerms := make([][]lp.Term, types)
-	var conv, link []lp.Term
-	startUse, startBundles := d.startVector()
-	var lamStart lp.Var = -1
-	if hasBase && d.start != nil {
-		lamStart = m.AddVar("lambda0", 0, lp.Inf, 0)
-		conv = append(conv, lp.Term{Var: lamStart, Coef: 1})
-		for k, x := range startUse {
-			capTerms[k] = append(capTerms[k], lp.Term{Var: lamStart, Coef: x})
-		}
+	var total float64
+	for _, n := range lv.count {
+		total += n
 	}
-	lam := make([]lp.Var, len(d.assign))
-	nu := make([]lp.Var, len(d.assign))
-	for j, a := range d.assign {
-		base, slope := d.vectors(a)
-		if hasBase {
-			lam[j] = m.AddVar("lambda", 0, lp.Inf, 0)
-			conv = append(conv, lp.Term{Var: lam[j], Coef: 1})
-			for k, x := range base {
-				capTerms[k] = append(capTerms[k], lp.Term{Var: lam[j], Coef: x})
+	lam := make([]lp.Var, len(points))
+	conv := make([]lp.Term, len(points))
+	capTerms := make([][]lp.Term, lv.numTypes())
+	for j, pt := range points {
+		lam[j] = m.AddVar("lambda", 0, lp.Inf, pt.t)
+		conv[j] = lp.Term{Var: lam[j], Coef: 1}
+		for k, u := range pt.use {
+			if u != 0 {
+				capTerms[k] = append(capTerms[k], lp.Term{Var: lam[j], Coef: u / total})
 			}
 		}
-		if hasSlope {
-			nu[j] = m.AddVar("nu", 0, lp.Inf, 0)
-			link = append(link, lp.Term{Var: nu[j], Coef: 1})
-			for k, x := range slope {
-				capTerms[k] = append(capTerms[k], lp.Term{Var: nu[j], Coef: x})
-			}
-		}
-	}
-	ys := map[int][]lp.Var{}
-	for c := range n {
-		if !d.explicit[c] {
-			continue
-		}
-		v := make([]lp.Var, types)
-		fair := []lp.Term{{Var: t, Coef: -lv.slope[c]}}
-		var time []lp.Term
-		for k, r := range lv.rate[c] {
-			ub := 0.0
-			if r > 0 {
-				ub = lp.Inf
-			}
-			v[k] = m.AddVar("y", 0, ub, 0)
-			fair = append(fair, lp.Term{Var: v[k], Coef: r})
-			time = append(time, lp.Term{Var: v[k], Coef: 1})
-			capTerms[k] = append(capTerms[k], lp.Term{Var: v[k], Coef: lv.size[c]})
-		}
-		ys[c] = v
-		m.AddConstraint("fair", fair, lp.GE, lv.base[c])
-		m.AddConstraint("time", time, lp.LE, lv.gang[c])
 	}
 	for k, terms := range capTerms {
-		m.AddConstraint("capacity", terms, lp.LE, lv.count[k])
+		m.AddConstraint("capacity", terms, lp.LE, lv.count[k]/total)
 	}
-	if hasBase {
-		m.AddConstraint("convexity", conv, lp.EQ, 1)
-	}
-	if hasSlope {
-		m.AddConstraint("link", append(link, lp.Term{Var: t, Coef: -1}), lp.EQ, 0)
-	}
+	m.AddConstraint("convexity", conv, lp.EQ, 1)
 	sol, err := lp.Solve(ctx, m, set)
 	if err != nil {
-		return nil, fmt.Errorf("alloc: max-min primal master (%d patterns): %w", len(d.assign), err)
+		return nil, fmt.Errorf("alloc: max-min primal master (%d points): %w", len(points), err)
 	}
-	out := &levelSolution{t: sol.Value(t), y: make([][]float64, n), cuts: len(d.assign), explicit: len(ys)}
-	for c := range n {
-		if v, ok := ys[c]; ok {
-			out.y[c] = make([]float64, types)
-			for k, x := range v {
-				out.y[c][k] = sol.Value(x)
+	out := &levelSolution{y: make([][]float64, lv.numClasses()), cuts: len(points)}
+	for c := range out.y {
+		out.y[c] = make([]float64, lv.numTypes())
+	}
+	for j, pt := range points {
+		w := sol.Value(lam[j])
+		if w <= 0 {
+			continue
+		}
+		out.t += w * pt.t
+		if pt.p == nil {
+			for c, y := range start {
+				f := w * startScale(lv, c, y)
+				for k, x := range y {
+					out.y[c][k] += f * x
+				}
 			}
 			continue
 		}
-		y := make([]float64, types)
-		if lamStart >= 0 && startBundles[c] != nil {
-			f := sol.Value(lamStart)
-			for k, x := range startBundles[c] {
-				y[k] += f * x
-			}
+		o.eval(pt.p) // rebuilds the hulls of pt's prices
+		for c := range out.y {
+			o.bundle(c, pt.t, func(k int, y float64) { out.y[c][k] += w * y })
 		}
-		for j, a := range d.assign {
-			k := a[c]
-			if hasBase {
-				y[k] += sol.Value(lam[j]) * lv.base[c] / lv.rate[c][k]
-			}
-			if hasSlope {
-				y[k] += sol.Value(nu[j]) * lv.slope[c] / lv.rate[c][k]
-			}
-		}
-		out.y[c] = y
 	}
-	out.blocked = d.blocked()
+	out.blocked = o.blocked(p, out.y)
 	return out, nil
 }
 
-// blocked marks the classes whose dual μ_c, per job, is positive (relative
-// to the largest): no optimum lets them exceed their row (see the proof at
-// waterFill). Pattern classes have μ_c = size_c·min_k p_k/rate_ck, positive
-// exactly when every type the class can use is priced.
-func (d *decomp) blocked() []bool {
-	lv := d.lv
-	mu := make([]float64, lv.numClasses())
+// blocked marks, at the final prices p, the classes that cannot grow: those
+// at their time cap on their densest type, and those for which more value
+// costs something (the slope of their hull just above their value is
+// positive). For such a class some optimal dual has μ_c > 0 (μ_c may be
+// chosen anywhere between the hull's left and right slopes, as long as the
+// growing classes' μ sum to 1, which the level's optimality allows), and a
+// class with a positive dual cannot exceed its row in any optimum (the
+// proof is at WaterFilling).
+func (o *oracle) blocked(p []float64, y [][]float64) []bool {
+	lv := o.lv
+	slope := make([]float64, lv.numClasses())
+	capped := make([]bool, lv.numClasses())
 	var top float64
-	for c, r := range lv.rate {
-		if v, ok := d.mu[c]; ok {
-			mu[c] = v / lv.size[c]
-		} else {
-			mu[c] = math.Inf(1)
-			for k, x := range r {
-				if x > 0 {
-					mu[c] = min(mu[c], d.prices[k]/x)
-				}
-			}
+	for c := range lv.rate {
+		h := &o.hulls[c]
+		buildHull(h, lv.rate[c], o.order[c], p)
+		u := lv.value(c, y[c]) / lv.gang[c]
+		amax := h.a[len(h.a)-1]
+		capped[c] = u >= amax*(1-capTol)
+		_, i, f := h.at(min(u, amax))
+		if f == 1 && i < len(h.a)-1 {
+			i++ // at a vertex, the slope to the right
 		}
-		top = max(top, mu[c])
+		slope[c] = h.slope[i]
+		top = max(top, slope[c])
 	}
-	out := make([]bool, len(mu))
-	for c, v := range mu {
-		out[c] = v > blockedTol*top
+	out := make([]bool, len(slope))
+	for c, s := range slope {
+		out[c] = capped[c] || s > blockedTol*top
 	}
 	return out
 }
 
-// blockedTol is the dual, relative to the largest, below which a class
-// counts as free to grow. Prices of unsaturated types are exact zeros
-// (non-basic); saturated ones are orders of magnitude above this.
+// blockedTol is the hull slope, relative to the largest, below which a class
+// counts as free to grow. Prices of unsaturated types are exact zeros in the
+// master's vertex; those of saturated types are orders of magnitude above.
 const blockedTol = 1e-9
-
-// breakCaps makes explicit every pattern class whose bundle in y breaks its
-// time row, and reports whether there was one.
-func (d *decomp) breakCaps(y [][]float64) bool {
-	broke := false
-	for c, b := range y {
-		if d.explicit[c] {
-			continue
-		}
-		var s float64
-		for _, x := range b {
-			s += x
-		}
-		if s > d.lv.gang[c]*(1+capTol) {
-			d.explicit[c] = true
-			broke = true
-		}
-	}
-	return broke
-}

@@ -37,10 +37,10 @@ type levelSolution struct {
 	y [][]float64 // per class, GPUs of each type per job
 	// blocked[c] reports classes whose value cannot exceed its row's
 	// right-hand side at t in any optimum: their dual is positive (see
-	// bottleneck in maxmin_decomp.go).
+	// WaterFilling). nil when the backend gives no duals.
 	blocked []bool
-	// cuts and explicit count the decomposition's work (0 for the full LP).
-	cuts, explicit int
+	// cuts counts the decomposition's points (0 for the full LP).
+	cuts int
 }
 
 // numClasses and numTypes are the problem's dimensions.
@@ -90,17 +90,19 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 	if err != nil {
 		return nil, fmt.Errorf("alloc: max-min LP: %w", err)
 	}
-	out := &levelSolution{t: sol.Value(t), y: y.Values(sol), blocked: make([]bool, n)}
+	out := &levelSolution{t: sol.Value(t), y: y.Values(sol)}
 	if sol.RowDuals != nil {
+		// A class with a positive dual in this optimal dual is blocked
+		// (see WaterFilling); duals relative to the largest, as in
+		// oracle.blocked.
+		var top float64
+		for _, r := range fair {
+			top = max(top, math.Abs(sol.RowDuals[r]))
+		}
+		out.blocked = make([]bool, n)
 		for c, r := range fair {
-			out.blocked[c] = math.Abs(sol.RowDuals[r]) > dualTol*float64(n)
+			out.blocked[c] = math.Abs(sol.RowDuals[r]) > blockedTol*top
 		}
 	}
 	return out, nil
 }
-
-// dualTol is the size below which a dual value (a price of one unit of a
-// resource or of a class's value, in the units where the level t has
-// price 1) counts as zero. CLP solves to about 1e-7 relative; real prices
-// of saturated resources are orders of magnitude above this.
-const dualTol = 1e-7

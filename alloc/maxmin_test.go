@@ -199,3 +199,10 @@ func TestMaxMinErrors(t *testing.T) {
 		t.Errorf("unknown method: error = %v, want lp.ErrInvalidSettings", err)
 	}
 }
+
+// isInputErr reports whether err is an *InputError on field wrapping
+// sentinel.
+func isInputErr(err, sentinel error, field string) bool {
+	var ie *InputError
+	return errors.Is(err, sentinel) && errors.As(err, &ie) && ie.Field == field
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/ftf"
@@ -91,4 +92,40 @@ func BenchmarkPartialAllocation(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkArbiterRound times one arbiter round at Themis' f = 0.8 over 64
+// GPUs (16 servers × 4) and 20 apps: every lease has ended, so all GPUs are
+// offered; the 4 invited agents each build a bid table (ftf.NewTable), the
+// auction runs and leftovers are drawn.
+func BenchmarkArbiterRound(b *testing.B) {
+	o := racked(16, 4)
+	lease := 10 * time.Minute
+	arb, err := NewArbiter(o.Cluster, &ArbiterSettings{Lease: lease, Filter: 0.8}, rand.NewPCG(1, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < 20; i++ {
+		iters := float64(1000 + r.IntN(50000))
+		net := r.Float64()
+		job := ftf.SingleJob{ItersLeft: iters, ItersTotal: iters, IterTime: 1, DemandMax: []int{1, 2, 4, 8, 16}[r.IntN(5)],
+			ClusterGPUs: 64, Contention: 5, Slowdown: topology.Slowdown{1, 1.05 + 0.45*net, 1.1 + 0.9*net}}
+		ag := RhoAgent{RhoAt: testAgent{job: job, start: t0}.rhoAt, Table: &ftf.TableSettings{MaxGPUs: job.DemandMax, PerShape: 2, MaxRows: 32}}
+		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), ag); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := t0
+	round, err := arb.Advance(context.Background(), now)
+	if err != nil || len(round.Bids) != 4 || len(round.Errors) > 0 {
+		b.Fatalf("round: %d bids, errors %v, %v", len(round.Bids), round.Errors, err)
+	}
+	var grants int
+	for b.Loop() {
+		now = now.Add(lease)
+		round, _ = arb.Advance(context.Background(), now)
+		grants += len(round.Grants)
+	}
+	b.ReportMetric(float64(grants)/float64(b.N), "grants/op")
 }

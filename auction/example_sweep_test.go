@@ -134,9 +134,8 @@ func workload(n, clusterGPUs int, seed uint64) []*simApp {
 // the GPU time they held (mean over the three).
 //
 // Against the paper's Figure 19: part of the trade-off appears. Max rho falls
-// as f rises from 0.2 to 1, and f = 1 costs GPU time (about 12% more than
-// f = 0.8: the lone bidder takes poorly placed GPUs and leftovers land on
-// apps that cannot use them). But max rho is lowest at f = 1, not 0.8, f = 0
+// as f rises from 0.2 to 1, and f = 1 costs GPU time (about 15% more than
+// f = 0.8). But max rho is lowest at f = 1, not 0.8, f = 0
 // beats 0.2-0.6 (inviting everyone lets the auction serve every app holding
 // nothing first), and GPU time is flat below f = 1 rather than rising with
 // f. Three small workloads, not the paper's trace; docs/benchmarks/themis.md.

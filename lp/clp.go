@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -46,29 +47,36 @@ const (
 	clpSecondaryTime    = 9 // with clpStopped: stopped on time
 )
 
-// clpModel owns a ClpSimplex. Close frees it; it is not safe for
-// concurrent use.
-//
-// Rows without a nonzero coefficient are not given to CLP: its barrier
-// aborts the process on them (even on a free one). Their feasibility is
-// checked in Go, and their dual is zero.
+// clpModel owns a ClpSimplex created through CLP's C interface, for what
+// github.com/lanl/clp lacks: presolve, rows added to a loaded model (warm
+// row generation), the dual tolerance and the iteration count. Close frees
+// it; it is not safe for concurrent use.
 type clpModel struct {
-	p      unsafe.Pointer // Clp_Simplex*
-	ncols  int
+	p     unsafe.Pointer // Clp_Simplex*
+	ncols int
+	rowMapping
+}
+
+// rowMapping numbers the model's rows as CLP sees them. Rows without a
+// nonzero coefficient are not given to CLP: its barrier aborts the process
+// on them (even on a free one). Their feasibility is checked in Go, and
+// their dual is zero.
+type rowMapping struct {
 	rowMap []int // model row -> CLP row, or -1 for an empty row
 	nclp   int   // rows loaded into CLP
 	// emptyBad names the first empty row whose range excludes 0.
 	emptyBad string
 }
 
-func clpBound(v float64) C.double {
+// clpBound maps ±Inf to CLP's infinity.
+func clpBound(v float64) float64 {
 	switch {
 	case v > clpInf:
 		return clpInf
 	case v < -clpInf:
 		return -clpInf
 	}
-	return C.double(v)
+	return v
 }
 
 // cdoubles returns a pointer CLP may read len(s) values from; it is never
@@ -94,12 +102,11 @@ func cbigs(s []C.CoinBigIndex) *C.CoinBigIndex {
 	return unsafe.SliceData(s)
 }
 
-// newCLPModel loads m into a new ClpSimplex, column-major, in one call.
-func newCLPModel(m *Model) *clpModel {
-	c := &clpModel{ncols: len(m.obj)}
-	c.mapRows(m, 0)
-	n, r := len(m.obj), c.nclp
-	start := make([]C.CoinBigIndex, n+1)
+// columnMajor returns m's nonzeros by column, as CLP loads them: column j
+// holds index[start[j]:start[j+1]] (CLP rows) and the matching values.
+func (rm *rowMapping) columnMajor(m *Model) (start, index []int, value []float64) {
+	n := len(m.obj)
+	start = make([]int, n+1)
 	for _, row := range m.rows {
 		for _, t := range row {
 			if t.Coef != 0 {
@@ -110,31 +117,47 @@ func newCLPModel(m *Model) *clpModel {
 	for j := 0; j < n; j++ {
 		start[j+1] += start[j]
 	}
-	nnz := int(start[n])
-	index := make([]C.int, nnz)
-	value := make([]C.double, nnz)
-	next := make([]C.CoinBigIndex, n)
-	copy(next, start[:n])
+	index = make([]int, start[n])
+	value = make([]float64, start[n])
+	next := append([]int(nil), start[:n]...)
 	for i, row := range m.rows {
 		for _, t := range row {
 			if t.Coef != 0 {
 				p := next[t.Var]
-				index[p], value[p] = C.int(c.rowMap[i]), C.double(t.Coef)
+				index[p], value[p] = rm.rowMap[i], t.Coef
 				next[t.Var]++
 			}
 		}
+	}
+	return start, index, value
+}
+
+// newCLPModel loads m into a new ClpSimplex, column-major, in one call.
+func newCLPModel(m *Model) *clpModel {
+	c := &clpModel{ncols: len(m.obj)}
+	c.mapRows(m, 0)
+	n, r := len(m.obj), c.nclp
+	gstart, gindex, gvalue := c.columnMajor(m)
+	start := make([]C.CoinBigIndex, n+1)
+	for j, x := range gstart {
+		start[j] = C.CoinBigIndex(x)
+	}
+	index := make([]C.int, len(gindex))
+	value := make([]C.double, len(gvalue))
+	for p := range gindex {
+		index[p], value[p] = C.int(gindex[p]), C.double(gvalue[p])
 	}
 	collb := make([]C.double, n)
 	colub := make([]C.double, n)
 	obj := make([]C.double, n)
 	for j := range n {
-		collb[j], colub[j], obj[j] = clpBound(m.lower[j]), clpBound(m.upper[j]), C.double(m.obj[j])
+		collb[j], colub[j], obj[j] = C.double(clpBound(m.lower[j])), C.double(clpBound(m.upper[j])), C.double(m.obj[j])
 	}
 	rowlb := make([]C.double, r)
 	rowub := make([]C.double, r)
 	for i, k := range c.rowMap {
 		if k >= 0 {
-			rowlb[k], rowub[k] = clpBound(m.rowLo[i]), clpBound(m.rowHi[i])
+			rowlb[k], rowub[k] = C.double(clpBound(m.rowLo[i])), C.double(clpBound(m.rowHi[i]))
 		}
 	}
 	p := C.Clp_newModel()
@@ -154,7 +177,7 @@ func newCLPModel(m *Model) *clpModel {
 
 // mapRows extends rowMap to the rows first.. of m, numbering the nonempty
 // ones after those already in CLP.
-func (c *clpModel) mapRows(m *Model, first int) {
+func (c *rowMapping) mapRows(m *Model, first int) {
 	for i := first; i < len(m.rows); i++ {
 		if allZero(m.rows[i]) {
 			c.rowMap = append(c.rowMap, -1)
@@ -192,8 +215,8 @@ func (c *clpModel) addRows(m *Model, first int) {
 			}
 		}
 		start = append(start, C.CoinBigIndex(len(cols)))
-		lo = append(lo, clpBound(m.rowLo[i]))
-		hi = append(hi, clpBound(m.rowHi[i]))
+		lo = append(lo, C.double(clpBound(m.rowLo[i])))
+		hi = append(hi, C.double(clpBound(m.rowHi[i])))
 	}
 	C.Clp_addRows(c.p, C.int(add), cdoubles(lo), cdoubles(hi), cbigs(start), cints(cols), cdoubles(vals))
 }
@@ -213,21 +236,12 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 	if c.emptyBad != "" {
 		return &Solution{Status: Infeasible, Backend: CLP}, fmt.Errorf("%w: %s", ErrInfeasible, c.emptyBad)
 	}
-	deadline, hasDeadline := ctx.Deadline()
-	if hasDeadline {
-		left := time.Until(deadline).Seconds()
-		if left <= 0 {
-			return nil, fmt.Errorf("%w before the solve started: %w", ErrTimeLimit, context.DeadlineExceeded)
-		}
-		C.Clp_setMaximumSeconds(c.p, C.double(left))
-	} else {
-		C.Clp_setMaximumSeconds(c.p, -1)
+	lim, err := clpLimitsOf(ctx, set)
+	if err != nil {
+		return nil, err
 	}
-	maxIter := math.MaxInt32
-	if set.MaxIterations > 0 && set.MaxIterations < maxIter {
-		maxIter = set.MaxIterations
-	}
-	C.Clp_setMaximumIterations(c.p, C.int(maxIter))
+	C.Clp_setMaximumSeconds(c.p, C.double(lim.seconds))
+	C.Clp_setMaximumIterations(c.p, C.int(lim.iterations))
 	C.Clp_setNumberIterations(c.p, 0)
 	if warm {
 		C.Clp_dual(c.p, 0)
@@ -252,11 +266,43 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 		}
 	}
 	sol := &Solution{Backend: CLP, Iterations: int(C.Clp_numberIterations(c.p))}
-	status, secondary := int(C.Clp_status(c.p)), int(C.Clp_secondaryStatus(c.p))
+	return lim.outcome(sol, int(C.Clp_status(c.p)), int(C.Clp_secondaryStatus(c.p)), c.copySolution)
+}
+
+// clpLimits are the limits a CLP solve runs under: seconds (-1 for none),
+// from ctx's deadline, and iterations.
+type clpLimits struct {
+	seconds     float64
+	iterations  int
+	deadline    time.Time
+	hasDeadline bool
+}
+
+// clpLimitsOf converts ctx's deadline and set's iteration bound into CLP's
+// limits, or returns ErrTimeLimit if the deadline has passed.
+func clpLimitsOf(ctx context.Context, set Settings) (clpLimits, error) {
+	lim := clpLimits{seconds: -1, iterations: math.MaxInt32}
+	lim.deadline, lim.hasDeadline = ctx.Deadline()
+	if lim.hasDeadline {
+		lim.seconds = time.Until(lim.deadline).Seconds()
+		if lim.seconds <= 0 {
+			return lim, fmt.Errorf("%w before the solve started: %w", ErrTimeLimit, context.DeadlineExceeded)
+		}
+	}
+	if set.MaxIterations > 0 && set.MaxIterations < lim.iterations {
+		lim.iterations = set.MaxIterations
+	}
+	return lim, nil
+}
+
+// outcome turns CLP's status and secondary status into sol's Status and
+// the matching sentinel error; copySolution fills sol's values where CLP
+// has a point to report.
+func (lim clpLimits) outcome(sol *Solution, status, secondary int, copySolution func(*Solution)) (*Solution, error) {
 	switch status {
 	case clpOptimal:
 		sol.Status = Optimal
-		c.copySolution(sol)
+		copySolution(sol)
 		return sol, nil
 	case clpPrimalInfeasible:
 		sol.Status = Infeasible
@@ -265,20 +311,19 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 		sol.Status = Unbounded
 		return sol, fmt.Errorf("%w (CLP status %d/%d)", ErrUnbounded, status, secondary)
 	case clpStopped:
-		c.copySolution(sol)
-		if secondary == clpSecondaryTime || (hasDeadline && !time.Now().Before(deadline)) {
+		copySolution(sol)
+		if secondary == clpSecondaryTime || (lim.hasDeadline && !time.Now().Before(lim.deadline)) {
 			sol.Status = TimeLimit
-			err := fmt.Errorf("%w after %d iterations", ErrTimeLimit, sol.Iterations)
-			if hasDeadline {
-				err = fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, sol.Iterations, context.DeadlineExceeded)
+			if lim.hasDeadline {
+				return sol, fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, sol.Iterations, context.DeadlineExceeded)
 			}
-			return sol, err
+			return sol, fmt.Errorf("%w after %d iterations", ErrTimeLimit, sol.Iterations)
 		}
 		sol.Status = IterationLimit
 		return sol, fmt.Errorf("%w (%d iterations)", ErrIterationLimit, sol.Iterations)
 	default:
 		sol.Status = NumericalFailure
-		c.copySolution(sol)
+		copySolution(sol)
 		return sol, fmt.Errorf("%w (CLP status %d/%d)", ErrNumerical, status, secondary)
 	}
 }
@@ -315,9 +360,59 @@ func clpSolveType(m Method) int {
 	}
 }
 
-// solveCLP loads m, solves it once and frees CLP's memory.
+// solveCLP solves m once: through github.com/lanl/clp, or through CLP's C
+// interface when set asks for presolve, which lanl/clp does not offer.
 func solveCLP(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	if rays := freeRays(m); len(rays) > 0 {
+		return solveCLPWithRays(ctx, m, set, rays)
+	}
+	return solveCLPOnce(ctx, m, set)
+}
+
+func solveCLPOnce(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	if !set.Presolve {
+		return solveLANL(ctx, m, set)
+	}
 	c := newCLPModel(m)
 	defer c.close()
 	return c.run(ctx, set, false)
+}
+
+// freeRays returns the columns that have no nonzero coefficient in any row
+// and improve the objective towards an infinite bound.
+func freeRays(m *Model) []Var {
+	used := make([]bool, len(m.obj))
+	for _, row := range m.rows {
+		for _, t := range row {
+			if t.Coef != 0 {
+				used[t.Var] = true
+			}
+		}
+	}
+	var rays []Var
+	for j, c := range m.obj {
+		if m.sense == Maximize {
+			c = -c
+		}
+		if !used[j] && (c < 0 && math.IsInf(m.upper[j], 1) || c > 0 && math.IsInf(m.lower[j], -1)) {
+			rays = append(rays, Var(j))
+		}
+	}
+	return rays
+}
+
+// solveCLPWithRays settles a model with free rays: it is unbounded exactly
+// when the rest is feasible. CLP's dual simplex calls some such models
+// primal infeasible (TestPropertyUnboundedDetected), so the rays are
+// taken out of the objective and the rest solved alone.
+func solveCLPWithRays(ctx context.Context, m *Model, set Settings, rays []Var) (*Solution, error) {
+	rest := m.Clone()
+	for _, v := range rays {
+		rest.obj[v] = 0
+	}
+	sol, err := solveCLPOnce(ctx, rest, set)
+	if err != nil && !errors.Is(err, ErrUnbounded) {
+		return sol, err
+	}
+	return &Solution{Status: Unbounded, Backend: CLP}, fmt.Errorf("%w: variable %q in no row improves the objective without limit", ErrUnbounded, m.names[rays[0]])
 }

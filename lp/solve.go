@@ -41,7 +41,8 @@ type Backend int
 const (
 	// Default is CLP when the binary was built with cgo, otherwise Gonum.
 	Default Backend = iota
-	// CLP is COIN-OR CLP through cgo (github.com/lanl/clp and CLP's C interface).
+	// CLP is COIN-OR CLP through cgo: github.com/lanl/clp for one-shot
+	// solves, CLP's C interface for presolve and Incremental.
 	CLP
 	// Gonum is gonum's dense simplex, pure Go. It is a fallback for small
 	// models only: it takes seconds at a few hundred variables.
@@ -87,8 +88,11 @@ type Solution struct {
 	// MaxViolation is the largest scaled violation of a bound or row found
 	// when the solution was checked.
 	MaxViolation float64
-	Iterations   int
-	Backend      Backend
+	// Iterations is the number of simplex iterations, or 0 where the
+	// backend does not report it (CLP through github.com/lanl/clp, the
+	// path of one-shot solves without presolve).
+	Iterations int
+	Backend    Backend
 }
 
 // Value returns the primal value of v.

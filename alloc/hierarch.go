@@ -1,0 +1,155 @@
+package alloc
+
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// Hierarchical is Gavel's two-level hierarchical policy (§4.3): entities
+// (the Problem's Users, with their weights) share the cluster by weighted
+// max-min fairness over normalised effective throughput, and each entity
+// shares its part among its jobs either fairly (by job weight) or first in,
+// first out (in the order of Problem.Jobs). It is computed by water filling
+// (see WaterFilling) where each round's job weights come from the entities:
+// with W_s the weight of entity s and D the jobs already stopped,
+//
+//	fair entity:  w_m = W_s · Weight_m / Σ_{j ∈ s, j ∉ D} Weight_j   (jobs of s not in D)
+//	FIFO entity:  w_m = W_s for the first job of s not in D, 0 for the others
+//
+// and round r maximises z subject to v_m ≥ v_m^(r-1) + w_m·z for every job
+// with w_m > 0 and v_m ≥ v_m^(r-1) for all, over MaxMin's constraints. When
+// a job stops, its weight passes to its entity's other jobs at the next
+// round: to the next in line under FIFO, to all the others under fairness.
+// Jobs queued behind a FIFO head keep what earlier rounds gave them and can
+// still be stopped when no capacity is left for them.
+//
+// Gavel's worked example (4 identical jobs of weights 3, 1, 1, 1 on 4
+// identical GPUs) gives 1, 1/3, 1/3, 1/3 after the first round and 1 to
+// every job at the end (a test).
+//
+// Properties: every round is a max-min LP, so entities' increments respect
+// their weights while all can grow; the final allocation is Pareto-efficient
+// under the per-job caps (no job could grow when it stopped, and rows only
+// tighten). Not envy-free or strategy-proof, between entities or jobs.
+//
+// Errors: as MaxMin's, and an *InputError when Users is nil or a job's
+// Owner is not among them. Cost: one decomposed max-min solve per round;
+// FIFO entities add a round per queued job that is served.
+type Hierarchical struct {
+	// FIFO lists the entities whose jobs are served first in, first out;
+	// the others share fairly among their jobs.
+	FIFO   []UserID
+	Method MaxMinMethod
+	LP     *lp.Settings
+}
+
+// Name returns "hierarchical".
+func (Hierarchical) Name() string { return "hierarchical" }
+
+// Allocate returns the hierarchical water-filling allocation of p.
+func (h Hierarchical) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	lv, classes, ent, err := h.problem(p)
+	if err != nil {
+		return nil, err
+	}
+	y, _, err := waterFill(ctx, lv, ent.weights, h.Method, h.LP)
+	if err != nil {
+		return nil, err
+	}
+	return classAllocation(p, classes, y), nil
+}
+
+// entityWeights hands each entity's weight to its classes round by round.
+type entityWeights struct {
+	weight []float64 // per entity
+	fifo   []bool    // per entity
+	// members[s] lists entity s's classes in job order (for FIFO: one
+	// job per class).
+	members [][]int
+	jobW    []float64 // per class, the job weight
+	size    []float64 // per class
+}
+
+// problem validates p and returns the level problem over classes that keep
+// entities apart (and every job of a FIFO entity alone), with the entities'
+// weights.
+func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWeights, error) {
+	if err := p.Validate(); err != nil {
+		return nil, rowClasses{}, nil, err
+	}
+	if p.Users == nil {
+		return nil, rowClasses{}, nil, inputErr("Users", "", ErrEmpty, "hierarchical fairness needs the entities as Users")
+	}
+	rates, err := normalisedRates(p, false)
+	if err != nil {
+		return nil, rowClasses{}, nil, err
+	}
+	index := make(map[UserID]int, len(p.Users))
+	for s, u := range p.Users {
+		index[u.ID] = s
+	}
+	fifo := make([]bool, len(p.Users))
+	for _, id := range h.FIFO {
+		s, ok := index[id]
+		if !ok {
+			return nil, rowClasses{}, nil, inputErr("Hierarchical.FIFO", string(id), ErrUnknownID, "not a user")
+		}
+		fifo[s] = true
+	}
+	// Class key: entity, and for FIFO entities the job's position too.
+	weight, extra := make([]float64, len(p.Jobs)), make([]float64, len(p.Jobs))
+	for i, j := range p.Jobs {
+		s := index[j.Owner]
+		weight[i] = j.Weight
+		extra[i] = float64(s)
+		if fifo[s] {
+			extra[i] = float64(len(p.Users) + i)
+		}
+	}
+	lv, classes := newLevelProblem(p, rates, weight, extra)
+	ew := &entityWeights{
+		weight:  make([]float64, len(p.Users)),
+		fifo:    fifo,
+		members: make([][]int, len(p.Users)),
+		jobW:    append([]float64(nil), lv.slope...),
+		size:    lv.size,
+	}
+	for s, u := range p.Users {
+		ew.weight[s] = u.Weight
+	}
+	for c, i := range classes.rep {
+		s := index[p.Jobs[i].Owner]
+		ew.members[s] = append(ew.members[s], c)
+	}
+	return lv, classes, ew, nil
+}
+
+// weights returns each class's job weight for the next round (per job of
+// the class), given the stopped classes.
+func (ew *entityWeights) weights(done []bool) []float64 {
+	w := make([]float64, len(done))
+	for s, cs := range ew.members {
+		if ew.fifo[s] {
+			for _, c := range cs {
+				if !done[c] {
+					w[c] = ew.weight[s]
+					break
+				}
+			}
+			continue
+		}
+		var sum float64
+		for _, c := range cs {
+			if !done[c] {
+				sum += ew.jobW[c] * ew.size[c]
+			}
+		}
+		for _, c := range cs {
+			if !done[c] {
+				w[c] = ew.weight[s] * ew.jobW[c] / sum
+			}
+		}
+	}
+	return w
+}

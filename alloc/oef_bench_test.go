@@ -1,0 +1,84 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpufair/gpufair/alloc"
+)
+
+// oefBenchProblem draws users×types with one job per user, as LP-NOTES.md's
+// instances: a lognormal base throughput, speedups 1 to 10 over the slowest
+// type (type 0), weights 1 or 2, about one GPU per two users. With jobTypes
+// > 0 the users draw their rows from that many job types (so they share
+// rows); 0 means all rows distinct.
+func oefBenchProblem(b *testing.B, users, types, jobTypes int, seed uint64) *alloc.Problem {
+	r := rand.New(rand.NewPCG(seed, 1))
+	row := func() []float64 {
+		base := math.Exp(r.NormFloat64())
+		x := make([]float64, types)
+		x[0] = base
+		for k := 1; k < types; k++ {
+			x[k] = base * (1 + 9*r.Float64())
+		}
+		return x
+	}
+	var pool [][]float64
+	for range jobTypes {
+		pool = append(pool, row())
+	}
+	rates := make([][]float64, users)
+	weights := make([]float64, users)
+	for i := range rates {
+		if jobTypes > 0 {
+			rates[i] = pool[r.IntN(jobTypes)]
+		} else {
+			rates[i] = row()
+		}
+		weights[i] = float64(1 + r.IntN(2))
+	}
+	count := make([]float64, types)
+	for k := range count {
+		count[k] = math.Max(1, math.Round(float64(users)/2/float64(types)*(0.5+r.Float64())))
+	}
+	return oefUsersProblem(b, count, weights, rates)
+}
+
+func benchOEF(b *testing.B, mode alloc.OEFMode, method alloc.OEFMethod, users, types, jobTypes int) {
+	b.Run(fmt.Sprintf("users=%d/types=%d/jobtypes=%d/%v", users, types, jobTypes, method), func(b *testing.B) {
+		p := oefBenchProblem(b, users, types, jobTypes, 1)
+		pol := alloc.OEF{Mode: mode, Settings: &alloc.OEFSettings{Method: method}}
+		if _, err := pol.Allocate(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := pol.Allocate(context.Background(), p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkOEFNonCooperative(b *testing.B) {
+	for _, sz := range [][2]int{{256, 3}, {1024, 10}, {4096, 10}} {
+		for _, method := range oefMethods {
+			benchOEF(b, alloc.NonCooperative, method, sz[0], sz[1], 0)
+		}
+	}
+}
+
+// BenchmarkOEFCooperative compares envy-row generation with the full model
+// on distinct rows, and shows the scale reached when users share job types
+// (classes), where the full model is out of reach.
+func BenchmarkOEFCooperative(b *testing.B) {
+	for _, users := range []int{64, 256} {
+		for _, method := range oefMethods {
+			benchOEF(b, alloc.Cooperative, method, users, 3, 0)
+		}
+	}
+	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 10, 26)
+	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 4096, 10, 26)
+}

@@ -1,0 +1,79 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// oefExample is OEF's expression (6): two tenants on one slow and one fast
+// GPU, speedups <1, 2> and <1, 5>. extra adds jobs (owner, rates).
+func oefExample(weight2 float64, extra ...alloc.Job) *alloc.Problem {
+	types := []topology.GPUType{"RTX3070", "RTX3090"}
+	c, _ := alloc.NewCluster(types, []float64{1, 1})
+	users := []alloc.User{{ID: "u1", Weight: 1}, {ID: "u2", Weight: weight2}}
+	jobs := append([]alloc.Job{{ID: "vgg", Owner: "u1", Gang: 1, Weight: 1}, {ID: "lstm", Owner: "u2", Gang: 1, Weight: 1}}, extra...)
+	rates := [][]float64{{10, 20}, {4, 20}, {10, 30}}[:len(jobs)] // steps/s
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = string(j.ID)
+	}
+	tp, _ := speedup.New(ids, types, rates)
+	p, err := alloc.NewProblem(c, users, jobs, tp)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func printOEF(a *alloc.Allocation, err error) {
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, r := range a.Rows {
+		fmt.Printf("%s: RTX3070 %.3g, RTX3090 %.3g\n", r, a.GPUs[i][0]+0, a.GPUs[i][1]+0)
+	}
+}
+
+// Non-cooperative OEF equalises normalised throughput: vgg gets
+// 1 + 2·4/7 = 15/7 slow-GPU equivalents, lstm 5·3/7 = 15/7.
+func ExampleOEF() {
+	printOEF(alloc.OEF{Mode: alloc.NonCooperative}.Allocate(context.Background(), oefExample(1)))
+	// Output:
+	// vgg: RTX3070 1, RTX3090 0.571
+	// lstm: RTX3070 0, RTX3090 0.429
+}
+
+// Cooperative OEF is expression (6): the most efficient envy-free
+// allocation, total 1.5 + 3.75 = 5.25.
+func ExampleOEF_cooperative() {
+	printOEF(alloc.OEF{Mode: alloc.Cooperative}.Allocate(context.Background(), oefExample(1)))
+	// Output:
+	// vgg: RTX3070 1, RTX3090 0.25
+	// lstm: RTX3070 0, RTX3090 0.75
+}
+
+// Weighted OEF (§4.2.3): u2 of weight 2 counts as two copies of itself and
+// gets twice u1's normalised throughput, 10/3 against 5/3.
+func ExampleOEF_weighted() {
+	printOEF(alloc.OEF{Mode: alloc.NonCooperative}.Allocate(context.Background(), oefExample(2)))
+	// Output:
+	// vgg: RTX3070 1, RTX3090 0.333
+	// lstm: RTX3070 0, RTX3090 0.667
+}
+
+// Several job types (§4.2.4): u1 adds a job of speedup <1, 3>. Each of u1's
+// job types is a virtual user of weight 1/2, so u1 as a whole stays level
+// with u2: 45/37 + 45/37 = 90/37 each.
+func ExampleOEF_jobTypes() {
+	p := oefExample(1, alloc.Job{ID: "resnet", Owner: "u1", Gang: 1, Weight: 1})
+	printOEF(alloc.OEF{Mode: alloc.NonCooperative}.Allocate(context.Background(), p))
+	// Output:
+	// vgg: RTX3070 1, RTX3090 0.108
+	// lstm: RTX3070 0, RTX3090 0.486
+	// resnet: RTX3070 0, RTX3090 0.405
+}

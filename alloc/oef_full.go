@@ -1,0 +1,85 @@
+package alloc
+
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// addBundles adds y[c][k] ≥ 0, one unit of weight's bundle per class, and
+// the capacity rows Σ_c w_c·y_ck ≤ m_k.
+func (q *oefLP) addBundles(m *lp.Model) lp.Grid {
+	y := m.AddGrid("y", len(q.s), len(q.count), 0, lp.Inf)
+	for k, n := range q.count {
+		m.AddConstraint("capacity", y.ColTerms(k, q.w), lp.LE, n)
+	}
+	return y
+}
+
+// solveNonCoopFull solves non-cooperative OEF (9) as one LP: maximise
+// (Σ_c w_c)·t subject to s_c·y_c = t for every class and capacity. The
+// objective is scaled by the total weight, which keeps the equality rows'
+// duals near 1 (LP-NOTES.md).
+func (q *oefLP) solveNonCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, error) {
+	m := lp.NewModel(lp.Maximize)
+	y := q.addBundles(m)
+	t := m.AddVar("t", 0, lp.Inf, q.totalWeight())
+	for c, s := range q.s {
+		m.AddConstraint("equal", append(y.RowTerms(c, s), lp.Term{Var: t, Coef: -1}), lp.EQ, 0)
+	}
+	sol, err := lp.Solve(ctx, m, set)
+	if err != nil {
+		return nil, err
+	}
+	return y.Values(sol), nil
+}
+
+// solveCoopFull solves cooperative OEF (10) as one LP with every envy row
+// s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows.
+func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, error) {
+	m := lp.NewModel(lp.Maximize)
+	y := q.addBundles(m)
+	q.setThroughputObjective(m, y)
+	for c := range q.s {
+		for d := range q.s {
+			if c != d {
+				m.AddConstraint("envy", q.envyTerms(y, c, d), lp.GE, 0)
+			}
+		}
+	}
+	sol, err := lp.Solve(ctx, m, set)
+	if err != nil {
+		return nil, err
+	}
+	return y.Values(sol), nil
+}
+
+// setThroughputObjective sets the objective Σ_c w_c·s_c·y_c.
+func (q *oefLP) setThroughputObjective(m *lp.Model, y lp.Grid) {
+	for c, s := range q.s {
+		for k, r := range s {
+			m.SetObjective(y.At(c, k), q.w[c]*r)
+		}
+	}
+}
+
+// envyTerms returns s_c·y_c - s_c·y_d: class c's envy row against d.
+func (q *oefLP) envyTerms(y lp.Grid, c, d int) []lp.Term {
+	s := q.s[c]
+	terms := make([]lp.Term, 0, 2*len(s))
+	for k, r := range s {
+		if r != 0 {
+			terms = append(terms, lp.Term{Var: y.At(c, k), Coef: r}, lp.Term{Var: y.At(d, k), Coef: -r})
+		}
+	}
+	return terms
+}
+
+// totalWeight returns Σ_c w_c.
+func (q *oefLP) totalWeight() float64 {
+	var t float64
+	for _, w := range q.w {
+		t += w
+	}
+	return t
+}

@@ -1,0 +1,309 @@
+package alloc_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/lp"
+	"pgregory.net/rapid"
+)
+
+// oefCase is a random OEF instance with one job per user: rates[i] is user
+// i's throughput row, positive, with type 0 the slowest for every user (OEF
+// §2.3, footnote 1), so that speedups are relative to type 0.
+type oefCase struct {
+	count   []float64
+	weights []float64
+	rates   [][]float64
+}
+
+// oefMaxUsers bounds the users of a random instance: the full cooperative
+// model has n² rows, and the pure-Go backend is slow past a few dozen.
+func oefMaxUsers() int {
+	if oefCLP() {
+		return 12
+	}
+	return 5
+}
+
+// genOEFCase draws an instance. Rows repeat now and then, so that classes of
+// interchangeable users occur; weighted adds weights in {0.5, 1, 2, 3}.
+func genOEFCase(weighted bool) *rapid.Generator[oefCase] {
+	return rapid.Custom(func(t *rapid.T) oefCase {
+		n := rapid.IntRange(2, oefMaxUsers()).Draw(t, "users")
+		K := rapid.IntRange(2, 4).Draw(t, "types")
+		c := oefCase{count: make([]float64, K), rates: make([][]float64, n)}
+		for k := range K {
+			c.count[k] = float64(rapid.IntRange(1, 8).Draw(t, "count"))
+		}
+		for i := range n {
+			if i > 0 && rapid.IntRange(0, 4).Draw(t, "repeat") == 0 {
+				c.rates[i] = c.rates[rapid.IntRange(0, i-1).Draw(t, "of")]
+				continue
+			}
+			base := rapid.Float64Range(0.5, 10).Draw(t, "base")
+			c.rates[i] = make([]float64, K)
+			c.rates[i][0] = base
+			for k := 1; k < K; k++ {
+				c.rates[i][k] = base * rapid.Float64Range(1, 10).Draw(t, "speedup")
+			}
+		}
+		if weighted {
+			c.weights = make([]float64, n)
+			for i := range n {
+				c.weights[i] = rapid.SampledFrom([]float64{0.5, 1, 2, 3}).Draw(t, "weight")
+			}
+		}
+		return c
+	})
+}
+
+func (c oefCase) problem(t oefT) *alloc.Problem {
+	return oefUsersProblem(t, c.count, c.weights, c.rates)
+}
+
+func (c oefCase) weight(i int) float64 {
+	if c.weights == nil {
+		return 1
+	}
+	return c.weights[i]
+}
+
+// TestOEFStructuredMatchesFullModel checks that the structured methods (the
+// dual cutting planes of non-cooperative OEF, envy-row generation over
+// classes of cooperative OEF) reach the full model's optimal total. The
+// optimal vertex need not be unique, so the allocations themselves are
+// checked for feasibility by the other properties, not compared.
+func TestOEFStructuredMatchesFullModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		p := c.problem(rt)
+		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
+			ref, err := alloc.OEF{Mode: mode, Settings: &alloc.OEFSettings{Method: alloc.OEFFullModel}}.Allocate(context.Background(), p)
+			if errors.Is(err, lp.ErrNumerical) && !oefCLP() {
+				// gonum's dense simplex gives up on some degenerate full
+				// models; CLP solves them all.
+				continue
+			}
+			full := oefTotal(rt, p, ref)
+			fast := oefTotal(rt, p, allocateOEF(rt, p, mode, alloc.OEFStructured))
+			if math.Abs(full-fast) > oefTol*max(1, full) {
+				rt.Fatalf("OEF %v: structured total %v, full model %v", mode, fast, full)
+			}
+		}
+	})
+}
+
+// TestOEFNonCooperativeEqualThroughput: every unit of weight gets the same
+// normalised throughput.
+func TestOEFNonCooperativeEqualThroughput(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		p := c.problem(rt)
+		v := oefJobValues(rt, p, allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured))
+		for i := range v {
+			if a, b := v[i]/c.weight(i), v[0]/c.weight(0); math.Abs(a-b) > oefTol*max(1, b) {
+				rt.Fatalf("throughput per weight of user %d = %v, user 1's = %v", i+1, a, b)
+			}
+		}
+	})
+}
+
+// paretoGain returns how much the total normalised throughput can grow
+// without lowering anyone's: max Σ_i s_i·x_i - Σ_i u_i subject to
+// s_i·x_i ≥ u_i and capacity. Zero means Pareto-efficient (for linear
+// valuations, a Pareto improvement raises the total).
+func paretoGain(t oefT, s [][]float64, count, u []float64) float64 {
+	t.Helper()
+	m := lp.NewModel(lp.Maximize)
+	x := m.AddGrid("x", len(s), len(count), 0, lp.Inf)
+	for k, n := range count {
+		m.AddConstraint("capacity", x.ColTerms(k, nil), lp.LE, n)
+	}
+	var sum float64
+	for i, r := range s {
+		m.AddConstraint("keep", x.RowTerms(i, r), lp.GE, u[i]*(1-1e-9))
+		for k, w := range r {
+			m.SetObjective(x.At(i, k), w)
+		}
+		sum += u[i]
+	}
+	sol, err := lp.Solve(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol.Objective - sum
+}
+
+// TestOEFNonCooperativeParetoEfficient holds when every user runs on every
+// type (the generator's rates are positive); TestOEFNonCooperativeIdleGPUs
+// shows the limit.
+func TestOEFNonCooperativeParetoEfficient(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		p := c.problem(rt)
+		v := oefJobValues(rt, p, allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured))
+		if g := paretoGain(rt, oefSpeedups(rt, p), c.count, v); g > 1e-6*max(1, oefSum(v)) {
+			rt.Fatalf("a Pareto improvement raises the total by %v", g)
+		}
+	})
+}
+
+func oefSum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// TestOEFNonCooperativeInflationDoesNotPay probes strategy-proofness as OEF
+// defines it (§2.3.1, ERRATA.md): a user who reports every speedup at least
+// as high as the truth never gains true normalised throughput. Speedups are
+// relative to the slowest type, so the lie keeps the throughput there and
+// raises the others (raising the slowest type's throughput lowers every
+// speedup).
+func TestOEFNonCooperativeInflationDoesNotPay(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		p := c.problem(rt)
+		liar := rapid.IntRange(0, len(c.rates)-1).Draw(rt, "liar")
+		truth := oefSpeedups(rt, p)[liar]
+		honest := alloc.Linear(truth).Value(allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured).GPUs[liar])
+		lie := make([]float64, len(truth))
+		lie[0] = c.rates[liar][0]
+		for k := 1; k < len(lie); k++ {
+			lie[k] = c.rates[liar][k] * rapid.Float64Range(1, 3).Draw(rt, "inflate")
+		}
+		rates := append([][]float64(nil), c.rates...)
+		rates[liar] = lie
+		lied := oefUsersProblem(rt, c.count, c.weights, rates)
+		gained := alloc.Linear(truth).Value(allocateOEF(rt, lied, alloc.NonCooperative, alloc.OEFStructured).GPUs[liar])
+		if gained > honest+oefTol*max(1, honest) {
+			rt.Fatalf("user %d inflates %v to %v and gains: %v > %v", liar+1, c.rates[liar], lie, gained, honest)
+		}
+	})
+}
+
+// TestOEFCooperativeFairAndEfficient: envy-free and sharing-incentive per
+// unit of weight (Theorem 5.1), and at least as efficient as the envy-free
+// allocations the test can build: the equal split per unit of weight, and
+// the non-cooperative allocation whenever it happens to be envy-free.
+func TestOEFCooperativeFairAndEfficient(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		p := c.problem(rt)
+		s := oefSpeedups(rt, p)
+		a := allocateOEF(rt, p, alloc.Cooperative, alloc.OEFStructured)
+		var W float64
+		for i := range s {
+			W += c.weight(i)
+		}
+		total := oefTotal(rt, p, a)
+		equalSplit := 0.0
+		for i, r := range s {
+			own := alloc.Linear(r).Value(a.GPUs[i]) / c.weight(i)
+			share := alloc.Linear(r).Value(c.count) / W
+			equalSplit += share * c.weight(i)
+			if own < share-oefTol*max(1, share) {
+				rt.Fatalf("user %d gets %v per weight, below its equal share %v", i+1, own, share)
+			}
+			for j := range s {
+				if other := alloc.Linear(r).Value(a.GPUs[j]) / c.weight(j); other > own+oefTol*max(1, own) {
+					rt.Fatalf("user %d envies user %d: %v > %v per weight", i+1, j+1, other, own)
+				}
+			}
+		}
+		if total < equalSplit-oefTol*max(1, total) {
+			rt.Fatalf("total %v below the equal split's %v", total, equalSplit)
+		}
+		nc := allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured)
+		if oefEnvyFree(s, nc, c) && oefTotal(rt, p, nc) > total+oefTol*max(1, total) {
+			rt.Fatalf("an envy-free allocation totals %v > %v", oefTotal(rt, p, nc), total)
+		}
+	})
+}
+
+func oefEnvyFree(s [][]float64, a *alloc.Allocation, c oefCase) bool {
+	for i, r := range s {
+		own := alloc.Linear(r).Value(a.GPUs[i]) / c.weight(i)
+		for j := range s {
+			if alloc.Linear(r).Value(a.GPUs[j])/c.weight(j) > own+oefTol*max(1, own) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestOEFNonCooperativeAdjacentTypes is Theorem 5.2 where it holds: when
+// speedup ratios are consistently ordered across users (user i's
+// s_{k+1}/s_k ≤ user j's for every k when i < j), every user's types form an
+// interval of the types sorted slowest to fastest. The order must be
+// strict: with equal ratios, trading between the two types is neutral and
+// non-adjacent optima exist.
+func TestOEFNonCooperativeAdjacentTypes(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, 3*oefMaxUsers()).Draw(rt, "users")
+		K := rapid.IntRange(2, 5).Draw(rt, "types")
+		ratio := make([][]float64, K-1) // ratio[k]: ascending over users
+		for k := range ratio {
+			ratio[k] = make([]float64, n)
+			for i := range n {
+				ratio[k][i] = rapid.Float64Range(1.01, 3).Draw(rt, "ratio")
+			}
+			sort.Float64s(ratio[k])
+			for i := range n {
+				ratio[k][i] += 0.01 * float64(i)
+			}
+		}
+		rates := make([][]float64, n)
+		for i := range n {
+			rates[i] = make([]float64, K)
+			rates[i][0] = 1
+			for k := 1; k < K; k++ {
+				rates[i][k] = rates[i][k-1] * ratio[k-1][i]
+			}
+		}
+		count := make([]float64, K)
+		for k := range K {
+			count[k] = float64(rapid.IntRange(1, 8).Draw(rt, "count"))
+		}
+		p := oefUsersProblem(rt, count, nil, rates)
+		a := allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured)
+		for i, b := range a.GPUs {
+			first, last, held := -1, -1, 0
+			for k, x := range b {
+				if x > oefTol {
+					if first < 0 {
+						first = k
+					}
+					last = k
+					held++
+				}
+			}
+			if held > 0 && last-first+1 != held {
+				rt.Fatalf("user %d holds non-adjacent types: %v", i+1, b)
+			}
+		}
+	})
+}
+
+// TestOEFDeterministic: the same input gives a bit-identical allocation.
+func TestOEFDeterministic(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCase(true).Draw(rt, "case")
+		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
+			a := allocateOEF(rt, c.problem(rt), mode, alloc.OEFStructured)
+			b := allocateOEF(rt, c.problem(rt), mode, alloc.OEFStructured)
+			if diff := cmp.Diff(a, b); diff != "" {
+				rt.Fatalf("OEF %v: two runs differ (-first +second):\n%s", mode, diff)
+			}
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package ftf_test
+
+import (
+	"fmt"
+
+	"github.com/gpufair/gpufair/ftf"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Section 4.3.3's successive-halving app priced by equation 2 (Table 3):
+// four jobs at 80, 100, 100 and 120 s per iteration, phases of 8, 16 and 36
+// iterations whose survivors are not yet known (IterTime 0: the median of
+// the running jobs stands in), a 10,000 s budget on 16 GPUs shared by 4
+// apps. ERRATA.md: the paper prints the median model's 1, 0.5 and 0.34.
+func ExampleRhoHalving() {
+	one := topology.Slowdown{1, 1, 1}
+	app := ftf.Phases{
+		{{ItersRemaining: 8, IterTime: 80, Slowdown: one}, {ItersRemaining: 8, IterTime: 100, Slowdown: one},
+			{ItersRemaining: 8, IterTime: 100, Slowdown: one}, {ItersRemaining: 8, IterTime: 120, Slowdown: one}},
+		{{ItersRemaining: 16, Slowdown: one}, {ItersRemaining: 16, Slowdown: one}},
+		{{ItersRemaining: 36, Slowdown: one}},
+	}
+	info := ftf.AppInfo{Budget: 10000, AppDemandMax: 16, JobDemandMax: 8, ClusterGPUs: 16, Contention: 4}
+	for _, g := range []int{1, 2, 4, 8, 16} {
+		rho, err := ftf.RhoHalving(app, info, ftf.Placement{GPUs: g}, ftf.Literal)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%2d GPUs: rho %.4g\n", g, rho)
+	}
+	// Output:
+	//  1 GPUs: rho 4
+	//  2 GPUs: rho 2
+	//  4 GPUs: rho 1.064
+	//  8 GPUs: rho 0.532
+	// 16 GPUs: rho 0.3453
+}
+
+// Themis' Table 2: a job with 200 s of serial work left and T_id = 400 s,
+// offered the two GPUs of one server. Either single GPU is one row (GPUs on
+// a server are interchangeable); holding nothing, rho_old is +Inf.
+func ExampleNewTable() {
+	job := ftf.SingleJob{ItersLeft: 200, ItersTotal: 200, IterTime: 1, DemandMax: 2, ClusterGPUs: 2, Contention: 4}
+	o := ftf.Offer{Cluster: topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "k80", GPUs: 2}}}, Free: []int{2}}
+	tab, err := ftf.NewTable(o, nil, job.Rho, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("nothing: rho %v\n", tab.RhoNone)
+	for _, r := range tab.Rows {
+		fmt.Printf("%d GPU(s): rho %.3g\n", r.GPUs(), r.Rho)
+	}
+	// Output:
+	// nothing: rho +Inf
+	// 2 GPU(s): rho 0.25
+	// 1 GPU(s): rho 0.5
+}
