@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpufair/gpufair/alloc"
@@ -132,8 +133,19 @@ func (p *PolicyScheduler) solve(ctx context.Context, st *State) error {
 		return fmt.Errorf("%d active jobs: %w", len(st.Active), err)
 	}
 	p.solves++
+	for _, row := range a.GPUs {
+		for k, x := range row {
+			row[k] = math.Round(x/targetGrain) * targetGrain
+		}
+	}
 	return p.rounds.SetAllocation(prob.Jobs, a)
 }
+
+// targetGrain is the grain, in GPUs, to which a policy's allocation is
+// rounded before the round mechanism sees it: LP solvers return equal shares
+// with differences of about 1e-12 that would otherwise decide the ties
+// between the mechanism's priorities, and differ between LP backends.
+const targetGrain = 1e-9
 
 // Problem returns the allocation problem of the active jobs on cluster c
 // (whose types are the workload's): one alloc.Job per active job, with its
