@@ -2,10 +2,26 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
+
+// typeCounts returns the GPUs of c of each of types, and an
+// *alloc.InputError (field) naming the first type c lacks.
+func typeCounts(c topology.Cluster, types []topology.GPUType, field string) ([]int, error) {
+	ct, cc := c.Capacity()
+	count := make([]int, len(types))
+	for k, t := range types {
+		i := slices.Index(ct, t)
+		if i < 0 {
+			return nil, inputErr(field, string(t), alloc.ErrUnknownID, "the cluster has no %q GPUs", t)
+		}
+		count[k] = cc[i]
+	}
+	return count, nil
+}
 
 // NewCluster returns a cluster with count[k] GPUs of types[k] on servers of
 // perServer GPUs each (the last server of a type holds the remainder),

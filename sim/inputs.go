@@ -30,15 +30,7 @@ func MakespanInputs(st *State) alloc.Policy {
 // the cluster, n being the active jobs (Gavel accumulates this round by
 // round; here the current n prices all past progress).
 func FinishTimeFairnessInputs(st *State) alloc.Policy {
-	count := make([]int, len(st.Types))
-	ct, cc := st.Cluster.Capacity()
-	for k, t := range st.Types {
-		for i, x := range ct {
-			if x == t {
-				count[k] = cc[i]
-			}
-		}
-	}
+	count, _ := typeCounts(st.Cluster, st.Types, "Types") // Run checked the types
 	n := float64(len(st.Active))
 	el := make([]float64, len(st.Active))
 	iso := make([]float64, len(st.Active))

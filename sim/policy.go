@@ -64,14 +64,13 @@ func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.G
 	if err != nil {
 		return nil, err
 	}
-	ct, cc := c.Capacity()
+	n, err := typeCounts(c, types, "Types")
+	if err != nil {
+		return nil, err
+	}
 	count := make([]float64, len(types))
-	for k, t := range types {
-		for i, x := range ct {
-			if x == t {
-				count[k] = float64(cc[i])
-			}
-		}
+	for k, x := range n {
+		count[k] = float64(x)
 	}
 	ac, err := alloc.NewCluster(types, count)
 	if err != nil {

@@ -84,14 +84,9 @@ func newRun(w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*run, 
 	if err := r.checkSettings(len(w.Jobs)); err != nil {
 		return nil, err
 	}
-	ct, cc := c.Capacity()
-	r.count = make([]int, len(w.Types))
-	for k, t := range w.Types {
-		i := slices.Index(ct, t)
-		if i < 0 {
-			return nil, inputErr("Workload.Types", string(t), alloc.ErrUnknownID, "the cluster has no %q GPUs", t)
-		}
-		r.count[k] = cc[i]
+	var err error
+	if r.count, err = typeCounts(c, w.Types, "Workload.Types"); err != nil {
+		return nil, err
 	}
 	for i := range w.Jobs {
 		if j := &w.Jobs[i]; !j.fits(r.count) {

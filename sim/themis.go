@@ -57,14 +57,8 @@ func NewThemisScheduler(c topology.Cluster, types []topology.GPUType, s *auction
 		return nil, err
 	}
 	t := &ThemisScheduler{arb: arb, c: c, epoch: time.Unix(0, 0).UTC(), apps: map[alloc.JobID]*themisApp{}}
-	ct, cc := c.Capacity()
-	t.count = make([]int, len(types))
-	for k, ty := range types {
-		i := slices.Index(ct, ty)
-		if i < 0 {
-			return nil, inputErr("Types", string(ty), alloc.ErrUnknownID, "the cluster has no %q GPUs", ty)
-		}
-		t.count[k] = cc[i]
+	if t.count, err = typeCounts(c, types, "Types"); err != nil {
+		return nil, err
 	}
 	t.serverType = make([]int, len(c.Servers))
 	for i, sv := range c.Servers {
