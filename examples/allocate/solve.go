@@ -18,6 +18,8 @@ type policyEntry struct {
 // catalogue lists the policies, one line each.
 func catalogue() []policyEntry {
 	return []policyEntry{
+		named("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}),
+		named("oef-cooperative", alloc.OEF{Mode: alloc.Cooperative}),
 		fixed(alloc.MaxMin{}),
 		fixed(alloc.MaxMinAgnostic{}),
 		fixed(alloc.MaxTotalThroughput{}),
@@ -42,8 +44,11 @@ func catalogue() []policyEntry {
 }
 
 // fixed is a policy without inputs.
-func fixed(pol alloc.Policy) policyEntry {
-	return policyEntry{pol.Name(), func(inputs, *alloc.Problem) (alloc.Policy, error) { return pol, nil }}
+func fixed(pol alloc.Policy) policyEntry { return named(pol.Name(), pol) }
+
+// named is a policy without inputs, under a name of the command's own.
+func named(name string, pol alloc.Policy) policyEntry {
+	return policyEntry{name, func(inputs, *alloc.Problem) (alloc.Policy, error) { return pol, nil }}
 }
 
 // errMissing marks a policy whose inputs were not given.
@@ -65,11 +70,15 @@ func solve(ctx context.Context, req *request) (*response, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("problem: %w", err)
 	}
-	var pols []alloc.Policy
+	type run struct {
+		name string
+		pol  alloc.Policy
+	}
+	var pols []run
 	if len(req.Policies) == 0 {
 		for _, e := range catalogue() {
 			if pol, err := e.make(req.Inputs, p); err == nil {
-				pols = append(pols, pol)
+				pols = append(pols, run{e.name, pol})
 			}
 		}
 	}
@@ -82,18 +91,18 @@ func solve(ctx context.Context, req *request) (*response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", e.name, err)
 		}
-		pols = append(pols, pol)
+		pols = append(pols, run{e.name, pol})
 	}
 	resp := &response{Results: []result{}}
-	for _, pol := range pols {
-		a, err := pol.Allocate(ctx, p)
+	for _, r := range pols {
+		a, err := r.pol.Allocate(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", pol.Name(), err)
+			return nil, fmt.Errorf("policy %s: %w", r.name, err)
 		}
-		res := result{Policy: pol.Name(), Allocation: a}
+		res := result{Policy: r.name, Allocation: a}
 		if req.Audit {
 			if res.Audit, err = auditOf(ctx, p, a); err != nil {
-				return nil, fmt.Errorf("policy %s: audit: %w", pol.Name(), err)
+				return nil, fmt.Errorf("policy %s: audit: %w", r.name, err)
 			}
 		}
 		for _, row := range a.GPUs { // after the audit, which needs the exact values

@@ -20,6 +20,8 @@ type mechanism struct {
 // fractional policy of package alloc, add policy(...) here.
 func mechanisms(in *instance) []mechanism {
 	return []mechanism{
+		policy(alloc.OEF{Mode: alloc.NonCooperative}, "OEF §4.2.1", "equal throughput in K80-equivalents (speedups over the slowest type) for every tenant, as high as possible"),
+		policy(alloc.OEF{Mode: alloc.Cooperative}, "OEF §4.2.2", "the most total normalised throughput among envy-free allocations"),
 		policy(alloc.MaxMin{}, "Gavel §4.1", "heterogeneity-aware max-min: every tenant's rate relative to its equal share is equal, as high as possible"),
 		policy(alloc.MaxMinAgnostic{}, "Gavel §7 baseline", "the same GPU count for everyone, blind to speed: the baseline Gavel beats"),
 		policy(alloc.MaxTotalThroughput{}, "Gavel §3.1", "the most steps per second in total, whoever gets them"),

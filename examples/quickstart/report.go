@@ -83,7 +83,7 @@ func audit(ctx context.Context, w io.Writer, in *instance, a *alloc.Allocation) 
 					best = i
 				}
 			}
-			fmt.Fprintf(w, " an allocation hurting no one gives %s %+.1f%%", name(best), 100*pe.Gains[best])
+			fmt.Fprintf(w, " an allocation hurting no one gives %s %+.3g%%", name(best), 100*pe.Gains[best])
 		}
 		fmt.Fprintln(w)
 	}

@@ -25,6 +25,7 @@ func mechanisms() []mechanism {
 	return []mechanism{
 		policy(alloc.MaxMin{}, nil),
 		policy(alloc.MaxMinAgnostic{}, nil),
+		named("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}),
 		policy(alloc.FinishTimeFairness{}, &sim.PolicySettings{Inputs: sim.FinishTimeFairnessInputs, Every: 10}),
 		policy(alloc.FIFO{}, &sim.PolicySettings{Inputs: sim.FIFOInputs}),
 		policy(alloc.ShortestJobFirst{}, &sim.PolicySettings{Inputs: sim.ShortestJobFirstInputs, Every: 10}),
@@ -44,6 +45,14 @@ func policy(pol alloc.Policy, s *sim.PolicySettings) mechanism {
 	return mechanism{pol.Name(), func(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
 		return sim.NewPolicyScheduler(pol, c, types, s)
 	}}
+}
+
+// named is a policy without per-job inputs under a name of this command's
+// own (for names with spaces).
+func named(name string, pol alloc.Policy) mechanism {
+	m := policy(pol, nil)
+	m.name = name
+	return m
 }
 
 // pick returns the mechanisms named in list (comma-separated), in that
