@@ -43,7 +43,8 @@ const (
 	// structure: non-cooperative OEF through its dual, a problem in K prices
 	// solved by cutting planes, then a small LP over the users that price
 	// ties split; cooperative OEF by adding violated envy rows to a warm
-	// model until none is violated.
+	// model (pruned of rows without duals) until none is violated, with the
+	// full model as a fallback.
 	OEFStructured OEFMethod = iota
 	// OEFFullModel solves the paper's formulation, (9) or (10), over every
 	// virtual user at once, with all n² envy rows in cooperative mode. It is
@@ -136,10 +137,9 @@ type OEFSettings struct {
 // Cost: see docs/benchmarks/oef.md. The structured non-cooperative solve is
 // O(C·K) per cutting-plane round over C classes and K types, plus LPs of K
 // rows; the structured cooperative solve adds violated envy rows in rounds
-// of O(C²·K) checks and is bounded by the envy rows that bind at the
-// optimum: fast when users share a few job types (4,096 users of 26 job
-// types in about 0.1 s), but slower than the full model with distinct rows
-// (tens of seconds at 256 users × 3 types).
+// of O(C²·K) checks, pruning rows without duals: fast when users share a
+// few job types (4,096 users of 26 job types in about 0.1 s), and about
+// 2 s at 256 users × 3 types with distinct rows (the full model: 5 to 12 s).
 type OEF struct {
 	Mode     OEFMode
 	Settings *OEFSettings

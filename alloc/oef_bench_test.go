@@ -71,14 +71,16 @@ func BenchmarkOEFNonCooperative(b *testing.B) {
 }
 
 // BenchmarkOEFCooperative compares envy-row generation with the full model
-// on distinct rows, and shows the scale reached when users share job types
+// on distinct rows (the full model only up to 256 users: 1,024 users
+// have a million envy rows), and shows the scale reached when users share job types
 // (classes), where the full model is out of reach.
 func BenchmarkOEFCooperative(b *testing.B) {
-	for _, users := range []int{64, 256} {
+	for _, users := range []int{64, 128, 256} {
 		for _, method := range oefMethods {
 			benchOEF(b, alloc.Cooperative, method, users, 3, 0)
 		}
 	}
+	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 10, 0)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 10, 26)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 4096, 10, 26)
 }

@@ -2,7 +2,9 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/gpufair/gpufair/lp"
@@ -12,51 +14,122 @@ const (
 	// envyTol is the envy, relative to max(1, own value), above which an
 	// envy row is added to the model.
 	envyTol = 1e-9
+	// envyVerifyTol is the envy, relative to max(1, own value), that the
+	// final check of all C·(C-1) envy rows accepts: CLP's primal tolerance.
+	envyVerifyTol = 1e-7
 	// envyRowsPerClass bounds the envy rows added for one class in one
 	// round: its most violated ones.
-	envyRowsPerClass = 4
+	envyRowsPerClass = 2
+	// envyModelRowsPerColumn: once the model would hold more envy rows than
+	// this many per column, it is rebuilt with the rows whose duals are
+	// nonzero (at most one per column at a vertex).
+	envyModelRowsPerColumn = 4
 	// maxEnvyRounds bounds the rounds of row generation.
-	maxEnvyRounds = 1000
+	maxEnvyRounds = 2000
 )
 
-// solveCoopRowGen solves cooperative OEF by row generation: it starts from
-// the capacity rows alone and, in rounds, adds for each class its most
-// violated envy rows s_c·y_c ≥ s_c·y_d, re-solving warm (lp.Incremental),
-// until no envy row outside the model is violated. The optimum of a
-// relaxation that satisfies every row is the optimum of the full model.
+// envyPair (c, d) names class c's envy row against class d.
+type envyPair [2]int
+
+// solveCoopRowGen solves cooperative OEF by row generation with pruning.
+// Rounds solve the model warm (lp.Incremental), then add for each class its
+// envyRowsPerClass most violated envy rows s_c·y_c ≥ s_c·y_d. A warm dual
+// simplex restart costs time quadratic in the model's rows (CLP recomputes
+// its pricing weights), so once the model would exceed
+// envyModelRowsPerColumn rows per column it is rebuilt from the rows with
+// nonzero duals plus the new ones. Dropping rows that carry no dual keeps
+// the current optimum optimal, so the objective never rises; rebuilding
+// only after it has fallen makes every rebuilt row set distinct, and the
+// method finite. It ends when no envy row is violated, and the result is
+// checked against all C·(C-1) rows. If a cold solve of a rebuilt model
+// returns a point that breaks its rows (CLP without a warm basis can, by
+// ~1e-6; LP-NOTES.md), or the final check fails, it falls back to the full
+// model, so the answer is always the full model's optimum.
 func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
-	m := lp.NewModel(lp.Maximize)
-	y := q.addBundles(m)
-	q.setThroughputObjective(m, y)
-	in, err := lp.NewIncremental(m, set)
-	if err != nil {
-		return nil, err
+	y, err := q.coopRowGen(ctx, set)
+	if errors.Is(err, lp.ErrViolation) || (err == nil && !q.envyFree(y, envyVerifyTol)) {
+		return q.solveCoopFull(ctx, set)
 	}
-	defer in.Close()
-	added := make(map[[2]int]bool)
-	for range maxEnvyRounds {
-		sol, err := in.Solve(ctx)
+	return y, err
+}
+
+func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
+	var rows []envyPair
+	inModel := make(map[envyPair]bool)
+	limit := envyModelRowsPerColumn * len(q.s) * len(q.count)
+	lastObj := math.Inf(1)
+	round := 0
+	for round < maxEnvyRounds {
+		in, y, ids, err := q.envyModel(rows, set)
 		if err != nil {
 			return nil, err
 		}
-		x := y.Values(sol)
-		rows := q.violatedEnvy(x, added)
-		if len(rows) == 0 {
-			return x, nil
-		}
-		for _, r := range rows {
-			added[r] = true
-			in.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0)
+		for ; round < maxEnvyRounds; round++ {
+			sol, err := in.Solve(ctx)
+			if err != nil {
+				in.Close()
+				return nil, err
+			}
+			x := y.Values(sol)
+			add := q.violatedEnvy(x, inModel)
+			if len(add) == 0 {
+				in.Close()
+				return x, nil
+			}
+			if len(rows)+len(add) > limit && sol.Objective < lastObj-envyTol*max(1, math.Abs(sol.Objective)) {
+				lastObj = sol.Objective
+				keep := rows[:0]
+				for i, r := range rows {
+					if sol.RowDuals[ids[i]] != 0 {
+						keep = append(keep, r)
+					} else {
+						delete(inModel, r)
+					}
+				}
+				for _, r := range add {
+					inModel[r] = true
+				}
+				rows = append(keep, add...)
+				in.Close()
+				round++
+				break
+			}
+			for _, r := range add {
+				inModel[r] = true
+				rows = append(rows, r)
+				ids = append(ids, in.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0))
+			}
 		}
 	}
 	return nil, fmt.Errorf("%w: envy rows still violated after %d rounds", lp.ErrIterationLimit, maxEnvyRounds)
 }
 
+// envyModel returns a warm-startable model with the capacity rows and the
+// envy rows of rows, and the row ids of the latter. Its first solve is
+// cold, with presolve: CLP's cold solves without it break rows by ~1e-6
+// (LP-NOTES.md).
+func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, lp.Grid, []lp.Row, error) {
+	m := lp.NewModel(lp.Maximize)
+	y := q.addBundles(m)
+	q.setThroughputObjective(m, y)
+	ids := make([]lp.Row, len(rows))
+	for i, r := range rows {
+		ids[i] = m.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0)
+	}
+	var s lp.Settings
+	if set != nil {
+		s = *set
+	}
+	s.Presolve = true
+	in, err := lp.NewIncremental(m, &s)
+	return in, y, ids, err
+}
+
 // violatedEnvy returns, for each class c, up to envyRowsPerClass pairs
 // (c, d) not in skip whose envy s_c·y_d - s_c·y_c exceeds envyTol, the
 // most violated first, in class order.
-func (q *oefLP) violatedEnvy(y [][]float64, skip map[[2]int]bool) [][2]int {
-	var rows [][2]int
+func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool) []envyPair {
+	var rows []envyPair
 	type envy struct {
 		d int
 		v float64
@@ -70,14 +143,28 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[[2]int]bool) [][2]int {
 			if d == c {
 				continue
 			}
-			if v := dot(s, y[d]) - own; v > tol && !skip[[2]int{c, d}] {
+			if v := dot(s, y[d]) - own; v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
 			}
 		}
 		sort.SliceStable(worst, func(i, j int) bool { return worst[i].v > worst[j].v })
 		for _, e := range worst[:min(len(worst), envyRowsPerClass)] {
-			rows = append(rows, [2]int{c, e.d})
+			rows = append(rows, envyPair{c, e.d})
 		}
 	}
 	return rows
+}
+
+// envyFree reports whether every class envies no other by more than tol
+// relative to max(1, own value): all C·(C-1) rows, in O(C²·K).
+func (q *oefLP) envyFree(y [][]float64, tol float64) bool {
+	for c, s := range q.s {
+		own := dot(s, y[c])
+		for d := range y {
+			if dot(s, y[d])-own > tol*max(1, own) {
+				return false
+			}
+		}
+	}
+	return true
 }

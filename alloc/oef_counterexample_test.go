@@ -53,8 +53,10 @@ func TestOEFNonCooperativeIdleGPUs(t *testing.T) {
 	if diff := cmp.Diff([][]float64{{1, 0}, {0, 0.2}}, a.GPUs, cmpopts.EquateApprox(0, oefTol)); diff != "" {
 		t.Fatalf("allocation mismatch (-want +got):\n%s", diff)
 	}
-	if g := paretoGain(t, oefSpeedups(t, p), p.Cluster.Count, oefJobValues(t, p, a)); !oefApprox(g, 4) {
-		t.Errorf("Pareto gain = %v, want 4 (u2 on the idle 4/5 of the fast GPU)", g)
+	// u2 on the idle 4/5 of the fast GPU: from 1 to 5, relative to the
+	// larger of its value (1) and its 1/n share of everything (3).
+	if rep := oefPareto(t, p, a); rep.Holds || !oefApprox(rep.Gain, 4.0/3) {
+		t.Errorf("Pareto: Holds = %v, gain %v, want false and 4/3", rep.Holds, rep.Gain)
 	}
 }
 
@@ -74,8 +76,12 @@ func TestOEFCooperativeNotParetoEfficient(t *testing.T) {
 		if diff := cmp.Diff(want, a.GPUs, cmpopts.EquateApprox(0, oefTol)); diff != "" {
 			t.Errorf("%v: allocation mismatch (-want +got):\n%s", method, diff)
 		}
-		if g := paretoGain(t, s, count, oefJobValues(t, p, a)); !oefApprox(g, 1.0/3) {
-			t.Errorf("%v: Pareto gain = %v, want 1/3", method, g)
+		rep := oefPareto(t, p, a)
+		if rep.Holds {
+			t.Fatalf("%v: Pareto efficient, want a Pareto improvement", method)
+		}
+		if g := oefTotal(t, p, rep.Witness) - oefTotal(t, p, a); g <= oefTol || g > 1.0/3+oefTol {
+			t.Errorf("%v: the witness raises the total by %v, want (0, 1/3]", method, g)
 		}
 	}
 	// Uniqueness: over the optimal face of (10), every variable is pinned.
@@ -121,4 +127,14 @@ func coopOptimalRange(t *testing.T, s [][]float64, count []float64, opt float64,
 		return sol.Objective
 	}
 	return solve(lp.Minimize), solve(lp.Maximize)
+}
+
+// oefPareto runs ParetoEfficiency under the speedup valuations.
+func oefPareto(t oefT, p *alloc.Problem, a *alloc.Allocation) *alloc.ParetoReport {
+	t.Helper()
+	rep, err := alloc.ParetoEfficiency(context.Background(), a, p.Cluster, oefLinear(t, p), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

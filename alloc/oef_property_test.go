@@ -114,30 +114,15 @@ func TestOEFNonCooperativeEqualThroughput(t *testing.T) {
 	})
 }
 
-// paretoGain returns how much the total normalised throughput can grow
-// without lowering anyone's: max Σ_i s_i·x_i - Σ_i u_i subject to
-// s_i·x_i ≥ u_i and capacity. Zero means Pareto-efficient (for linear
-// valuations, a Pareto improvement raises the total).
-func paretoGain(t oefT, s [][]float64, count, u []float64) float64 {
-	t.Helper()
-	m := lp.NewModel(lp.Maximize)
-	x := m.AddGrid("x", len(s), len(count), 0, lp.Inf)
-	for k, n := range count {
-		m.AddConstraint("capacity", x.ColTerms(k, nil), lp.LE, n)
-	}
-	var sum float64
+// oefLinear returns the speedup valuations OEF allocates by, one per job
+// (one per user in the one-job-per-user cases here).
+func oefLinear(t oefT, p *alloc.Problem) []alloc.Linear {
+	s := oefSpeedups(t, p)
+	v := make([]alloc.Linear, len(s))
 	for i, r := range s {
-		m.AddConstraint("keep", x.RowTerms(i, r), lp.GE, u[i]*(1-1e-9))
-		for k, w := range r {
-			m.SetObjective(x.At(i, k), w)
-		}
-		sum += u[i]
+		v[i] = alloc.Linear(r)
 	}
-	sol, err := lp.Solve(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sol.Objective - sum
+	return v
 }
 
 // TestOEFNonCooperativeParetoEfficient holds when every user runs on every
@@ -147,19 +132,11 @@ func TestOEFNonCooperativeParetoEfficient(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
 		p := c.problem(rt)
-		v := oefJobValues(rt, p, allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured))
-		if g := paretoGain(rt, oefSpeedups(rt, p), c.count, v); g > 1e-6*max(1, oefSum(v)) {
-			rt.Fatalf("a Pareto improvement raises the total by %v", g)
+		a := allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured)
+		if rep := oefPareto(rt, p, a); !rep.Holds {
+			rt.Fatalf("a Pareto improvement gains %v: %v", rep.Gain, rep.Gains)
 		}
 	})
-}
-
-func oefSum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 // TestOEFNonCooperativeInflationDoesNotPay probes strategy-proofness as OEF
@@ -190,6 +167,17 @@ func TestOEFNonCooperativeInflationDoesNotPay(t *testing.T) {
 	})
 }
 
+// oefEnvyFree reports EnvyFreeness per unit of weight under the speedup
+// valuations.
+func oefEnvyFree(t oefT, p *alloc.Problem, a *alloc.Allocation, c oefCase) *alloc.EnvyReport {
+	t.Helper()
+	rep, err := alloc.EnvyFreeness(a, linearVals(oefLinear(t, p)), c.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // TestOEFCooperativeFairAndEfficient: envy-free and sharing-incentive per
 // unit of weight (Theorem 5.1), and at least as efficient as the envy-free
 // allocations the test can build: the equal split per unit of weight, and
@@ -198,47 +186,30 @@ func TestOEFCooperativeFairAndEfficient(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
 		p := c.problem(rt)
-		s := oefSpeedups(rt, p)
 		a := allocateOEF(rt, p, alloc.Cooperative, alloc.OEFStructured)
-		var W float64
-		for i := range s {
-			W += c.weight(i)
+		if env := oefEnvyFree(rt, p, a, c); !env.Holds {
+			rt.Fatalf("user %d envies user %d by %v", env.Envier+1, env.Envied+1, env.MaxEnvy)
+		}
+		si, err := alloc.SharingIncentive(a, p.Cluster, linearVals(oefLinear(rt, p)), c.weights)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if !si.Holds {
+			rt.Fatalf("user %d gets %v, below its equal share %v", si.Worst+1, si.Own[si.Worst], si.Share[si.Worst])
 		}
 		total := oefTotal(rt, p, a)
-		equalSplit := 0.0
-		for i, r := range s {
-			own := alloc.Linear(r).Value(a.GPUs[i]) / c.weight(i)
-			share := alloc.Linear(r).Value(c.count) / W
-			equalSplit += share * c.weight(i)
-			if own < share-oefTol*max(1, share) {
-				rt.Fatalf("user %d gets %v per weight, below its equal share %v", i+1, own, share)
-			}
-			for j := range s {
-				if other := alloc.Linear(r).Value(a.GPUs[j]) / c.weight(j); other > own+oefTol*max(1, own) {
-					rt.Fatalf("user %d envies user %d: %v > %v per weight", i+1, j+1, other, own)
-				}
-			}
+		var equalSplit float64
+		for _, v := range si.Share {
+			equalSplit += v
 		}
 		if total < equalSplit-oefTol*max(1, total) {
 			rt.Fatalf("total %v below the equal split's %v", total, equalSplit)
 		}
 		nc := allocateOEF(rt, p, alloc.NonCooperative, alloc.OEFStructured)
-		if oefEnvyFree(s, nc, c) && oefTotal(rt, p, nc) > total+oefTol*max(1, total) {
+		if oefEnvyFree(rt, p, nc, c).Holds && oefTotal(rt, p, nc) > total+oefTol*max(1, total) {
 			rt.Fatalf("an envy-free allocation totals %v > %v", oefTotal(rt, p, nc), total)
 		}
 	})
-}
-
-func oefEnvyFree(s [][]float64, a *alloc.Allocation, c oefCase) bool {
-	for i, r := range s {
-		own := alloc.Linear(r).Value(a.GPUs[i]) / c.weight(i)
-		for j := range s {
-			if alloc.Linear(r).Value(a.GPUs[j])/c.weight(j) > own+oefTol*max(1, own) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // TestOEFNonCooperativeAdjacentTypes is Theorem 5.2 where it holds: when

@@ -94,38 +94,53 @@ func BenchmarkPartialAllocation(b *testing.B) {
 	}
 }
 
-// BenchmarkArbiterRound times one arbiter round at Themis' f = 0.8 over 64
-// GPUs (16 servers × 4) and 20 apps: every lease has ended, so all GPUs are
-// offered; the 4 invited agents each build a bid table (ftf.NewTable), the
-// auction runs and leftovers are drawn.
+// BenchmarkArbiterRound times one arbiter round over 64 GPUs (16 servers ×
+// 4) and 20 apps at f = 0, Themis' 0.8 and 1: every lease has ended, so all
+// GPUs are offered and every app holds nothing (RhoNone +Inf); the
+// ⌈(1-f)·20⌉ invited agents (at least one) each build a bid table
+// (ftf.NewTable), the auction runs and leftovers are drawn.
 func BenchmarkArbiterRound(b *testing.B) {
-	o := racked(16, 4)
-	lease := 10 * time.Minute
-	arb, err := NewArbiter(o.Cluster, &ArbiterSettings{Lease: lease, Filter: 0.8}, rand.NewPCG(1, 1))
-	if err != nil {
-		b.Fatal(err)
+	for _, tc := range []struct {
+		f    float64
+		bids int
+	}{{0, 20}, {0.8, 4}, {1, 1}} {
+		b.Run(fmt.Sprintf("f=%g", tc.f), func(b *testing.B) {
+			o := racked(16, 4)
+			lease := 10 * time.Minute
+			arb, err := NewArbiter(o.Cluster, &ArbiterSettings{Lease: lease, Filter: tc.f}, rand.NewPCG(1, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(3, 3))
+			for i := 0; i < 20; i++ {
+				iters := float64(1000 + r.IntN(50000))
+				net := r.Float64()
+				job := ftf.SingleJob{ItersLeft: iters, ItersTotal: iters, IterTime: 1, DemandMax: []int{1, 2, 4, 8, 16}[r.IntN(5)],
+					ClusterGPUs: 64, Contention: 5, Slowdown: topology.Slowdown{1, 1.05 + 0.45*net, 1.1 + 0.9*net}}
+				ag := RhoAgent{RhoAt: testAgent{job: job, start: t0}.rhoAt, Table: &ftf.TableSettings{MaxGPUs: job.DemandMax, PerShape: 2, MaxRows: 32}}
+				if err := arb.Join(t0, fmt.Sprintf("app%02d", i), ag); err != nil {
+					b.Fatal(err)
+				}
+			}
+			now := t0
+			round, err := arb.Advance(context.Background(), now)
+			if err != nil || len(round.Bids) != tc.bids || len(round.Errors) > 0 {
+				b.Fatalf("round: %d bids, errors %v, %v", len(round.Bids), round.Errors, err)
+			}
+			var grants, nodes int
+			for b.Loop() {
+				now = now.Add(lease)
+				round, err = arb.Advance(context.Background(), now)
+				if err != nil {
+					b.Fatal(err)
+				}
+				grants += len(round.Grants)
+				if round.Outcome != nil {
+					nodes += round.Outcome.Nodes
+				}
+			}
+			b.ReportMetric(float64(grants)/float64(b.N), "grants/op")
+			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+		})
 	}
-	r := rand.New(rand.NewPCG(3, 3))
-	for i := 0; i < 20; i++ {
-		iters := float64(1000 + r.IntN(50000))
-		net := r.Float64()
-		job := ftf.SingleJob{ItersLeft: iters, ItersTotal: iters, IterTime: 1, DemandMax: []int{1, 2, 4, 8, 16}[r.IntN(5)],
-			ClusterGPUs: 64, Contention: 5, Slowdown: topology.Slowdown{1, 1.05 + 0.45*net, 1.1 + 0.9*net}}
-		ag := RhoAgent{RhoAt: testAgent{job: job, start: t0}.rhoAt, Table: &ftf.TableSettings{MaxGPUs: job.DemandMax, PerShape: 2, MaxRows: 32}}
-		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), ag); err != nil {
-			b.Fatal(err)
-		}
-	}
-	now := t0
-	round, err := arb.Advance(context.Background(), now)
-	if err != nil || len(round.Bids) != 4 || len(round.Errors) > 0 {
-		b.Fatalf("round: %d bids, errors %v, %v", len(round.Bids), round.Errors, err)
-	}
-	var grants int
-	for b.Loop() {
-		now = now.Add(lease)
-		round, _ = arb.Advance(context.Background(), now)
-		grants += len(round.Grants)
-	}
-	b.ReportMetric(float64(grants)/float64(b.N), "grants/op")
 }

@@ -32,11 +32,13 @@ func ExamplePartialAllocation() {
 
 // Bid tables over indivisible GPUs: two apps already running elsewhere bid
 // for one 4-GPU server. The product of 1/rho is largest with 3 GPUs for a
-// and 1 for b; each keeps its row for c_i of the lease.
+// and 1 for b (product 1·1/0.6, ahead of 2 GPUs each at 0.75·2); each keeps
+// its row for c_i of the lease: a keeps (1/0.6)/3, what b's value is with a
+// over what it would be without.
 func ExampleAuctionTables() {
 	o := ftf.Offer{Cluster: topology.Cluster{Servers: []topology.Server{{Name: "m0", Type: "v100", GPUs: 4}}}, Free: []int{4}}
 	a := ftf.BidTable{RhoNone: 4, Rows: []ftf.Row{{Counts: []int{4}, Rho: 0.8}, {Counts: []int{3}, Rho: 1}, {Counts: []int{2}, Rho: 4.0 / 3}, {Counts: []int{1}, Rho: 2}}}
-	b := ftf.BidTable{RhoNone: 1, Rows: []ftf.Row{{Counts: []int{4}, Rho: 1.0 / 3}, {Counts: []int{3}, Rho: 0.4}, {Counts: []int{2}, Rho: 0.5}, {Counts: []int{1}, Rho: 2.0 / 3}}}
+	b := ftf.BidTable{RhoNone: 1, Rows: []ftf.Row{{Counts: []int{4}, Rho: 1.0 / 3}, {Counts: []int{3}, Rho: 0.4}, {Counts: []int{2}, Rho: 0.5}, {Counts: []int{1}, Rho: 0.6}}}
 	out, err := auction.AuctionTables(context.Background(), o, []auction.Bid{{App: "a", Table: a}, {App: "b", Table: b}})
 	if err != nil {
 		fmt.Println(err)
@@ -46,6 +48,6 @@ func ExampleAuctionTables() {
 		fmt.Printf("%s: %d GPUs, rho %.3g, c = %.3g\n", string(rune('a'+i)), t.Rows[out.Row[i]].GPUs(), t.Rows[out.Row[i]].Rho, out.Keep[i])
 	}
 	// Output:
-	// a: 3 GPUs, rho 1, c = 0.5
-	// b: 1 GPUs, rho 0.667, c = 0.8
+	// a: 3 GPUs, rho 1, c = 0.556
+	// b: 1 GPUs, rho 0.6, c = 0.8
 }

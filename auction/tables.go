@@ -47,11 +47,28 @@ type TableOutcome struct {
 //     if i's presence leaves fewer of the others with a positive value,
 //     c_i = 0.
 //
+// Ordering of outcomes: allocations are compared by the number of bids
+// with a positive value first (a bid with RhoNone = +Inf counts only when
+// it wins a row), then by Σ log 1/rho over those; so when more apps holding
+// nothing bid than the offer can serve, as many as possible are served and
+// the product decides among such allocations. Products within a relative
+// 1e-12 of each other are ties: the allocation found first stands, which
+// is deterministic for given bids but not otherwise specified.
+//
 // The search is exact: depth-first branch and bound over bids (largest
-// possible gain first), rows in table order (lowest rho first), pruned by
-// the best row that still fits each remaining bid; the re-solves start from
-// x* without i. Ties keep the first allocation found, so the result is
-// deterministic.
+// possible gain first). Rows that another row of the same bid beats while
+// using no more GPUs on any server are dropped. Each node is bounded by the
+// Lagrangian relaxation of the servers' capacities (prices λ_s ≥ 0 on each
+// server's free GPUs: Σ_j max(none_j, best fitting row's log value − λ·its
+// GPUs) + λ·free, with none_j = -M for RhoNone = +Inf and M larger than any
+// difference of log products), tightened by a few subgradient steps from
+// the parent's prices; branches are tried best adjusted value first.
+// Greedy allocations and relaxed choices that happen to fit supply
+// incumbents, and each re-solve starts from x* without i. The worst case is
+// exponential in the number of bids; BenchmarkAuctionTables measures about
+// 4,400 nodes for 20 bids over 16 servers (docs/benchmarks/themis.md). The
+// search checks ctx every 256 nodes; AuctionTablesWith can also cap the
+// nodes.
 //
 // Granting a fraction of an indivisible bundle: bid i holds its row's GPUs
 // for c_i of the lease, and the arbiter hands them on as leftovers for the
@@ -59,8 +76,23 @@ type TableOutcome struct {
 // uses.
 //
 // Every bid is validated against the offer (BidTable.Validate); bad bids
-// and repeated app names are *alloc.InputError.
+// and repeated app names are *alloc.InputError. A cancelled ctx returns its
+// error and no outcome.
 func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutcome, error) {
+	return AuctionTablesWith(ctx, offer, bids, nil)
+}
+
+// TableSettings tunes the bid-table search. A nil *TableSettings and the zero
+// value mean no limit but ctx.
+type TableSettings struct {
+	// MaxNodes stops the search, over all its n+1 runs, after this many
+	// branch-and-bound nodes with a *SearchError wrapping ErrNodeBudget;
+	// 0 means no limit.
+	MaxNodes int
+}
+
+// AuctionTablesWith is AuctionTables with settings s (nil: defaults).
+func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *TableSettings) (*TableOutcome, error) {
 	if err := offer.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,8 +108,14 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 	}
 	n := len(bids)
 	sr := newSearch(offer, bids)
+	if s != nil {
+		sr.maxNodes = s.MaxNodes
+	}
 	out := &TableOutcome{Row: make([]int, n), Value: make([]float64, n), Keep: make([]float64, n), Leftover: append([]int(nil), offer.Free...)}
-	best := sr.run(-1, nil)
+	best, err := sr.run(ctx, -1, nil)
+	if err != nil {
+		return nil, err
+	}
 	copy(out.Row, best.rows)
 	for i, r := range best.rows {
 		out.Value[i] = sr.value(i, r)
@@ -102,16 +140,16 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
 	keep := make([]float64, len(rows))
 	for i := range rows {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		if rows[i] < 0 {
 			keep[i] = 1 // it takes nothing, so it changes nothing
 			continue
 		}
 		start := append([]int(nil), rows...)
 		start[i] = -1
-		without := sr.run(i, start)
+		without, err := sr.run(ctx, i, start)
+		if err != nil {
+			return nil, err
+		}
 		withP, withL := sr.score(rows, i)
 		if withP < without.p {
 			continue
@@ -119,182 +157,4 @@ func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
 		keep[i] = min(1, math.Exp(withL-without.l))
 	}
 	return keep, nil
-}
-
-// search is the exact product-maximising search over bid tables.
-type search struct {
-	offer ftf.Offer
-	bids  []Bid
-	// logv[i][r] is log(1/rho) of row r of bid i; base[i] the same without a
-	// row (-Inf when RhoNone is +Inf). useful[i] lists rows improving on it.
-	logv   [][]float64
-	base   []float64
-	useful [][]int
-	order  []int // bids by decreasing best gain
-	nodes  int
-}
-
-func newSearch(o ftf.Offer, bids []Bid) *search {
-	n := len(bids)
-	sr := &search{offer: o, bids: bids, logv: make([][]float64, n), base: make([]float64, n), useful: make([][]int, n)}
-	gain := make([]float64, n)
-	for i, b := range bids {
-		sr.base[i] = -math.Log(b.Table.RhoNone)
-		sr.logv[i] = make([]float64, len(b.Table.Rows))
-		best := math.Inf(-1)
-		for r, row := range b.Table.Rows {
-			sr.logv[i][r] = -math.Log(row.Rho)
-			if sr.logv[i][r] > sr.base[i] {
-				sr.useful[i] = append(sr.useful[i], r)
-				best = max(best, sr.logv[i][r])
-			}
-		}
-		// Rows in table order are lowest rho first; keep that order but make
-		// sure of it for hand-built tables.
-		u := sr.useful[i]
-		for a := 1; a < len(u); a++ {
-			for b := a; b > 0 && sr.logv[i][u[b]] > sr.logv[i][u[b-1]]; b-- {
-				u[b], u[b-1] = u[b-1], u[b]
-			}
-		}
-		gain[i] = best - sr.base[i]
-		if len(u) == 0 {
-			gain[i] = math.Inf(-1)
-		}
-		sr.order = append(sr.order, i)
-	}
-	for a := 1; a < len(sr.order); a++ { // stable insertion sort by gain
-		for b := a; b > 0 && gain[sr.order[b]] > gain[sr.order[b-1]]; b-- {
-			sr.order[b], sr.order[b-1] = sr.order[b-1], sr.order[b]
-		}
-	}
-	return sr
-}
-
-func (sr *search) value(i, r int) float64 {
-	if r < 0 {
-		return 1 / sr.bids[i].Table.RhoNone
-	}
-	return 1 / sr.bids[i].Table.Rows[r].Rho
-}
-
-// score returns the number of bids with a positive value and the sum of
-// their logs, leaving out bid skip.
-func (sr *search) score(rows []int, skip int) (int, float64) {
-	var p int
-	var l float64
-	for i, r := range rows {
-		if i == skip {
-			continue
-		}
-		v := sr.base[i]
-		if r >= 0 {
-			v = sr.logv[i][r]
-		}
-		if !math.IsInf(v, -1) {
-			p++
-			l += v
-		}
-	}
-	return p, l
-}
-
-type solution struct {
-	rows []int
-	p    int
-	l    float64
-}
-
-// better reports whether (p, l) beats (bp, bl) lexicographically; l must
-// exceed bl by more than rounding.
-func better(p int, l float64, bp int, bl float64) bool {
-	if p != bp {
-		return p > bp
-	}
-	return l > bl+1e-12*max(1, math.Abs(bl))
-}
-
-// run searches for the best rows with bid skip left out (-1: none), starting
-// from the incumbent start when given.
-func (sr *search) run(skip int, start []int) solution {
-	n := len(sr.bids)
-	order := make([]int, 0, n)
-	for _, i := range sr.order {
-		if i != skip {
-			order = append(order, i)
-		}
-	}
-	best := solution{rows: make([]int, n), p: -1, l: math.Inf(-1)}
-	for i := range best.rows {
-		best.rows[i] = -1
-	}
-	if start != nil {
-		copy(best.rows, start)
-	}
-	best.p, best.l = sr.score(best.rows, skip)
-	free := append([]int(nil), sr.offer.Free...)
-	cur := make([]int, n)
-	for i := range cur {
-		cur[i] = -1
-	}
-	fits := func(i, r int) bool {
-		for s, c := range sr.bids[i].Table.Rows[r].Counts {
-			if c > free[s] {
-				return false
-			}
-		}
-		return true
-	}
-	take := func(i, r, sign int) {
-		for s, c := range sr.bids[i].Table.Rows[r].Counts {
-			free[s] -= sign * c
-		}
-	}
-	var dfs func(d, p int, l float64)
-	dfs = func(d, p int, l float64) {
-		sr.nodes++
-		if d == len(order) {
-			if better(p, l, best.p, best.l) {
-				best.p, best.l = p, l
-				copy(best.rows, cur)
-			}
-			return
-		}
-		// Bound: every remaining bid gets its best row that fits now.
-		ubP, ubL := p, l
-		for _, j := range order[d:] {
-			v := sr.base[j]
-			for _, r := range sr.useful[j] {
-				if fits(j, r) {
-					v = sr.logv[j][r]
-					break
-				}
-			}
-			if !math.IsInf(v, -1) {
-				ubP++
-				ubL += v
-			}
-		}
-		if ubP < best.p || (ubP == best.p && !better(ubP, ubL, best.p, best.l)) {
-			return
-		}
-		i := order[d]
-		for _, r := range sr.useful[i] {
-			if !fits(i, r) {
-				continue
-			}
-			take(i, r, 1)
-			cur[i] = r
-			dfs(d+1, p+1, l+sr.logv[i][r])
-			cur[i] = -1
-			take(i, r, -1)
-		}
-		if math.IsInf(sr.base[i], -1) {
-			dfs(d+1, p, l)
-		} else {
-			dfs(d+1, p+1, l+sr.base[i])
-		}
-	}
-	dfs(0, 0, 0)
-	return best
 }

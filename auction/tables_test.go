@@ -68,24 +68,35 @@ func TestAuctionTablesBadBids(t *testing.T) {
 }
 
 // genTables draws a small offer and bid tables with distinct rows.
-func genTables() *rapid.Generator[tablesCase] {
+func genTables() *rapid.Generator[tablesCase] { return genTablesSized(tablesSize{3, 3, 0, 4, 4, 4}) }
+
+// tablesSize bounds genTablesSized: servers, slots per server, the fewest
+// free, bids, rows per bid, and one bid in inf has RhoNone = +Inf.
+type tablesSize struct{ servers, slots, minFree, bids, rows, inf int }
+
+// genTablesSized draws an offer and bid tables with distinct rows within sz.
+func genTablesSized(sz tablesSize) *rapid.Generator[tablesCase] {
 	return rapid.Custom(func(t *rapid.T) tablesCase {
-		ns := rapid.IntRange(1, 3).Draw(t, "servers")
+		ns := rapid.IntRange(1, sz.servers).Draw(t, "servers")
 		o := racked(ns, 0)
 		for s := range o.Cluster.Servers {
-			o.Cluster.Servers[s].GPUs = rapid.IntRange(1, 3).Draw(t, "slots")
-			o.Free[s] = rapid.IntRange(0, o.Cluster.Servers[s].GPUs).Draw(t, "free")
+			o.Cluster.Servers[s].GPUs = rapid.IntRange(1, sz.slots).Draw(t, "slots")
+			o.Free[s] = rapid.IntRange(min(sz.minFree, o.Cluster.Servers[s].GPUs), o.Cluster.Servers[s].GPUs).Draw(t, "free")
 		}
-		nb := rapid.IntRange(1, 4).Draw(t, "bids")
+		nb := rapid.IntRange(1, sz.bids).Draw(t, "bids")
+		rows := rapid.IntRange(0, sz.rows)
+		if sz.minFree > 0 { // crowded: every bid asks for something
+			rows = rapid.IntRange(sz.rows/2, sz.rows)
+		}
 		bids := make([]Bid, nb)
 		for i := range bids {
 			none := rapid.Float64Range(0.5, 8).Draw(t, "rhoNone")
-			if rapid.IntRange(0, 3).Draw(t, "inf") == 0 {
+			if rapid.IntRange(1, sz.inf).Draw(t, "inf") == 1 {
 				none = math.Inf(1)
 			}
 			tab := ftf.BidTable{RhoNone: none}
 			seen := map[string]bool{}
-			for r := rapid.IntRange(0, 4).Draw(t, "rows"); r > 0; r-- {
+			for r := rows.Draw(t, "rows"); r > 0; r-- {
 				counts := make([]int, ns)
 				total := 0
 				for s := range counts {
@@ -112,13 +123,24 @@ type tablesCase struct {
 // bruteForce returns the best (positive count, log product) over every
 // choice of at most one row per bid on disjoint GPUs, leaving out skip.
 func bruteForce(o ftf.Offer, bids []Bid, skip int) (int, float64) {
+	p, l, _ := bruteForceRows(o, bids, skip)
+	return p, l
+}
+
+// bruteForceRows is bruteForce that also returns a best choice of rows.
+func bruteForceRows(o ftf.Offer, bids []Bid, skip int) (int, float64, []int) {
 	bestP, bestL := -1, math.Inf(-1)
 	free := append([]int(nil), o.Free...)
+	cur, best := make([]int, len(bids)), make([]int, len(bids))
+	for i := range cur {
+		cur[i] = -1
+	}
 	var rec func(i, p int, l float64)
 	rec = func(i, p int, l float64) {
 		if i == len(bids) {
 			if p > bestP || (p == bestP && l > bestL) {
 				bestP, bestL = p, l
+				copy(best, cur)
 			}
 			return
 		}
@@ -133,7 +155,7 @@ func bruteForce(o ftf.Offer, bids []Bid, skip int) (int, float64) {
 			rec(i+1, p+1, l-math.Log(t.RhoNone))
 		}
 	rows:
-		for _, r := range t.Rows {
+		for ri, r := range t.Rows {
 			for s, c := range r.Counts {
 				if c > free[s] {
 					continue rows
@@ -142,19 +164,36 @@ func bruteForce(o ftf.Offer, bids []Bid, skip int) (int, float64) {
 			for s, c := range r.Counts {
 				free[s] -= c
 			}
+			cur[i] = ri
 			rec(i+1, p+1, l-math.Log(r.Rho))
+			cur[i] = -1
 			for s, c := range r.Counts {
 				free[s] += c
 			}
 		}
 	}
 	rec(0, 0, 0)
-	return bestP, bestL
+	return bestP, bestL, best
 }
 
 func TestAuctionTablesMatchesBruteForce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { checkAgainstBruteForce(t, genTables().Draw(t, "case")) })
+}
+
+// TestAuctionTablesMatchesBruteForceCrowded draws more bids and rows than
+// the offer can serve, half of them holding nothing (RhoNone +Inf), so that
+// the Lagrangian bound, the count of served bids and the warm-started
+// re-solves all matter.
+func TestAuctionTablesMatchesBruteForceCrowded(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		tc := genTables().Draw(t, "case")
+		checkAgainstBruteForce(t, genTablesSized(tablesSize{3, 4, 1, 6, 6, 2}).Draw(t, "case"))
+	})
+}
+
+// checkAgainstBruteForce checks AuctionTables' allocation, log product and
+// every c_i against exhaustive enumeration.
+func checkAgainstBruteForce(t *rapid.T, tc tablesCase) {
+	{
 		out, err := AuctionTables(context.Background(), tc.offer, tc.bids)
 		if err != nil {
 			t.Fatal(err)
@@ -208,5 +247,5 @@ func TestAuctionTablesMatchesBruteForce(t *testing.T) {
 				t.Fatalf("c[%d] = %v, brute force %v", i, out.Keep[i], want)
 			}
 		}
-	})
+	}
 }

@@ -1,0 +1,103 @@
+package auction
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair/ftf"
+	"pgregory.net/rapid"
+)
+
+// TestRelaxBoundsOptimum: at any prices ≥ 0 (and after subgradient steps
+// from them) the Lagrangian relaxation is at least the weight of the best
+// allocation found by brute force.
+func TestRelaxBoundsOptimum(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tc := genTablesSized(tablesSize{3, 4, 1, 6, 6, 2}).Draw(t, "case")
+		sr := newSearch(tc.offer, tc.bids)
+		_, _, rows := bruteForceRows(tc.offer, tc.bids, -1)
+		opt := sr.weigh(rows, -1)
+		b := &bnb{search: sr, ctx: context.Background(), skip: -1, free: append([]int(nil), tc.offer.Free...),
+			cur: make([]int, len(tc.bids)), pick: make([]int, len(tc.bids)), used: make([]int, len(tc.offer.Free)), grad: make([]float64, len(tc.offer.Free))}
+		b.best.p, b.best.l = -1, math.Inf(-1)
+		b.bestW = math.Inf(-1)
+		var all []int
+		for i := range tc.bids {
+			b.cur[i] = -1
+			all = append(all, i)
+		}
+		lam := make([]float64, len(tc.offer.Free))
+		for s := range lam {
+			lam[s] = rapid.Float64Range(0, 10).Draw(t, "price")
+		}
+		if u := b.relax(all, lam); u < opt-1e-9 {
+			t.Fatalf("U(%v) = %v below the optimum %v", lam, u, opt)
+		}
+		b.bestW = opt - rapid.Float64Range(0, 5).Draw(t, "gap") // a Polyak target below the optimum
+		if u := b.bound(all, lam, 0, 20); u < opt-1e-9 {
+			t.Fatalf("bound after steps = %v below the optimum %v", u, opt)
+		}
+	})
+}
+
+// TestAuctionTablesServesMostFirst: four apps holding nothing (RhoNone
+// +Inf) bid for one 2-GPU server. Every allocation leaves someone at value
+// 0, so the search maximises the number served first: two apps with one
+// GPU each, the two whose single GPU is worth most (product 1/0.5 · 1/1),
+// rather than one app with both GPUs at its best rho 0.1.
+func TestAuctionTablesServesMostFirst(t *testing.T) {
+	o := racked(1, 2)
+	inf := math.Inf(1)
+	bids := []Bid{
+		{"a", ftf.BidTable{RhoNone: inf, Rows: []ftf.Row{{Counts: []int{2}, Rho: 0.1}, {Counts: []int{1}, Rho: 4}}}},
+		{"b", ftf.BidTable{RhoNone: inf, Rows: []ftf.Row{{Counts: []int{1}, Rho: 0.5}}}},
+		{"c", ftf.BidTable{RhoNone: inf, Rows: []ftf.Row{{Counts: []int{1}, Rho: 2}}}},
+		{"d", ftf.BidTable{RhoNone: inf, Rows: []ftf.Row{{Counts: []int{1}, Rho: 1}}}},
+	}
+	out, err := AuctionTables(context.Background(), o, bids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without b, c joins d and two of the others are served instead of
+	// one, so b's presence costs the others a positive value: c_b = 0, and
+	// likewise c_d = 0 (the arbiter prices RhoNone +Inf as waiting instead,
+	// for this reason).
+	want := &TableOutcome{Row: []int{-1, 0, -1, 0}, Value: []float64{0, 2, 0, 1}, Keep: []float64{1, 0, 1, 0}, Leftover: []int{0}}
+	if diff := cmp.Diff(want, out, cmpopts.EquateApprox(0, 1e-12), cmpopts.IgnoreFields(TableOutcome{}, "Nodes")); diff != "" {
+		t.Errorf("AuctionTables() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuctionTablesStops: a node budget too small for the 64-GPU,
+// 20-bidder benchmark instance stops the search with a *SearchError
+// wrapping ErrNodeBudget and no outcome; a cancelled context stops it too;
+// a budget large enough gives the unlimited search's outcome.
+func TestAuctionTablesStops(t *testing.T) {
+	o := racked(16, 4)
+	bids := benchBids(t, o, 20, 1)
+	full, err := AuctionTables(context.Background(), o, bids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := AuctionTablesWith(context.Background(), o, bids, &TableSettings{MaxNodes: full.Nodes / 2})
+	var se *SearchError
+	if out != nil || !errors.Is(err, ErrNodeBudget) || !errors.As(err, &se) || se.Nodes <= full.Nodes/2 {
+		t.Errorf("budget %d: outcome %v, error %v; want a *SearchError wrapping ErrNodeBudget", full.Nodes/2, out != nil, err)
+	}
+	enough, err := AuctionTablesWith(context.Background(), o, bids, &TableSettings{MaxNodes: full.Nodes})
+	if err != nil {
+		t.Fatalf("budget %d (the nodes it needs): %v", full.Nodes, err)
+	}
+	if diff := cmp.Diff(full, enough); diff != "" {
+		t.Errorf("budgeted outcome mismatch (-unlimited +budgeted):\n%s", diff)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if out, err := AuctionTables(ctx, o, bids); out != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: outcome %v, error %v; want context.Canceled", out != nil, err)
+	}
+}
