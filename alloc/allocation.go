@@ -17,10 +17,12 @@ const FeasTol = 1e-7
 // GPUs[i][k] is the number of GPUs of Types[k] that row Rows[i] holds,
 // averaged over time: 0.5 means one GPU half of the time, or half a GPU's
 // time share. Gavel's time fractions X_mk convert as GPUs = X_mk · gang_m.
+//
+// In JSON it is {"rows": [...], "types": [...], "gpus": [[...], ...]}.
 type Allocation struct {
-	Rows  []string
-	Types []topology.GPUType
-	GPUs  [][]float64
+	Rows  []string           `json:"rows"`
+	Types []topology.GPUType `json:"types"`
+	GPUs  [][]float64        `json:"gpus"`
 }
 
 // NewAllocation returns a zero allocation of len(rows) rows over the types of c.

@@ -11,8 +11,8 @@ import (
 // (for example 2.5 GPUs of a type for one round); each must be positive and
 // finite.
 type Cluster struct {
-	Types []topology.GPUType
-	Count []float64
+	Types []topology.GPUType `json:"types"`
+	Count []float64          `json:"count"`
 }
 
 // NewCluster returns a validated Cluster. It copies its arguments.

@@ -12,8 +12,8 @@ type JobID string
 // (a user of weight 2 is entitled to twice the share of a user of weight 1);
 // it must be positive and finite.
 type User struct {
-	ID     UserID
-	Weight float64
+	ID     UserID  `json:"id"`
+	Weight float64 `json:"weight"`
 }
 
 // Job is a unit of work owned by a user. Gang is the number of GPUs the job
@@ -21,10 +21,10 @@ type User struct {
 // job's priority within the cluster or its owner (Gavel's w_m); it must be
 // positive and finite.
 type Job struct {
-	ID     JobID
-	Owner  UserID
-	Gang   int
-	Weight float64
+	ID     JobID   `json:"id"`
+	Owner  UserID  `json:"owner,omitempty"`
+	Gang   int     `json:"gang"`
+	Weight float64 `json:"weight"`
 }
 
 // ValidateUsers checks that users is non-empty, IDs are non-empty and unique

@@ -18,10 +18,10 @@ import (
 //
 // A Problem is read, never modified, by the policies.
 type Problem struct {
-	Cluster     Cluster
-	Users       []User
-	Jobs        []Job
-	Throughputs *speedup.Matrix
+	Cluster     Cluster         `json:"cluster"`
+	Users       []User          `json:"users,omitempty"`
+	Jobs        []Job           `json:"jobs"`
+	Throughputs *speedup.Matrix `json:"throughputs"`
 }
 
 // NewProblem returns a validated Problem. It does not copy its arguments.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestGolden runs every testdata/*.json that has a .golden beside it and
+// compares the output byte for byte. Golden inputs have unique optima, so
+// both LP backends give the same output (Gavel's X_het: ERRATA.md).
+func TestGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.golden")
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, golden := range files {
+		in := strings.TrimSuffix(golden, ".golden") + ".json"
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			f, err := os.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var out bytes.Buffer
+			if err := run(context.Background(), f, &out, options{}); err != nil {
+				t.Fatal(err)
+			}
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEveryPolicy runs every policy the command offers on an input that
+// gives all their inputs, with the audit: each returns a valid allocation
+// of the problem's jobs.
+func TestEveryPolicy(t *testing.T) {
+	f, err := os.Open("testdata/inputs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	if err := run(context.Background(), f, &out, options{audit: true}); err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Results []struct {
+			Policy     string
+			Allocation *alloc.Allocation
+			Audit      *json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	// Outputs are rounded to 6 significant digits: allow for it.
+	c := alloc.Cluster{Types: []topology.GPUType{"k80", "v100"}, Count: []float64{2 * (1 + 1e-5), 2 * (1 + 1e-5)}}
+	if len(resp.Results) != len(catalogue()) {
+		t.Errorf("%d results, want one per policy (%d)", len(resp.Results), len(catalogue()))
+	}
+	for i, r := range resp.Results {
+		if r.Policy != catalogue()[i].name && !strings.HasPrefix(r.Policy, catalogue()[i].name) {
+			t.Errorf("result %d is %q, want %q", i, r.Policy, catalogue()[i].name)
+		}
+		if err := r.Allocation.Validate(c); err != nil || !cmp.Equal(r.Allocation.Rows, []string{"a1", "a2", "b1"}) || r.Audit == nil {
+			t.Errorf("%s: allocation %+v (%v), audit present %v", r.Policy, r.Allocation, err, r.Audit != nil)
+		}
+	}
+}
+
+// TestErrors checks that bad input gets one line naming the field.
+func TestErrors(t *testing.T) {
+	const ok = `"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}`
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"empty", ``, "empty input"},
+		{"truncated", `{"problem": {`, "invalid JSON: the input ends"},
+		{"syntax", `{"problem": {]}`, "invalid JSON at byte 14"},
+		{"wrong type", `{"problem": {"cluster": {"types": ["k80"], "count": ["one"]}}}`, "problem.cluster.count: want float64"},
+		{"unknown field", `{"problem": {` + ok + `}, "polices": []}`, `unknown field "polices"`},
+		{"two values", `{"problem": {` + ok + `}} {}`, "more than one JSON value"},
+		{"negative count", `{"problem": {"cluster": {"types": ["k80"], "count": [-1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Cluster.Count[k80]"},
+		{"zero weight", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Jobs.Weight[j]"},
+		{"bad cell", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[-2]]}}}`, `problem.throughputs: row "j", type "k80"`},
+		{"rows mismatch", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["x"], "types": ["k80"], "values": [[1]]}}}`, "problem: Throughputs[x]"},
+		{"unknown policy", `{"problem": {` + ok + `}, "policies": ["fastest"]}`, `policies: unknown policy "fastest"`},
+		{"missing input", `{"problem": {` + ok + `}, "policies": ["makespan"]}`, "policy makespan: inputs.remaining_steps: required"},
+		{"short input", `{"problem": {` + ok + `}, "policies": ["makespan"], "inputs": {"remaining_steps": [1, 2]}}`, "policy makespan:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), strings.NewReader(tc.in), &bytes.Buffer{}, options{})
+			if err == nil || !strings.Contains(oneLine(err), tc.want) || strings.Contains(oneLine(err), "\n") {
+				t.Errorf("run() error = %v, want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/sim"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// compare runs every chosen mechanism on one workload and reports.
+func compare(ctx context.Context, cfg *config, w io.Writer) error {
+	mechs, err := pick(cfg.mechanisms)
+	if err != nil {
+		return err
+	}
+	wl, desc, err := workload(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := sim.NewCluster(sim.GavelTypes(), cfg.cluster, cfg.perServer)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s on %d K80, %d P100 and %d V100 GPUs (%d per server), %g-minute rounds\n",
+		desc, cfg.cluster[0], cfg.cluster[1], cfg.cluster[2], cfg.perServer, cfg.round/60)
+	var results []*sim.Result
+	for _, m := range mechs {
+		res, err := simulate(ctx, cfg, wl, c, m, settings(cfg, len(wl.Jobs)))
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	printSummaries(w, results)
+	if cfg.csv != "" {
+		if err := writeCSV(cfg.csv, results); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "per-job results: %s\n", cfg.csv)
+	}
+	if cfg.plots != "" {
+		files, err := plotCDFs(cfg.plots, cfg.plotPrefix, results)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintf(w, "plot: %s\n", f)
+		}
+	}
+	return nil
+}
+
+// workload reads the trace or generates the jobs cfg asks for, and says
+// what it is.
+func workload(cfg *config) (*sim.Workload, string, error) {
+	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg.trace == "" {
+		kind := "single-GPU"
+		if cfg.multi {
+			kind = "single- and multi-GPU"
+		}
+		wl, err := sim.Generate(tp, sim.GenerateSettings{Jobs: cfg.jobs, Rate: cfg.rate, Multi: cfg.multi}, rand.NewPCG(cfg.seed, 0))
+		return wl, fmt.Sprintf("%d %s jobs drawn as Gavel does (seed %d, %g jobs/hour)", cfg.jobs, kind, cfg.seed, cfg.rate), err
+	}
+	var f fs.File
+	if f, err = data.Gavel().Open("traces/" + cfg.trace); err != nil {
+		if f, err = os.Open(cfg.trace); err != nil {
+			return nil, "", fmt.Errorf("-trace: %w", err)
+		}
+	}
+	defer f.Close()
+	wl, skipped, err := sim.ReadTrace(f, tp, &sim.TraceSettings{SkipUnmeasured: true})
+	if err != nil {
+		return nil, "", err
+	}
+	return wl, fmt.Sprintf("trace %s: %d jobs (%d without measured throughputs left out)", filepath.Base(cfg.trace), len(wl.Jobs), len(skipped)), nil
+}
+
+// settings returns the run settings cfg asks for, for n jobs.
+func settings(cfg *config, n int) *sim.Settings {
+	s := &sim.Settings{Round: cfg.round}
+	if cfg.measure[1] > 0 {
+		s.MeasureFrom, s.MeasureTo, s.StopWhenMeasured = cfg.measure[0], min(cfg.measure[1], n), true
+	}
+	return s
+}
+
+// simulate runs one mechanism, with a progress bar if cfg has one.
+func simulate(ctx context.Context, cfg *config, wl *sim.Workload, c topology.Cluster, m mechanism, s *sim.Settings) (*sim.Result, error) {
+	sched, err := m.make(c, wl.Types)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.progress != nil {
+		b := &bar{w: cfg.progress, label: m.name}
+		s.Progress = b.update
+		defer b.done()
+	}
+	res, err := sim.Run(ctx, wl, c, sched, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.name, err)
+	}
+	return res, nil
+}
+
+// printSummaries prints one line of metrics per result.
+func printSummaries(w io.Writer, results []*sim.Result) {
+	fmt.Fprintf(w, "\n%-22s %5s %5s | %8s %8s %8s | %7s %7s %6s | %9s %9s %5s\n",
+		"mechanism", "jobs", "done", "avg JCT", "p95 JCT", "p99 JCT", "avg rho", "max rho", "rho<=1", "makespan", "GPU time", "util")
+	for _, r := range results {
+		s := r.Summary()
+		fmt.Fprintf(w, "%-22s %5d %5d | %7.1fh %7.1fh %7.1fh | %7.2f %7.2f %5.0f%% | %8.0fh %8.0fh %4.0f%%\n",
+			s.Scheduler, s.Measured, s.Finished, s.AvgJCT/3600, s.P95JCT/3600, s.P99JCT/3600,
+			s.AvgRho, s.MaxRho, 100*s.SharingIncentive, s.Makespan/3600, s.GPUSeconds/3600, 100*s.Utilisation)
+	}
+}
+
+func writeCSV(path string, results []*sim.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteCSV(f, results...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,154 @@
+// Command simulate replays a trace of training jobs on a heterogeneous
+// cluster under several mechanisms of gpufair and compares them by the
+// metrics the papers report: average and tail job completion time (JCT),
+// finish-time fairness rho (Themis' T_shared / T_isolated, its distribution
+// and maximum), makespan, GPU time and utilisation.
+//
+// Jobs come from one of Gavel's traces (-trace) or are generated the way
+// Gavel's simulator generates them (-jobs, -rate, -multi, -seed). The
+// cluster is -cluster K80:P100:V100 GPUs on servers of -per-server GPUs;
+// each -round seconds every mechanism decides who runs where (package sim).
+// It prints one line per mechanism, and on request writes every job's
+// result as CSV (-csv) and plots the CDFs of JCT and rho (-plots), like
+// Themis' Figures 9 and 10 and Gavel's Figure 9(b).
+//
+// Usage:
+//
+//	go run ./examples/simulate                       # 300 jobs, max-min vs agnostic
+//	go run ./examples/simulate -jobs 5000 -rate 4 -measure 4000:5000 -csv jobs.csv -plots out/
+//	go run ./examples/simulate -trace msr-seed0/6214e9.trace -mechanisms max-min,fifo
+//	go run ./examples/simulate -experiment load -plots docs/   # Gavel Figure 9 (docs/simulation.md)
+//
+// A progress bar goes to stderr when it is a terminal (-progress=false
+// turns it off).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// config is what the flags set.
+type config struct {
+	jobs       int
+	rate       float64
+	multi      bool
+	seed       uint64
+	trace      string
+	mechanisms string
+	cluster    []int
+	perServer  int
+	round      float64
+	measure    [2]int
+	csv        string
+	plots      string
+	plotPrefix string
+	experiment string
+	rates      []float64 // -experiment load
+	seeds      int       // -experiment load
+	progress   io.Writer // nil: no bar
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == nil {
+		err = run(context.Background(), cfg, os.Stdout)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "simulate:", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr *os.File) (*config, error) {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	fs.IntVar(&cfg.jobs, "jobs", 300, "number of generated jobs")
+	fs.Float64Var(&cfg.rate, "rate", 3, "arrivals per hour of generated jobs (0: all at once)")
+	fs.BoolVar(&cfg.multi, "multi", false, "generate multi-GPU jobs (Gavel's continuous-multiple trace)")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated jobs")
+	fs.StringVar(&cfg.trace, "trace", "", "replay a Gavel trace instead: a name under data/gavel/traces (msr-seed0/6214e9.trace) or a file")
+	fs.StringVar(&cfg.mechanisms, "mechanisms", "max-min,max-min-agnostic", "comma-separated mechanisms to compare")
+	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100")
+	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
+	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
+	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
+	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
+	fs.StringVar(&cfg.plots, "plots", "", "write CDF plots (PNG) to this directory")
+	fs.StringVar(&cfg.experiment, "experiment", "", "run a paper's comparison instead: load (Gavel Fig. 9) or placement (Themis Figs. 9, 15)")
+	rates := fs.String("rates", "1,2,3,4,5,6", "arrival rates (jobs/hour) of -experiment load")
+	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per rate of -experiment load")
+	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if cfg.cluster, err = ints(*cluster, 3, "-cluster"); err != nil {
+		return nil, err
+	}
+	if *measure != "" {
+		m, err := ints(*measure, 2, "-measure")
+		if err != nil {
+			return nil, err
+		}
+		cfg.measure = [2]int{m[0], m[1]}
+	}
+	for _, r := range strings.Split(*rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("-rates %q: %q is not a positive number", *rates, r)
+		}
+		cfg.rates = append(cfg.rates, v)
+	}
+	if cfg.seeds < 1 {
+		return nil, fmt.Errorf("-seeds %d: want at least 1", cfg.seeds)
+	}
+	if *progress {
+		cfg.progress = stderr
+	}
+	return cfg, nil
+}
+
+// ints parses n colon-separated non-negative integers.
+func ints(s string, n int, flagName string) ([]int, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != n {
+		return nil, fmt.Errorf("%s %q: want %d numbers separated by ':'", flagName, s, n)
+	}
+	out := make([]int, n)
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%s %q: %q is not a non-negative integer", flagName, s, p)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// run does what cfg says and prints the results to w.
+func run(ctx context.Context, cfg *config, w io.Writer) error {
+	switch cfg.experiment {
+	case "":
+		return compare(ctx, cfg, w)
+	case "load":
+		return loadSweep(ctx, cfg, w)
+	case "placement":
+		return placement(ctx, cfg, w)
+	}
+	return fmt.Errorf("-experiment %q: want load or placement", cfg.experiment)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpufair/gpufair/internal/testcases"
+)
+
+// TestRun is the smoke test: a small generated workload under max-min and
+// its heterogeneity-agnostic variant, with CSV and plots, prints the same
+// table twice and writes one CSV line per job and mechanism.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config{jobs: 40, rate: 2, seed: 1, mechanisms: "max-min,max-min-agnostic", cluster: []int{4, 4, 4}, perServer: 4, round: 360,
+		csv: filepath.Join(dir, "jobs.csv"), plots: dir}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"40 single-GPU jobs drawn as Gavel does (seed 1, 2 jobs/hour) on 4 K80, 4 P100 and 4 V100 GPUs",
+		"max-min                   40    40 |",
+		"max-min-agnostic          40    40 |",
+		"plot: "+filepath.Join(dir, "rho_cdf.png"),
+	)
+	csv, err := os.ReadFile(cfg.csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(csv), "\n"); n != 1+2*40 {
+		t.Errorf("CSV has %d lines, want a header and 80 jobs", n)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, args := range [][]string{{"-cluster", "1:2"}, {"-measure", "5"}, {"-cluster", "a:b:c"}, {"extra"}} {
+		if _, err := parseFlags(args, os.Stderr); err == nil {
+			t.Errorf("parseFlags(%q) succeeded", args)
+		}
+	}
+	if _, err := pick("max-min,nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("pick(nope) error = %v", err)
+	}
+}
+
+// TestPlacement is the smoke test of -experiment placement: multi-GPU jobs
+// under agnostic max-min and Themis' arbiter, deterministic.
+func TestPlacement(t *testing.T) {
+	cfg := &config{jobs: 20, rate: 2, seed: 1, mechanisms: "max-min-agnostic,themis", cluster: []int{8, 8, 8}, perServer: 4, round: 120, experiment: "placement"}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"20 single- and multi-GPU jobs drawn as Gavel does",
+		"themis                    20    20 |",
+	)
+}
+
+// TestLoad is the smoke test of -experiment load on two small rates.
+func TestLoad(t *testing.T) {
+	cfg := &config{jobs: 20, seed: 1, seeds: 1, rates: []float64{1, 4}, mechanisms: "max-min", cluster: []int{2, 2, 2}, perServer: 2, round: 360, experiment: "load"}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"jobs/hour             max-min",
+		"\n4         ",
+	)
+}

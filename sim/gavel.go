@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// GavelTypes returns Gavel's GPU types, named as in its data: k80, p100 and
+// v100, slowest first.
+func GavelTypes() []topology.GPUType { return []topology.GPUType{"k80", "p100", "v100"} }
+
+// Rates returns job type jt's measured throughputs on each of types (named
+// as Gavel's data names them): on one server, and spread over servers
+// (Gavel's "_unconsolidated" measurements; nil for a single-GPU job, and a
+// type without that measurement keeps its one-server rate). ok is false if
+// a type has no measurement for jt.
+func Rates(tp *data.Throughputs, types []topology.GPUType, jt data.JobType) (rates, spread []float64, ok bool) {
+	rates = make([]float64, len(types))
+	for k, t := range types {
+		if rates[k], ok = tp.Isolated(string(t), jt); !ok {
+			return nil, nil, false
+		}
+	}
+	if jt.Scale == 1 {
+		return rates, nil, true
+	}
+	spread = slices.Clone(rates)
+	for k, t := range types {
+		if r, ok := tp.Isolated(string(t)+"_unconsolidated", jt); ok {
+			spread[k] = r
+		}
+	}
+	return rates, spread, true
+}
+
+// GenerateSettings describe a synthetic workload drawn the way Gavel's
+// simulator draws one (OSDI'20, section 7.1, and its code).
+type GenerateSettings struct {
+	// Jobs is the number of jobs, at least 1.
+	Jobs int
+	// Rate is the mean arrival rate in jobs per hour (a Poisson process,
+	// the first job arriving at time 0); 0 means every job arrives at time 0
+	// (Gavel's "static" trace).
+	Rate float64
+	// Multi draws gangs as in Gavel's continuous-multiple trace: 1, 2, 4 or
+	// 8 GPUs with probabilities 0.7, 0.1, 0.15 and 0.05, for job types
+	// measured at that scale (the others keep 1 GPU, as in Gavel's code).
+	// Otherwise every job has one GPU (continuous-single).
+	Multi bool
+	// Types are the GPU types, named as in Gavel's data; nil means
+	// GavelTypes().
+	Types []topology.GPUType
+}
+
+// Generate draws a workload as Gavel's simulator does: a model uniformly
+// among the measured ones (26 in Gavel's data) that run on the last of
+// s.Types (the reference, V100 by default); a gang (see Multi); a duration
+// of 60·10^u seconds on the reference type, u uniform on [1.5, 3] with
+// probability 0.8 and on [3, 4] otherwise; steps = duration × the job's
+// throughput on the reference type; Poisson arrivals at s.Rate. Job IDs are
+// the arrival order, zero-padded. All randomness comes from src, so a seed
+// gives the same workload. It returns an *alloc.InputError for settings out
+// of range.
+func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workload, error) {
+	types := s.Types
+	if types == nil {
+		types = GavelTypes()
+	}
+	switch {
+	case s.Jobs < 1:
+		return nil, inputErr("GenerateSettings.Jobs", "", alloc.ErrValue, "%d jobs", s.Jobs)
+	case !finiteNonNeg(s.Rate):
+		return nil, inputErr("GenerateSettings.Rate", "", alloc.ErrValue, "rate %v", s.Rate)
+	case len(types) == 0:
+		return nil, inputErr("GenerateSettings.Types", "", alloc.ErrEmpty, "no GPU types")
+	}
+	ref := string(types[len(types)-1])
+	models := gavelModels(tp, types, ref)
+	if len(models) == 0 {
+		return nil, inputErr("GenerateSettings.Types", ref, alloc.ErrEmpty, "no job type runs on the reference type")
+	}
+	rng := rand.New(src)
+	w := &Workload{Types: slices.Clone(types), Jobs: make([]Job, s.Jobs)}
+	width := len(fmt.Sprint(s.Jobs - 1))
+	var now float64
+	for i := range w.Jobs {
+		if i > 0 && s.Rate > 0 {
+			now += rng.ExpFloat64() * 3600 / s.Rate
+		}
+		jt := data.JobType{Model: models[rng.IntN(len(models))], Scale: 1}
+		if s.Multi {
+			if g := gavelScale(rng); g > 1 {
+				big := data.JobType{Model: jt.Model, Scale: g}
+				if r, _, ok := Rates(tp, types, big); ok && r[len(r)-1] > 0 {
+					jt = big
+				}
+			}
+		}
+		dur := gavelDuration(rng)
+		rates, spread, _ := Rates(tp, types, jt)
+		w.Jobs[i] = Job{
+			ID: alloc.JobID(fmt.Sprintf("%0*d", width, i)), Kind: jt.Model, Gang: jt.Scale,
+			Arrival: now, Steps: dur * rates[len(rates)-1], Rates: rates, Spread: spread,
+		}
+	}
+	return w, nil
+}
+
+// gavelModels returns the models measured at one GPU on every type and
+// running on the reference type, sorted.
+func gavelModels(tp *data.Throughputs, types []topology.GPUType, ref string) []string {
+	var models []string
+	for _, jt := range tp.JobTypes() {
+		if jt.Scale != 1 || slices.Contains(models, jt.Model) {
+			continue
+		}
+		if _, _, ok := Rates(tp, types, jt); !ok {
+			continue
+		}
+		if r, _ := tp.Isolated(ref, jt); r > 0 {
+			models = append(models, jt.Model)
+		}
+	}
+	return models
+}
+
+// gavelScale draws a gang: 1, 2, 4 or 8 with probabilities 0.7, 0.1, 0.15,
+// 0.05.
+func gavelScale(rng *rand.Rand) int {
+	switch u := rng.Float64(); {
+	case u < 0.7:
+		return 1
+	case u < 0.8:
+		return 2
+	case u < 0.95:
+		return 4
+	default:
+		return 8
+	}
+}
+
+// gavelDuration draws a duration in seconds: 60·10^U(1.5, 3) with
+// probability 0.8, 60·10^U(3, 4) otherwise.
+func gavelDuration(rng *rand.Rand) float64 {
+	lo, hi := 1.5, 3.0
+	if rng.Float64() >= 0.8 {
+		lo, hi = 3, 4
+	}
+	return 60 * math.Pow(10, lo+(hi-lo)*rng.Float64())
+}

@@ -1,0 +1,158 @@
+package sim
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Job is one training job of a workload.
+type Job struct {
+	ID alloc.JobID
+	// Owner is the tenant the job belongs to; empty means the job is a
+	// tenant of its own.
+	Owner alloc.UserID
+	// Kind says what the job trains, for reports (Gavel's job type, such
+	// as "ResNet-50 (batch size 64)").
+	Kind string
+	// Gang is the number of GPUs the job runs on at once (Gavel's scale
+	// factor), at least 1.
+	Gang int
+	// Weight is the job's priority (Gavel's w_m); 0 means 1.
+	Weight float64
+	// Arrival is when the job is submitted, in seconds from the start of
+	// the trace.
+	Arrival float64
+	// Steps is the work to do: training steps to completion.
+	Steps float64
+	// Rates[k] is the job's throughput in steps per second, as a whole gang
+	// on one server of Workload.Types[k]; 0 means it cannot run there.
+	Rates []float64
+	// Spread[k] is the throughput when the gang's GPUs span several servers
+	// (Gavel's unconsolidated throughput); nil means Rates.
+	Spread []float64
+}
+
+// weight returns the job's weight with 0 read as 1.
+func (j *Job) weight() float64 {
+	if j.Weight == 0 {
+		return 1
+	}
+	return j.Weight
+}
+
+// owner returns the job's tenant, the job itself when Owner is empty.
+func (j *Job) owner() alloc.UserID {
+	if j.Owner == "" {
+		return alloc.UserID(j.ID)
+	}
+	return j.Owner
+}
+
+// rate returns the job's throughput on type k, spread over servers or not.
+func (j *Job) rate(k int, spread bool) float64 {
+	if spread && j.Spread != nil {
+		return j.Spread[k]
+	}
+	return j.Rates[k]
+}
+
+// fits reports whether the job's gang fits the GPUs of some type it runs
+// on, count[k] being the GPUs of type k.
+func (j *Job) fits(count []int) bool {
+	for k, n := range count {
+		if j.Rates[k] > 0 && j.Gang <= n {
+			return true
+		}
+	}
+	return false
+}
+
+// Workload is a trace of jobs over a set of GPU types: every Job's Rates
+// and Spread follow Types.
+type Workload struct {
+	Types []topology.GPUType
+	Jobs  []Job
+}
+
+// Validate reports no types or jobs, duplicate or empty IDs and types, gangs
+// below 1, weights, arrivals, steps or rates that are negative, NaN or
+// infinite, steps that are zero, rate vectors of the wrong length, and a job
+// that can run on no type. Errors are *alloc.InputError values naming the
+// field and the job.
+func (w *Workload) Validate() error {
+	if len(w.Types) == 0 {
+		return inputErr("Workload.Types", "", alloc.ErrEmpty, "no GPU types")
+	}
+	for k, t := range w.Types {
+		if t == "" || slices.Index(w.Types[:k], t) >= 0 {
+			return inputErr("Workload.Types", string(t), alloc.ErrDuplicate, "type %d is empty or listed twice", k)
+		}
+	}
+	if len(w.Jobs) == 0 {
+		return inputErr("Workload.Jobs", "", alloc.ErrEmpty, "no jobs")
+	}
+	seen := make(map[alloc.JobID]bool, len(w.Jobs))
+	for i := range w.Jobs {
+		if err := w.validateJob(&w.Jobs[i], i, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Workload) validateJob(j *Job, i int, seen map[alloc.JobID]bool) error {
+	id := string(j.ID)
+	switch {
+	case j.ID == "":
+		return inputErr("Jobs.ID", "", alloc.ErrValue, "job %d has an empty ID", i)
+	case seen[j.ID]:
+		return inputErr("Jobs.ID", id, alloc.ErrDuplicate, "listed twice")
+	case j.Gang < 1:
+		return inputErr("Jobs.Gang", id, alloc.ErrValue, "gang %d is below 1", j.Gang)
+	case !finiteNonNeg(j.Weight):
+		return inputErr("Jobs.Weight", id, alloc.ErrValue, "weight %v", j.Weight)
+	case !finiteNonNeg(j.Arrival):
+		return inputErr("Jobs.Arrival", id, alloc.ErrValue, "arrival %v", j.Arrival)
+	case !finiteNonNeg(j.Steps) || j.Steps == 0:
+		return inputErr("Jobs.Steps", id, alloc.ErrValue, "steps %v is not positive and finite", j.Steps)
+	}
+	seen[j.ID] = true
+	if err := w.validateRates("Jobs.Rates", id, j.Rates); err != nil {
+		return err
+	}
+	if j.Spread != nil {
+		if err := w.validateRates("Jobs.Spread", id, j.Spread); err != nil {
+			return err
+		}
+	}
+	if !slices.ContainsFunc(j.Rates, func(r float64) bool { return r > 0 }) {
+		return inputErr("Jobs.Rates", id, alloc.ErrValue, "the job runs on no GPU type")
+	}
+	return nil
+}
+
+func (w *Workload) validateRates(field, id string, r []float64) error {
+	if len(r) != len(w.Types) {
+		return inputErr(field, id, alloc.ErrShape, "%d rates for %d GPU types", len(r), len(w.Types))
+	}
+	for k, x := range r {
+		if !finiteNonNeg(x) {
+			return inputErr(field, id, alloc.ErrValue, "rate %v on %q", x, w.Types[k])
+		}
+	}
+	return nil
+}
+
+func finiteNonNeg(x float64) bool { return x >= 0 && !math.IsInf(x, 0) } // false for NaN
+
+// byArrival orders jobs by (Arrival, ID), the order of a run.
+func byArrival(a, b *Job) int {
+	if c := cmp.Compare(a.Arrival, b.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}

@@ -1,0 +1,158 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// JobResult is one job's outcome. Times are in seconds; Start, Finish, JCT
+// and Rho are NaN for a job that never ran or did not finish.
+type JobResult struct {
+	ID      alloc.JobID
+	Owner   alloc.UserID
+	Kind    string
+	Gang    int
+	Arrival float64
+	Start   float64 // start of the first round the job ran in
+	Finish  float64
+	Steps   float64 // work to do
+	Done    float64 // steps done
+	Rounds  int     // rounds the job ran
+	// GPUSeconds is the GPU time the job held: gang × seconds run, up to
+	// its finish.
+	GPUSeconds float64
+	// Contention is N̄, the mean number of jobs in the system over the
+	// job's lifetime (to the end of the run if it did not finish).
+	Contention float64
+	// Isolated is T_id, the time the job would take alone on a 1/N̄ share
+	// of the cluster (see the package doc).
+	Isolated float64
+	JCT      float64 // Finish − Arrival
+	Rho      float64 // JCT / Isolated, finish-time fairness
+}
+
+// Finished reports whether the job finished.
+func (j *JobResult) Finished() bool { return !math.IsNaN(j.Finish) }
+
+// Result is the outcome of a run.
+type Result struct {
+	Scheduler string
+	Types     []topology.GPUType
+	Count     []int   // GPUs of each type
+	Round     float64 // round length, seconds
+	Rounds    int     // rounds simulated (rounds without jobs are skipped)
+	End       float64 // end of the last round simulated
+	// Jobs holds every job of the workload, in (Arrival, ID) order.
+	Jobs []JobResult
+	// MeasureFrom and MeasureTo are the measured jobs, [From, To) in Jobs.
+	MeasureFrom, MeasureTo int
+}
+
+// Measured returns the measured jobs (a subslice of Jobs).
+func (r *Result) Measured() []JobResult { return r.Jobs[r.MeasureFrom:r.MeasureTo] }
+
+func (r *run) result() *Result {
+	res := &Result{
+		Scheduler: r.sched.Name(), Types: slices.Clone(r.types), Count: slices.Clone(r.count),
+		Round: r.set.Round, Rounds: r.rounds, End: r.end,
+		Jobs: make([]JobResult, len(r.jobs)), MeasureFrom: r.set.MeasureFrom, MeasureTo: r.set.MeasureTo,
+	}
+	cont := newContention(r.jobs, r.end)
+	for i := range r.jobs {
+		js := &r.jobs[i]
+		j := js.job
+		jr := JobResult{
+			ID: j.ID, Owner: j.owner(), Kind: j.Kind, Gang: j.Gang, Arrival: j.Arrival,
+			Start: js.start, Finish: js.finish, Steps: j.Steps, Done: j.Steps - js.remaining,
+			Rounds: js.ran, GPUSeconds: js.service, JCT: math.NaN(), Rho: math.NaN(),
+		}
+		end := js.finish
+		if math.IsNaN(end) {
+			end = math.Max(r.end, j.Arrival)
+		}
+		jr.Contention = cont.mean(j.Arrival, end)
+		jr.Isolated = isolatedTime(j, r.count, jr.Contention)
+		if jr.Finished() {
+			jr.JCT = js.finish - j.Arrival
+			jr.Rho = jr.JCT / jr.Isolated
+		}
+		res.Jobs[i] = jr
+	}
+	return res
+}
+
+// isolatedTime returns T_id: the job's steps over its isolated rate.
+func isolatedTime(j *Job, count []int, n float64) float64 {
+	return j.Steps / isolatedRate(j, count, n)
+}
+
+// isolatedRate returns the job's throughput on a 1/n share of the cluster:
+// x_k = count_k/(n·gang) of the time on type k, scaled to Σ_k x_k = 1 when
+// above.
+func isolatedRate(j *Job, count []int, n float64) float64 {
+	n = math.Max(n, 1)
+	g := float64(j.Gang)
+	var sum, rate float64
+	for k, c := range count {
+		x := float64(c) / (n * g)
+		sum += x
+		rate += x * j.Rates[k]
+	}
+	if sum > 1 {
+		rate /= sum
+	}
+	return rate
+}
+
+// contention answers ∫_a^b n(t) dt, with n(t) the number of jobs arrived at
+// or before t and not finished before t, from the sorted arrival and finish
+// times and their prefix sums: ∫_0^x A(t) dt = Σ_{a_i < x} (x − a_i).
+type contention struct {
+	arr, fin       []float64
+	arrSum, finSum []float64 // prefix sums
+}
+
+func newContention(jobs []jobState, end float64) *contention {
+	c := &contention{}
+	for i := range jobs {
+		c.arr = append(c.arr, jobs[i].job.Arrival)
+		if f := jobs[i].finish; !math.IsNaN(f) {
+			c.fin = append(c.fin, f)
+		}
+	}
+	sort.Float64s(c.arr)
+	sort.Float64s(c.fin)
+	c.arrSum, c.finSum = prefix(c.arr), prefix(c.fin)
+	return c
+}
+
+func prefix(x []float64) []float64 {
+	s := make([]float64, len(x)+1)
+	for i, v := range x {
+		s[i+1] = s[i] + v
+	}
+	return s
+}
+
+// area returns Σ_{v_i < x} (x − v_i).
+func area(v, sum []float64, x float64) float64 {
+	n := sort.SearchFloat64s(v, x)
+	return float64(n)*x - sum[n]
+}
+
+// mean returns (1/(b−a))·∫_a^b n(t) dt, or n(a) when b = a.
+func (c *contention) mean(a, b float64) float64 {
+	if b <= a {
+		// A job that finished the moment it arrived saw the jobs present then.
+		arrived := sort.Search(len(c.arr), func(i int) bool { return c.arr[i] > a })
+		gone := sort.SearchFloat64s(c.fin, a)
+		return float64(arrived - gone)
+	}
+	in := area(c.arr, c.arrSum, b) - area(c.arr, c.arrSum, a)
+	out := area(c.fin, c.finSum, b) - area(c.fin, c.finSum, a)
+	return (in - out) / (b - a)
+}

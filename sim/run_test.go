@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// tol is the absolute slack of hand-computed times and ratios.
+const tol = 1e-9
+
+// TestRunByHand follows two jobs under FIFO on one server of 2 GPUs with
+// 10-second rounds. A (1 GPU, 15 steps at 1/s) runs in rounds 0 and 1 and
+// finishes at 15; B (2 GPUs, 10 steps at 2/s) arrives at 3, finds one GPU
+// free in round 1, runs in round 2 and finishes at 25.
+func TestRunByHand(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{ID: "B", Gang: 2, Arrival: 3, Steps: 10, Rates: []float64{2}},
+		{ID: "A", Gang: 1, Arrival: 0, Steps: 15, Rates: []float64{1}},
+	}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
+	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// n(t) is 1 on [0,3), 2 on [3,15), 1 on [15,25).
+	nA, nB := (3+2*12)/15.0, (2*12+10)/22.0
+	isoA := 15.0                      // x = 2/(1.8·1) > 1, capped: all the time at 1 step/s
+	isoB := 10 / (2 / (nB * 2) * 2.0) // x = 2/(N̄·2) of the time at 2 steps/s
+	want := []JobResult{
+		{ID: "A", Owner: "A", Gang: 1, Arrival: 0, Start: 0, Finish: 15, Steps: 15, Done: 15, Rounds: 2, GPUSeconds: 15, Contention: nA, Isolated: isoA, JCT: 15, Rho: 15 / isoA},
+		{ID: "B", Owner: "B", Gang: 2, Arrival: 3, Start: 20, Finish: 25, Steps: 10, Done: 10, Rounds: 1, GPUSeconds: 10, Contention: nB, Isolated: isoB, JCT: 22, Rho: 22 / isoB},
+	}
+	if diff := cmp.Diff(want, res.Jobs, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("Run() jobs mismatch (-want +got):\n%s", diff)
+	}
+	s := res.Summary()
+	if s.Makespan != 25 || s.GPUSeconds != 25 || math.Abs(s.Utilisation-0.5) > tol || res.Rounds != 3 {
+		t.Errorf("makespan %v, GPU time %v, utilisation %v, rounds %d; want 25, 25, 0.5, 3", s.Makespan, s.GPUSeconds, s.Utilisation, res.Rounds)
+	}
+	if s.AvgJCT != 18.5 || s.MaxJCT != 22 || math.Abs(s.MaxRho-22/isoB) > tol || s.SharingIncentive != 0.5 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestRunSpread checks that a gang whose GPUs span servers runs at its
+// Spread rate, and that a job resuming on other slots pays Restart.
+func TestRunSpread(t *testing.T) {
+	c := servers(topology.Server{Name: "s0", Type: "a", GPUs: 1}, topology.Server{Name: "s1", Type: "a", GPUs: 1})
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{ID: "j", Gang: 2, Steps: 30, Rates: []float64{4}, Spread: []float64{2}},
+	}}
+	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Jobs[0].Finish; math.Abs(got-15) > tol {
+		t.Errorf("spread job finished at %v, want 15 (30 steps at 2/s)", got)
+	}
+	// A job moved to the other server every round pays Restart each time.
+	w = &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "j", Gang: 1, Steps: 25, Rates: []float64{1}}}}
+	res, err = Run(context.Background(), w, c, &alternate{}, &Settings{Round: 10, Restart: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Round 0 on s0: 10 steps. Rounds 1 and 2: 3 s lost, 7 steps each.
+	// Round 3: 3 s lost, the last step, finished at 30 + 3 + 1 = 34.
+	if got := res.Jobs[0]; math.Abs(got.Finish-34) > tol || math.Abs(got.GPUSeconds-34) > tol {
+		t.Errorf("restarting job finished at %v with %v GPU-seconds, want 34 and 34", got.Finish, got.GPUSeconds)
+	}
+}
+
+// alternate runs every job on server (round mod 2), slot 0.
+type alternate struct{}
+
+func (*alternate) Name() string { return "alternate" }
+
+func (*alternate) Schedule(_ context.Context, st *State) ([]Placement, error) {
+	return []Placement{{Job: st.Active[0].Job.ID, GPUs: []topology.GPU{{Server: st.Round % 2}}}}, nil
+}
+
+// TestRunSkipsIdleTime checks that rounds without jobs cost nothing: a job
+// arriving after a million seconds of an empty cluster is simulated in one
+// round, starting at the first round boundary after its arrival.
+func TestRunSkipsIdleTime(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}},
+		{ID: "y", Gang: 1, Arrival: 1e6 + 1, Steps: 1, Rates: []float64{1}},
+	}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 2 || res.Jobs[1].Start != 1e6+10 || res.Jobs[1].Finish != 1e6+11 {
+		t.Errorf("rounds %d, y ran [%v, %v]; want 2 rounds, y on [1000010, 1000011]", res.Rounds, res.Jobs[1].Start, res.Jobs[1].Finish)
+	}
+}
+
+func TestRunPlacementErrors(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2}, topology.Server{Name: "t", Type: "b", GPUs: 2})
+	w := &Workload{Types: []topology.GPUType{"a", "b"}, Jobs: []Job{
+		{ID: "one", Gang: 1, Steps: 100, Rates: []float64{1, 1}},
+		{ID: "two", Gang: 2, Steps: 100, Rates: []float64{1, 1}},
+		{ID: "late", Gang: 1, Arrival: 1000, Steps: 100, Rates: []float64{1, 1}},
+	}}
+	for _, tc := range []struct {
+		name string
+		p    fixed
+	}{
+		{"unknown job", fixed{{Job: "nope", GPUs: []topology.GPU{{}}}}},
+		{"job not arrived", fixed{{Job: "late", GPUs: []topology.GPU{{}}}}},
+		{"placed twice", fixed{{Job: "one", GPUs: []topology.GPU{{Slot: 0}}}, {Job: "one", GPUs: []topology.GPU{{Slot: 1}}}}},
+		{"wrong gang", fixed{{Job: "two", GPUs: []topology.GPU{{}}}}},
+		{"slot used twice", fixed{{Job: "one", GPUs: []topology.GPU{{}}}, {Job: "two", GPUs: []topology.GPU{{}, {Slot: 1}}}}},
+		{"slot outside", fixed{{Job: "one", GPUs: []topology.GPU{{Server: 2}}}}},
+		{"two types", fixed{{Job: "two", GPUs: []topology.GPU{{Server: 0}, {Server: 1}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), w, c, tc.p, nil)
+			if !errors.Is(err, ErrPlacement) {
+				t.Errorf("Run() error = %v, want ErrPlacement", err)
+			}
+		})
+	}
+}
+
+func TestRunStalls(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	_, err := Run(context.Background(), w, c, fixed{}, &Settings{Stall: 5})
+	if !errors.Is(err, ErrStalled) {
+		t.Errorf("Run() error = %v, want ErrStalled", err)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	if _, err := Run(ctx, w, c, fifo{}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run() error = %v, want context.Canceled", err)
+	}
+}
+
+// TestRunInvalidInput checks that each kind of bad input is an
+// *alloc.InputError naming the field.
+func TestRunInvalidInput(t *testing.T) {
+	good := func() *Workload {
+		return &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+	}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	for _, tc := range []struct {
+		name      string
+		edit      func(w *Workload)
+		set       *Settings
+		wantField string
+		wantErr   error
+	}{
+		{"no types", func(w *Workload) { w.Types = nil }, nil, "Workload.Types", alloc.ErrEmpty},
+		{"no jobs", func(w *Workload) { w.Jobs = nil }, nil, "Workload.Jobs", alloc.ErrEmpty},
+		{"type not in cluster", func(w *Workload) { w.Types[0] = "z" }, nil, "Workload.Types", alloc.ErrUnknownID},
+		{"empty ID", func(w *Workload) { w.Jobs[0].ID = "" }, nil, "Jobs.ID", alloc.ErrValue},
+		{"duplicate ID", func(w *Workload) { w.Jobs = append(w.Jobs, w.Jobs[0]) }, nil, "Jobs.ID", alloc.ErrDuplicate},
+		{"gang 0", func(w *Workload) { w.Jobs[0].Gang = 0 }, nil, "Jobs.Gang", alloc.ErrValue},
+		{"NaN steps", func(w *Workload) { w.Jobs[0].Steps = math.NaN() }, nil, "Jobs.Steps", alloc.ErrValue},
+		{"zero steps", func(w *Workload) { w.Jobs[0].Steps = 0 }, nil, "Jobs.Steps", alloc.ErrValue},
+		{"negative arrival", func(w *Workload) { w.Jobs[0].Arrival = -1 }, nil, "Jobs.Arrival", alloc.ErrValue},
+		{"infinite weight", func(w *Workload) { w.Jobs[0].Weight = math.Inf(1) }, nil, "Jobs.Weight", alloc.ErrValue},
+		{"short rates", func(w *Workload) { w.Jobs[0].Rates = nil }, nil, "Jobs.Rates", alloc.ErrShape},
+		{"negative rate", func(w *Workload) { w.Jobs[0].Rates[0] = -1 }, nil, "Jobs.Rates", alloc.ErrValue},
+		{"runs nowhere", func(w *Workload) { w.Jobs[0].Rates[0] = 0 }, nil, "Jobs.Rates", alloc.ErrValue},
+		{"bad spread", func(w *Workload) { w.Jobs[0].Spread = []float64{1, 2} }, nil, "Jobs.Spread", alloc.ErrShape},
+		{"negative round", func(*Workload) {}, &Settings{Round: -1}, "Settings.Round", alloc.ErrValue},
+		{"NaN restart", func(*Workload) {}, &Settings{Restart: math.NaN()}, "Settings.Restart", alloc.ErrValue},
+		{"measure beyond", func(*Workload) {}, &Settings{MeasureTo: 2}, "Settings.MeasureFrom", alloc.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := good()
+			tc.edit(w)
+			_, err := Run(context.Background(), w, c, fifo{}, tc.set)
+			var ie *alloc.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.wantField || !errors.Is(err, tc.wantErr) {
+				t.Errorf("Run() error = %v, want an InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{ID: "A", Kind: "k, with comma", Gang: 1, Steps: 15, Rates: []float64{1}},
+		{ID: "B", Gang: 1, Arrival: 1, Steps: 5, Rates: []float64{1}},
+	}}
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10, MeasureTo: 1, Horizon: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteCSV(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	// A runs rounds 0 and 1 (finishing at 15); the horizon stops the run at
+	// 20, before B gets a round. n(t) is 1 on [0,1), 2 on [1,15), 1 on
+	// [15,20): A saw N̄ = 29/15 and would take 15·29/15 = 29 s on a 1/N̄
+	// share; B saw N̄ = 33/19 over [1,20].
+	want := "scheduler,job,owner,kind,gang,arrival_s,start_s,finish_s,jct_s,steps,done,rounds,gpu_seconds,contention,isolated_s,rho,measured\n" +
+		"fifo,A,A,\"k, with comma\",1,0,0,15,15,15,15,2,15,1.9333333333333333,28.999999999999996,0.5172413793103449,true\n" +
+		"fifo,B,B,,1,1,,,,5,0,0,0,1.736842105263158,8.684210526315791,,false\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("WriteCSV() mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,50 @@
+package sim
+
+// DefaultRound is Gavel's round length, 6 minutes (OSDI'20, section 3.2:
+// rounds of about 6 minutes approximate the ideal allocation well).
+const DefaultRound = 360.0
+
+// defaultStall is Settings.Stall's default.
+const defaultStall = 1000
+
+// Settings tune a run. A nil *Settings means the zero value, which is
+// usable: 6-minute rounds, no restart cost, every job measured, the run
+// going on until every job finishes.
+type Settings struct {
+	// Round is the round length in seconds; 0 means DefaultRound.
+	Round float64
+	// Restart is the time in seconds a job loses at the start of a round
+	// in which it resumes on other slots than in the previous round (or
+	// after a round without GPUs): checkpoint and restore. A job's first
+	// round costs nothing. 0 means free preemption, as in Gavel's
+	// simulator.
+	Restart float64
+	// MeasureFrom and MeasureTo select the jobs, by index in (Arrival, ID)
+	// order, that Result.Summary reports on: [MeasureFrom, MeasureTo).
+	// MeasureTo 0 means up to the last job. Gavel measures jobs 4,000 to
+	// 5,000 of a continuous trace, to see the steady state.
+	MeasureFrom, MeasureTo int
+	// StopWhenMeasured ends the run as soon as every measured job has
+	// finished; later jobs keep arriving until then, so the load stays
+	// steady (Gavel's method). Unfinished jobs are reported as such.
+	StopWhenMeasured bool
+	// Horizon stops the run at the first round starting at or after this
+	// time, in seconds; 0 means no limit.
+	Horizon float64
+	// Stall is the number of rounds in a row in which jobs wait and the
+	// scheduler places none before Run gives up with ErrStalled; 0 means
+	// 1000.
+	Stall int
+	// Progress, if not nil, is called after every round. It must be
+	// cheap; the simulator does not throttle it.
+	Progress func(Progress)
+}
+
+// Progress is a run's state after a round, for progress reports.
+type Progress struct {
+	Round    int
+	Now      float64 // end of the round, seconds
+	Finished int     // jobs finished so far
+	Jobs     int     // jobs in the workload
+	Active   int     // jobs in the system
+}

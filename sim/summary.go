@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"math"
+	"slices"
+)
+
+// Summary is the metrics of a run that the papers report. JCT and rho
+// statistics are over the measured jobs that finished; makespan, GPU time
+// and utilisation are over every job.
+type Summary struct {
+	Scheduler string
+	Measured  int // jobs measured
+	Finished  int // measured jobs that finished
+	// Average and percentiles of the job completion time, seconds.
+	AvgJCT, P50JCT, P95JCT, P99JCT, MaxJCT float64
+	// Average, percentiles and maximum of finish-time fairness rho.
+	AvgRho, P50Rho, P95Rho, P99Rho, MaxRho float64
+	// SharingIncentive is the fraction of finished measured jobs with
+	// rho ≤ 1 (Themis' sharing incentive).
+	SharingIncentive float64
+	// Makespan runs from the first arrival to the last finish (or the end
+	// of the run, if a job did not finish), seconds.
+	Makespan float64
+	// GPUSeconds is the GPU time held by all jobs; Utilisation is
+	// GPUSeconds / (GPUs × Makespan).
+	GPUSeconds, Utilisation float64
+}
+
+// Summary returns the run's metrics. Percentiles interpolate linearly
+// between order statistics (the definition numpy uses by default).
+func (r *Result) Summary() Summary {
+	s := Summary{Scheduler: r.Scheduler, Measured: r.MeasureTo - r.MeasureFrom}
+	var jct, rho []float64
+	for _, j := range r.Measured() {
+		if j.Finished() {
+			jct = append(jct, j.JCT)
+			rho = append(rho, j.Rho)
+		}
+	}
+	s.Finished = len(jct)
+	slices.Sort(jct)
+	slices.Sort(rho)
+	s.AvgJCT, s.P50JCT, s.P95JCT, s.P99JCT, s.MaxJCT = mean(jct), Percentile(jct, 50), Percentile(jct, 95), Percentile(jct, 99), Percentile(jct, 100)
+	s.AvgRho, s.P50Rho, s.P95Rho, s.P99Rho, s.MaxRho = mean(rho), Percentile(rho, 50), Percentile(rho, 95), Percentile(rho, 99), Percentile(rho, 100)
+	if len(rho) > 0 {
+		n, _ := slices.BinarySearch(rho, math.Nextafter(1, 2))
+		s.SharingIncentive = float64(n) / float64(len(rho))
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, j := range r.Jobs {
+		first = math.Min(first, j.Arrival)
+		end := j.Finish
+		if !j.Finished() {
+			end = r.End
+		}
+		last = math.Max(last, end)
+		s.GPUSeconds += j.GPUSeconds
+	}
+	s.Makespan = last - first
+	var gpus int
+	for _, n := range r.Count {
+		gpus += n
+	}
+	if s.Makespan > 0 {
+		s.Utilisation = s.GPUSeconds / (float64(gpus) * s.Makespan)
+	}
+	return s
+}
+
+// Percentile returns the p-th percentile (0 ≤ p ≤ 100) of sorted, by
+// linear interpolation between the closest ranks: with h = (n−1)·p/100, it
+// is sorted[⌊h⌋] + (h−⌊h⌋)·(sorted[⌊h⌋+1] − sorted[⌊h⌋]). It returns NaN
+// for an empty slice.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := float64(n-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+func mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
