@@ -87,7 +87,7 @@ func oneShot(w io.Writer) error {
 		held int
 	}{
 		{"vgg", ftf.SingleJob{ItersLeft: 4000, ItersTotal: 4000, IterTime: 1, DemandMax: 8, ClusterGPUs: 8, Contention: 2}, 1},
-		{"inception", ftf.SingleJob{ItersLeft: 2000, ItersTotal: 4000, IterTime: 1, DemandMax: 8, ClusterGPUs: 8, Contention: 2}, 2},
+		{"inception", ftf.SingleJob{ItersLeft: 2000, ItersTotal: 4000, IterTime: 1, DemandMax: 8, ClusterGPUs: 8, Contention: 2}, 3},
 	} {
 		rho := func(p ftf.Placement) (float64, error) { p.GPUs += app.held; return app.job.Rho(p) }
 		tab, err := ftf.NewTable(o, nil, rho, nil)
