@@ -80,6 +80,12 @@ func (c oefCase) weight(i int) float64 {
 // optimal vertex need not be unique, so the allocations themselves are
 // checked for feasibility by the other properties, not compared.
 func TestOEFStructuredMatchesFullModel(t *testing.T) {
+	if !oefCLP() {
+		// The full models are degenerate (the cooperative one has n² envy
+		// rows), and gonum's simplex, which cannot be interrupted, cycles
+		// on about one random instance in twenty.
+		t.Skip("the full-model reference needs CLP (built with cgo)")
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
 		p := c.problem(rt)

@@ -21,6 +21,16 @@ func (s Status) String() string {
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
 
+// Resolve returns the backend that b selects in this binary: Default is
+// CLP when the binary was built with cgo and Gonum otherwise; other
+// backends are returned as they are.
+func (b Backend) Resolve() Backend {
+	if b == Default {
+		return defaultBackend
+	}
+	return b
+}
+
 // String returns the name of b.
 func (b Backend) String() string {
 	switch b {
