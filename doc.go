@@ -20,6 +20,9 @@
 //   - topology: servers, racks, locality and placement.
 //   - gpu: NVML probing of real hosts and throughput profiling.
 //   - lp: the linear-programming layer (CLP through cgo, or pure-Go gonum).
+//   - sim: a trace-driven simulator that replays Gavel's traces or generated
+//     workloads under any mechanism and reports JCT, finish-time fairness,
+//     makespan and GPU time.
 //
 // Data flows: inventory (gpu or topology) and throughputs (gpu or given) →
 // speedup matrix → a mechanism decides shares (alloc, auction, trade) →
