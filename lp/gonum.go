@@ -189,10 +189,10 @@ func solveGonum(_ context.Context, m *Model, set Settings) (*Solution, error) {
 			}
 		}
 		opt, err := simplex(c, a, b, nil)
-		if errors.Is(err, gonumlp.ErrInfeasible) {
+		if errors.Is(err, gonumlp.ErrInfeasible) || errors.Is(err, gonumlp.ErrSingular) {
 			// gonum's phase 1 reports infeasible when its artificial
-			// variable stays basic at zero on a degenerate problem; ours
-			// settles the question.
+			// variable stays basic at zero on a degenerate problem, and
+			// can hand its phase 2 a singular basis; ours settles both.
 			opt, err = simplexPhase1(c, a, b)
 		}
 		switch {
@@ -441,18 +441,25 @@ func simplexFrom(c []float64, a *mat.Dense, b []float64, basis []int) (y []float
 // simplex calls gonum's simplex, except on a square system, which gonum
 // solves as a linear system and rejects as infeasible on any negative
 // value, -1e-17 included: here values down to -phase1Tol·max(1, ‖y‖∞)
-// count as zero.
-func simplex(c []float64, a *mat.Dense, b []float64, basis []int) ([]float64, error) {
+// count as zero. gonum panics, rather than returning an error, when its own
+// phase 1 hands its phase 2 a singular basis; that is reported as
+// ErrSingular too.
+func simplex(c []float64, a *mat.Dense, b []float64, basis []int) (y []float64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			y, err = nil, fmt.Errorf("%w: %v", gonumlp.ErrSingular, p)
+		}
+	}()
 	r, n := a.Dims()
 	if r != n {
-		_, y, err := gonumlp.Simplex(c, a, b, gonumReducedCostTol, basis)
+		_, y, err = gonumlp.Simplex(c, a, b, gonumReducedCostTol, basis)
 		return y, err
 	}
 	var v mat.VecDense
 	if err := v.SolveVec(a, mat.NewVecDense(r, append([]float64(nil), b...))); err != nil {
 		return nil, gonumlp.ErrSingular
 	}
-	y := v.RawVector().Data
+	y = v.RawVector().Data
 	var ymax float64
 	for _, x := range y {
 		ymax = math.Max(ymax, math.Abs(x))
