@@ -10,7 +10,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair/lp"
-	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -34,25 +33,7 @@ func gavelProblem(t fataler, count []float64, gangs []int, rates [][]float64) *P
 	for k := range types {
 		types[k] = topology.GPUType(fmt.Sprintf("t%d", k))
 	}
-	jobs := make([]Job, len(rates))
-	ids := make([]string, len(rates))
-	for i := range jobs {
-		g := 1
-		if gangs != nil {
-			g = gangs[i]
-		}
-		ids[i] = fmt.Sprintf("j%d", i)
-		jobs[i] = Job{ID: JobID(ids[i]), Gang: g, Weight: 1}
-	}
-	tp, err := speedup.New(ids, types, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewProblem(Cluster{Types: types, Count: count}, nil, jobs, tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return mmProblem(t, types, count, rates, gangs, nil)
 }
 
 // genGavelProblem draws a small valid Problem: 1–3 types with 1–4 GPUs,

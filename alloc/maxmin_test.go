@@ -15,14 +15,14 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
-// mmProblem builds a job-level Problem over types with counts, one
-// throughput row per job, gangs and weights (nil: all 1).
-func mmProblem(t testing.TB, types []topology.GPUType, count []float64, tput [][]float64, gang []int, weight []float64) *Problem {
+// mmProblem builds a job-level Problem over types with counts: jobs j0,
+// j1, …, one throughput row each, with gangs and weights (nil: all 1).
+func mmProblem(t fataler, types []topology.GPUType, count []float64, tput [][]float64, gang []int, weight []float64) *Problem {
 	t.Helper()
 	jobs := make([]Job, len(tput))
 	ids := make([]string, len(tput))
 	for i := range tput {
-		ids[i] = fmt.Sprintf("job%d", i)
+		ids[i] = fmt.Sprintf("j%d", i)
 		jobs[i] = Job{ID: JobID(ids[i]), Gang: 1, Weight: 1}
 		if gang != nil {
 			jobs[i].Gang = gang[i]
