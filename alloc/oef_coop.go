@@ -17,13 +17,12 @@ const (
 	// envyVerifyTol is the envy, relative to max(1, own value), that the
 	// final check of all C·(C-1) envy rows accepts: CLP's primal tolerance.
 	envyVerifyTol = 1e-7
-	// envyRowsPerClass bounds the envy rows added for one class in one
-	// round: its most violated ones.
-	envyRowsPerClass = 2
 	// envyModelRowsPerColumn: once the model would hold more envy rows than
 	// this many per column, it is rebuilt with the rows whose duals are
-	// nonzero (at most one per column at a vertex).
-	envyModelRowsPerColumn = 4
+	// nonzero (at most one per column at a vertex). 8 rather than 4: at
+	// 512 users × 3 types, the cold solve of a model pruned at 4 broke its
+	// rows by 1e-5, and the fallback to the full model took minutes.
+	envyModelRowsPerColumn = 8
 	// maxEnvyRounds bounds the rounds of row generation.
 	maxEnvyRounds = 2000
 )
@@ -32,8 +31,9 @@ const (
 type envyPair [2]int
 
 // solveCoopRowGen solves cooperative OEF by row generation with pruning.
-// Rounds solve the model warm (lp.Incremental), then add for each class its
-// envyRowsPerClass most violated envy rows s_c·y_c ≥ s_c·y_d. A warm dual
+// Rounds solve the model warm (lp.Incremental), then add for each class c
+// one violated envy row s_c·y_c ≥ s_c·y_d per distinct bundle it envies,
+// with its reverse (violatedEnvy says why). A warm dual
 // simplex restart costs time quadratic in the model's rows (CLP recomputes
 // its pricing weights), so once the model would exceed
 // envyModelRowsPerColumn rows per column it is rebuilt from the rows with
@@ -125,31 +125,59 @@ func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, l
 	return in, y, ids, err
 }
 
-// violatedEnvy returns, for each class c, up to envyRowsPerClass pairs
-// (c, d) not in skip whose envy s_c·y_d - s_c·y_c exceeds envyTol, the
-// most violated first, in class order.
+// violatedEnvy returns the envy rows to add: for each class c, in class
+// order, one row (c, d) per distinct bundle that c envies by more than
+// envyTol, against the lowest-numbered class d holding it, most envied
+// first, each followed by its reverse (d, c); rows in skip, or already
+// chosen, are left out. Bundles are told apart by c's value of them.
+//
+// Why one row per envied bundle: the optimum pools users on a few bundles
+// (docs/benchmarks/oef.md), and a class that envies one member of a pool
+// envies them all; rows against a single member let the LP move that
+// member alone, and the next round finds the next one (117 rounds at 256
+// users × 3 types with the two most violated rows per class). Why the
+// reverse row: c and d end up pooled or adjacent, and the row keeping d
+// from envying c is then needed as well. Together they bring 256 × 3 down
+// to 4 to 8 rounds. Any choice of rows keeps row generation exact.
 func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool) []envyPair {
 	var rows []envyPair
+	chosen := make(map[envyPair]bool)
+	add := func(r envyPair) {
+		if !skip[r] && !chosen[r] {
+			chosen[r] = true
+			rows = append(rows, r)
+		}
+	}
 	type envy struct {
 		d int
 		v float64
 	}
-	var worst []envy
+	var worst, picked []envy
 	for c, s := range q.s {
 		own := dot(s, y[c])
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
 		for d := range y {
-			if d == c {
-				continue
-			}
-			if v := dot(s, y[d]) - own; v > tol && !skip[envyPair{c, d}] {
+			if v := dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
 			}
 		}
-		sort.SliceStable(worst, func(i, j int) bool { return worst[i].v > worst[j].v })
-		for _, e := range worst[:min(len(worst), envyRowsPerClass)] {
-			rows = append(rows, envyPair{c, e.d})
+		sort.Slice(worst, func(i, j int) bool {
+			if worst[i].v != worst[j].v {
+				return worst[i].v > worst[j].v
+			}
+			return worst[i].d < worst[j].d
+		})
+		picked = picked[:0]
+		for _, e := range worst {
+			// Sorted by value: equal values are adjacent.
+			if len(picked) == 0 || picked[len(picked)-1].v-e.v > tol {
+				picked = append(picked, e)
+			}
+		}
+		for _, e := range picked {
+			add(envyPair{c, e.d})
+			add(envyPair{e.d, c})
 		}
 	}
 	return rows
