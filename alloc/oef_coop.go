@@ -30,6 +30,10 @@ const (
 	// 7.4 s with the bound); at 256 users the bound costs nothing (one
 	// noisy run each), at 512 users 1.0 s against 0.6 s.
 	envyBundlesPerClass = 32
+	// envyRowsPerClassGonum bounds the rows one class adds in one round
+	// with the pure-Go backend: its most violated ones, without reverse
+	// rows (see coopRowGen).
+	envyRowsPerClassGonum = 2
 	// maxEnvyRounds bounds the rounds of row generation.
 	maxEnvyRounds = 2000
 )
@@ -65,6 +69,12 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	inModel := make(map[envyPair]bool)
 	limit := envyModelRowsPerColumn * len(q.s) * len(q.count)
 	lastObj := math.Inf(1)
+	// gonum solves every round from scratch, and its simplex, which cannot
+	// be interrupted, was seen to run without end on the more degenerate
+	// models that bundle and reverse rows give (random instances of five
+	// users); it keeps the plain rule of the most violated rows, meant for
+	// the tiny models that backend is for.
+	gonum := pureGo(set)
 	round := 0
 	for round < maxEnvyRounds {
 		in, y, ids, err := q.envyModel(rows, set)
@@ -78,7 +88,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return nil, err
 			}
 			x := y.Values(sol)
-			add := q.violatedEnvy(x, inModel)
+			add := q.violatedEnvy(x, inModel, gonum)
 			if len(add) == 0 {
 				in.Close()
 				return x, nil
@@ -137,7 +147,8 @@ func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, l
 // envyTol (at most envyBundlesPerClass, the most envied first), against
 // the lowest-numbered class d holding it, each followed by its reverse
 // (d, c); rows in skip, or already chosen, are left out. Bundles are told
-// apart by c's value of them.
+// apart by c's value of them. With plain, it returns instead each class's
+// envyRowsPerClassGonum most violated rows, without reverse rows.
 //
 // Why one row per envied bundle: the optimum pools users on a few bundles
 // (docs/benchmarks/oef.md), and a class that envies one member of a pool
@@ -147,7 +158,7 @@ func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, l
 // reverse row: c and d end up pooled or adjacent, and the row keeping d
 // from envying c is then needed as well. Together they bring 256 × 3 down
 // to 4 to 8 rounds. Any choice of rows keeps row generation exact.
-func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool) []envyPair {
+func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool) []envyPair {
 	var rows []envyPair
 	chosen := make(map[envyPair]bool)
 	add := func(r envyPair) {
@@ -176,6 +187,12 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool) []envyPair {
 			}
 			return worst[i].d < worst[j].d
 		})
+		if plain {
+			for _, e := range worst[:min(len(worst), envyRowsPerClassGonum)] {
+				add(envyPair{c, e.d})
+			}
+			continue
+		}
 		picked = picked[:0]
 		for _, e := range worst {
 			if len(picked) == envyBundlesPerClass {
