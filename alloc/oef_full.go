@@ -36,6 +36,7 @@ func (q *oefLP) solveNonCoopFull(ctx context.Context, set *lp.Settings) ([][]flo
 
 // solveCoopFull solves cooperative OEF (10) as one LP with every envy row
 // s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows.
+// It is solved with presolve (withPresolve).
 func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, error) {
 	m := lp.NewModel(lp.Maximize)
 	y := q.addBundles(m)
@@ -47,7 +48,7 @@ func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float6
 			}
 		}
 	}
-	sol, err := lp.Solve(ctx, m, set)
+	sol, err := lp.Solve(ctx, m, withPresolve(set))
 	if err != nil {
 		return nil, err
 	}
