@@ -74,7 +74,8 @@ func BenchmarkOEFNonCooperative(b *testing.B) {
 // on distinct rows (the full model only up to 256 users: 1,024 users
 // have a million envy rows), measures envy-row generation alone at 512 and
 // 1,024 users × 3 types (1,024 × 10 with distinct rows does not finish in
-// a minute), and shows the scale reached when users share job types
+// a minute), compares them at 2 types (where neighbour rows suffice), and
+// shows the scale reached when users share job types
 // (classes), where the full model is out of reach.
 func BenchmarkOEFCooperative(b *testing.B) {
 	for _, users := range []int{64, 128, 256} {
@@ -82,6 +83,10 @@ func BenchmarkOEFCooperative(b *testing.B) {
 			benchOEF(b, alloc.Cooperative, method, users, 3, 0)
 		}
 	}
+	for _, method := range oefMethods {
+		benchOEF(b, alloc.Cooperative, method, 256, 2, 0)
+	}
+	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 2, 0)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 512, 3, 0)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 3, 0)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 10, 26)

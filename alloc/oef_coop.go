@@ -42,6 +42,8 @@ const (
 type envyPair [2]int
 
 // solveCoopRowGen solves cooperative OEF by row generation with pruning.
+// With two GPU types the model starts from the neighbour rows of
+// twoTypeEnvyRows, which imply all others, and one round suffices.
 // Rounds solve the model warm (lp.Incremental), then add for each class c
 // one violated envy row s_c·y_c ≥ s_c·y_d per distinct bundle it envies,
 // with its reverse (violatedEnvy says why). A warm dual
@@ -65,8 +67,11 @@ func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]floa
 }
 
 func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
-	var rows []envyPair
+	rows := q.twoTypeEnvyRows()
 	inModel := make(map[envyPair]bool)
+	for _, r := range rows {
+		inModel[r] = true
+	}
 	limit := envyModelRowsPerColumn * len(q.s) * len(q.count)
 	lastObj := math.Inf(1)
 	// gonum solves every round from scratch, and its simplex, which cannot

@@ -1,0 +1,83 @@
+package alloc
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/gpufair/gpufair/lp"
+	"pgregory.net/rapid"
+)
+
+// TestTwoTypeEnvyRowsImplyAll checks twoTypeEnvyRows' single-crossing
+// argument: the LP with only the neighbour rows has an optimum that breaks
+// none of the C·(C-1) envy rows, and (with CLP, whose full models are
+// reliable) the full model's optimal value.
+func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
+	clp := lp.Default.Resolve() == lp.CLP
+	maxClasses := 5
+	if clp {
+		maxClasses = 30
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, maxClasses).Draw(rt, "classes")
+		q := &oefLP{count: []float64{
+			float64(rapid.IntRange(1, 8).Draw(rt, "count0")),
+			float64(rapid.IntRange(1, 8).Draw(rt, "count1")),
+		}}
+		for range n {
+			q.s = append(q.s, []float64{1, rapid.Float64Range(1, 10).Draw(rt, "speedup")})
+			q.w = append(q.w, rapid.SampledFrom([]float64{0.5, 1, 2}).Draw(rt, "weight"))
+		}
+		if rapid.IntRange(0, 4).Draw(rt, "with parallel") == 0 {
+			// a multiple of another row: the same angle
+			c := rapid.IntRange(0, n-1).Draw(rt, "of")
+			q.s = append(q.s, []float64{2, 2 * q.s[c][1]})
+			q.w = append(q.w, 1)
+		}
+		parallel := false
+		for c := range q.s {
+			for d := range c {
+				parallel = parallel || q.s[c][1]*q.s[d][0] == q.s[d][1]*q.s[c][0]
+			}
+		}
+		rows := q.twoTypeEnvyRows()
+		if parallel {
+			if rows != nil {
+				rt.Fatalf("twoTypeEnvyRows() = %v with parallel rows, want nil", rows)
+			}
+			return
+		}
+		if len(rows) != 2*(len(q.s)-1) {
+			rt.Fatalf("twoTypeEnvyRows() gave %d rows, want %d", len(rows), 2*(len(q.s)-1))
+		}
+		m := lp.NewModel(lp.Maximize)
+		y := q.addBundles(m)
+		q.setThroughputObjective(m, y)
+		for _, r := range rows {
+			m.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0)
+		}
+		sol, err := lp.Solve(context.Background(), m, withPresolve(nil))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		x := y.Values(sol)
+		if !q.envyFree(x, envyVerifyTol) {
+			rt.Fatalf("the neighbour-rows optimum %v breaks an envy row", x)
+		}
+		if !clp {
+			return
+		}
+		full, err := q.solveCoopFull(context.Background(), nil)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var want float64
+		for c := range full {
+			want += q.w[c] * dot(q.s[c], full[c])
+		}
+		if math.Abs(sol.Objective-want) > 1e-7*max(1, want) {
+			rt.Fatalf("neighbour-rows optimum %v, full model %v", sol.Objective, want)
+		}
+	})
+}
