@@ -34,8 +34,10 @@ import (
 // tighten). Not envy-free or strategy-proof, between entities or jobs.
 //
 // Errors: as MaxMin's, and an *InputError when Users is nil or a job's
-// Owner is not among them. Cost: one LP over classes per round (as
-// WaterFilling); FIFO entities add a round per queued job that is served.
+// Owner is not among them. Cost: one LP over classes per round, kept
+// loaded and re-solved warm (as WaterFilling); FIFO entities add a round per
+// queued job that is served, each a few pivots (about 250 rounds in 2.3 s
+// at 2,048 jobs × 3 types with 2 FIFO entities of 16, on 2 cores).
 type Hierarchical struct {
 	// FIFO lists the entities whose jobs are served first in, first out;
 	// the others share fairly among their jobs.
@@ -54,7 +56,7 @@ func (h Hierarchical) Allocate(ctx context.Context, p *Problem) (*Allocation, er
 	if err != nil {
 		return nil, err
 	}
-	y, _, err := waterFill(ctx, lv, ent.weights, h.Decomposed, h.LP)
+	y, _, err := waterFill(ctx, lv, ent, roundMethodOf(h.Decomposed), h.LP)
 	if err != nil {
 		return nil, err
 	}

@@ -88,22 +88,56 @@ func withEntities(p *Problem, n int) {
 	}
 }
 
+// waterFillWith runs single-level (h nil) or hierarchical water filling on
+// p with the given round method, as the policies' Allocate does.
+func waterFillWith(p *Problem, h *Hierarchical, method roundMethod) error {
+	var lv *levelProblem
+	var classes rowClasses
+	var ew *entityWeights
+	var err error
+	if h == nil {
+		lv, classes, err = maxMinProblem(p, false)
+		if err == nil {
+			ew = classEntities(lv)
+		}
+	} else {
+		lv, classes, ew, err = h.problem(p)
+	}
+	if err != nil {
+		return err
+	}
+	y, _, err := waterFill(context.Background(), lv, ew, method, nil)
+	if err != nil {
+		return err
+	}
+	classAllocation(p, classes, y)
+	return nil
+}
+
+// BenchmarkWaterFilling times the water-filling policies with warm rounds
+// (the default), cold rounds (each round's LP built and solved from
+// scratch, the reference) and decomposed rounds.
 func BenchmarkWaterFilling(b *testing.B) {
+	fifo := &Hierarchical{FIFO: []UserID{"e0", "e1"}}
 	for _, sz := range [][2]int{{512, 3}, {2048, 3}} {
 		p := randomMaxMinProblem(b, sz[0], sz[1], 1)
 		withEntities(p, 16)
 		for _, tc := range []struct {
-			name string
-			pol  Policy
+			name   string
+			h      *Hierarchical
+			method roundMethod
 		}{
-			{"single", WaterFilling{}},
-			{"hierarchical-fair", Hierarchical{}},
-			{"hierarchical-2fifo", Hierarchical{FIFO: []UserID{"e0", "e1"}}},
-			{"hierarchical-2fifo-decomposed", Hierarchical{FIFO: []UserID{"e0", "e1"}, Decomposed: true}},
+			{"single", nil, warmRounds},
+			{"single-cold", nil, coldRounds},
+			{"hierarchical-fair", &Hierarchical{}, warmRounds},
+			{"hierarchical-fair-cold", &Hierarchical{}, coldRounds},
+			{"hierarchical-2fifo", fifo, warmRounds},
+			{"hierarchical-2fifo-cold", fifo, coldRounds},
+			{"hierarchical-2fifo-decomposed", fifo, decomposedRounds},
 		} {
 			b.Run(fmt.Sprintf("jobs=%d/types=%d/%s", sz[0], sz[1], tc.name), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := tc.pol.Allocate(context.Background(), p); err != nil {
+					if err := waterFillWith(p, tc.h, tc.method); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -33,7 +33,9 @@ import (
 // mixes the points found (U_j: the GPUs point j uses) and is a restriction of
 // the full LP, so its optimum is a lower bound; every L(p) is an upper bound.
 // We stop when they agree to gapTol, and return the mixture. Its dual (p, η)
-// is solved as a (K+1)-variable LP to which each point adds one row.
+// is solved as a (K+1)-variable LP to which each point adds one row, kept
+// loaded in the solver (lp.Incremental) and re-solved from the previous
+// basis.
 
 // gapTol is the relative gap between the best Lagrangian bound and the
 // master's optimum at which the decomposition stops. It is relative to the
@@ -62,71 +64,11 @@ const maxStalls = 20
 // errNoConvergence reports a decomposition that reached maxPoints.
 var errNoConvergence = errors.New("alloc: max-min decomposition did not converge")
 
-// hull is the lower convex hull of (0, 0) and the points (rate_k, p_k) of
-// one class: vertex i is type typ[i] with value a[i] per unit of time and
-// cost q[i]; vertex 0 is idle (no type). slope[i] is the hull's slope from
-// vertex i-1 to i, increasing in i.
-type hull struct {
-	typ   []int
-	a, q  []float64
-	slope []float64
-}
-
-// buildHull computes the hull of one class's rates at prices p, visiting the
-// types in order (rates ascending). It reuses h's slices.
-func buildHull(h *hull, rate []float64, order []int, p []float64) {
-	h.typ, h.a, h.q, h.slope = append(h.typ[:0], -1), append(h.a[:0], 0), append(h.q[:0], 0), append(h.slope[:0], 0)
-	for _, k := range order {
-		x, c := rate[k], p[k]
-		// A type no denser than the last vertex and no cheaper is useless.
-		for n := len(h.a); n > 1; n = len(h.a) {
-			last := n - 1
-			if x == h.a[last] {
-				if c >= h.q[last] {
-					goto next
-				}
-			} else if (c-h.q[last])*(h.a[last]-h.a[last-1]) > (h.q[last]-h.q[last-1])*(x-h.a[last]) {
-				break // convex turn: keep the last vertex
-			}
-			h.typ, h.a, h.q, h.slope = h.typ[:last], h.a[:last], h.q[:last], h.slope[:last]
-		}
-		{
-			n := len(h.a)
-			h.typ, h.a, h.q = append(h.typ, k), append(h.a, x), append(h.q, c)
-			h.slope = append(h.slope, (c-h.q[n-1])/(x-h.a[n-1]))
-		}
-	next:
-	}
-}
-
-// at returns the hull's cost at value u per unit of time (u ≤ the last
-// vertex's value) and the segment u lies on: u is between vertices i-1 and i,
-// at fraction f from i-1 (f = 1 at a vertex).
-func (h *hull) at(u float64) (cost float64, i int, f float64) {
-	i = 1
-	for i < len(h.a)-1 && u > h.a[i] {
-		i++
-	}
-	f = 1
-	if d := h.a[i] - h.a[i-1]; d > 0 {
-		f = min(1, max(0, (u-h.a[i-1])/d))
-		// Snap rounding noise to the vertices: a share of 1e-16 of a
-		// type becomes a coefficient CLP mishandles (it returned a
-		// non-optimal vertex of the master with one).
-		if f < snapTol {
-			f = 0
-		} else if f > 1-snapTol {
-			f = 1
-		}
-	}
-	return h.q[i-1] + f*(h.q[i]-h.q[i-1]), i, f
-}
-
 // oracle evaluates L(p) and returns its maximiser.
 type oracle struct {
 	lv    *levelProblem
-	order [][]int // per class, usable types by rate ascending
-	tmax  float64 // the highest level every class can reach
+	order [][]typeRate // per class, usable types by rate ascending
+	tmax  float64      // the highest level every class can reach
 	hulls []hull
 	ev    []event
 }
@@ -143,23 +85,26 @@ type point struct {
 }
 
 func newOracle(lv *levelProblem) (*oracle, error) {
-	o := &oracle{lv: lv, order: make([][]int, lv.numClasses()), hulls: make([]hull, lv.numClasses()), tmax: math.Inf(1)}
+	o := &oracle{lv: lv, order: make([][]typeRate, lv.numClasses()), hulls: make([]hull, lv.numClasses()), tmax: math.Inf(1)}
+	vertices := make([]vertex, lv.numClasses()*(lv.numTypes()+1))
 	for c, r := range lv.rate {
+		o.hulls[c].v = vertices[: 0 : lv.numTypes()+1]
+		vertices = vertices[lv.numTypes()+1:]
 		for k, x := range r {
 			if x > 0 {
-				o.order[c] = append(o.order[c], k)
+				o.order[c] = append(o.order[c], typeRate{k: k, x: x})
 			}
 		}
 		ord := o.order[c]
 		for i := 1; i < len(ord); i++ { // insertion sort: K is small
-			for j := i; j > 0 && r[ord[j]] < r[ord[j-1]]; j-- {
+			for j := i; j > 0 && ord[j].x < ord[j-1].x; j-- {
 				ord[j], ord[j-1] = ord[j-1], ord[j]
 			}
 		}
 		if len(ord) == 0 {
 			return nil, fmt.Errorf("alloc: class %d has no usable type", c)
 		}
-		top := lv.gang[c] * r[ord[len(ord)-1]]
+		top := lv.gang[c] * ord[len(ord)-1].x
 		if lv.base[c] > top*(1+capTol) {
 			return nil, fmt.Errorf("alloc: class %d's base %v exceeds its capacity %v", c, lv.base[c], top)
 		}
@@ -173,10 +118,6 @@ func newOracle(lv *levelProblem) (*oracle, error) {
 	return o, nil
 }
 
-// snapTol is the fraction of a hull segment below which a point counts as
-// at the segment's end.
-const snapTol = 1e-12
-
 // capTol is the relative slack allowed between a class's base and the most
 // it can reach (solver noise carried from an earlier round).
 const capTol = 1e-9
@@ -188,19 +129,19 @@ func (o *oracle) eval(p []float64) (float64, point) {
 	var rise float64 // the derivative's decrease at t = 0+
 	for c := range lv.rate {
 		h := &o.hulls[c]
-		buildHull(h, lv.rate[c], o.order[c], p)
+		buildHull(h, o.order[c], p)
 		s, g, b := lv.slope[c]*lv.size[c], lv.gang[c], lv.base[c]
 		if s == 0 {
 			continue
 		}
 		u0 := b / g
 		_, i, f := h.at(u0)
-		if f == 1 && u0 >= h.a[i] && i < len(h.a)-1 {
+		if f == 1 && u0 >= h.v[i].a && i < len(h.v)-1 {
 			i++ // at a vertex, the slope to the right
 		}
-		rise += s * h.slope[i]
-		for j := i; j < len(h.a)-1; j++ {
-			o.ev = append(o.ev, event{t: (g*h.a[j] - b) / lv.slope[c], d: s * (h.slope[j+1] - h.slope[j])})
+		rise += s * h.v[i].slope
+		for j := i; j < len(h.v)-1; j++ {
+			o.ev = append(o.ev, event{t: (g*h.v[j].a - b) / lv.slope[c], d: s * (h.v[j+1].slope - h.v[j].slope)})
 		}
 	}
 	t := o.tmax
@@ -226,13 +167,13 @@ func (o *oracle) eval(p []float64) (float64, point) {
 func (o *oracle) bundle(c int, t float64, put func(k int, y float64)) float64 {
 	lv, h := o.lv, &o.hulls[c]
 	g := lv.gang[c]
-	u := min((lv.base[c]+lv.slope[c]*t)/g, h.a[len(h.a)-1])
+	u := min((lv.base[c]+lv.slope[c]*t)/g, h.v[len(h.v)-1].a)
 	cost, i, f := h.at(u)
-	if k := h.typ[i-1]; k >= 0 && f < 1 {
+	if k := h.v[i-1].typ; k >= 0 && f < 1 {
 		put(k, g*(1-f))
 	}
 	if f > 0 {
-		put(h.typ[i], g*f)
+		put(h.v[i].typ, g*f)
 	}
 	return g * cost
 }
@@ -325,6 +266,13 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 		dmSet = *set
 	}
 	dmSet.FeasibilityTol = max(dmSet.FeasibilityTol, 1e-5)
+	// Each point adds a row to the master: kept loaded, it is re-solved
+	// from the previous basis, which stays dual feasible (a few pivots).
+	master, err := lp.NewIncremental(m, &dmSet)
+	if err != nil {
+		return nil, err
+	}
+	defer master.Close()
 	// Gaps are relative to the level, or to a larger natural scale when
 	// the level is a small increment (later water-filling rounds): the
 	// bases in level units, or the level of an equal split of the cluster,
@@ -345,8 +293,7 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Solved cold: the master has only K+1 variables.
-		sol, err := lp.Solve(ctx, m, &dmSet)
+		sol, err := master.Solve(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("alloc: max-min master (%d points): %w", len(points), err)
 		}
@@ -396,7 +343,7 @@ func solveLevelDecomposed(ctx context.Context, lv *levelProblem, start [][]float
 			return nil, fmt.Errorf("%w: the master stalled %d times with a gap of %.3g (level %v)", errNoConvergence, stalls, gap, best)
 		}
 		points = append(points, pt)
-		addCut(m.AddConstraint, pt)
+		addCut(master.AddConstraint, pt)
 	}
 	return nil, fmt.Errorf("%w after %d points", errNoConvergence, len(points))
 }
@@ -515,15 +462,15 @@ func (o *oracle) blocked(p []float64, y [][]float64) ([]bool, []float64) {
 	var top float64
 	for c := range lv.rate {
 		h := &o.hulls[c]
-		buildHull(h, lv.rate[c], o.order[c], p)
+		buildHull(h, o.order[c], p)
 		u := lv.value(c, y[c]) / lv.gang[c]
-		amax := h.a[len(h.a)-1]
+		amax := h.v[len(h.v)-1].a
 		capped[c] = u >= amax*(1-capTol)
 		_, i, f := h.at(min(u, amax))
-		if f == 1 && i < len(h.a)-1 {
+		if f == 1 && i < len(h.v)-1 {
 			i++ // at a vertex, the slope to the right
 		}
-		slope[c] = h.slope[i]
+		slope[c] = h.v[i].slope
 		top = max(top, slope[c])
 	}
 	out := make([]bool, len(slope))

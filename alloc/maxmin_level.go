@@ -3,7 +3,6 @@ package alloc
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/gpufair/gpufair/lp"
 )
@@ -95,18 +94,7 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 	}
 	out := &levelSolution{t: sol.Value(t), y: y.Values(sol)}
 	if sol.RowDuals != nil {
-		// A class with a positive dual in this optimal dual is blocked
-		// (see WaterFilling); duals relative to the largest, as in
-		// oracle.blocked.
-		var top float64
-		for _, r := range fair {
-			top = max(top, math.Abs(sol.RowDuals[r]))
-		}
-		out.blocked, out.dual = make([]bool, n), make([]float64, n)
-		for c, r := range fair {
-			out.dual[c] = math.Abs(sol.RowDuals[r]) / lv.size[c]
-			out.blocked[c] = math.Abs(sol.RowDuals[r]) > blockedTol*top
-		}
+		out.blocked, out.dual = blockedByDuals(lv, sol.RowDuals, fair)
 	}
 	return out, nil
 }

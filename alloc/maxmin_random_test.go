@@ -24,7 +24,7 @@ func clpInBinary() bool {
 // throughput, speedups 1 to 10 across types (all rows distinct), gangs 1
 // (70%), 2-4 (25%) or 8 (5%), weights 1 or 2, about half as many GPUs as
 // jobs.
-func randomMaxMinProblem(t testing.TB, jobs, types int, seed uint64) *Problem {
+func randomMaxMinProblem(t fataler, jobs, types int, seed uint64) *Problem {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	names := make([]topology.GPUType, types)
 	count := make([]float64, types)

@@ -16,13 +16,18 @@ import (
 //	                        v_m(X) ≥ v_m^(r-1)           (all jobs)
 //
 // over MaxMin's constraints, with v_m(X) = gang_m·Σ_k T_mk·X_mk / E_m the
-// normalised effective throughput (MaxMin's normaliser) and v^(0) = 0. A job
-// stops growing (is bottlenecked) when its dual is positive: no allocation
-// lets it exceed its row without another job falling below its own, a fact
-// that later rounds, whose rows are tighter, keep. Gavel finds these jobs
-// with a MILP; the dual gives them exactly, for every job at once. Each
-// round stops at least one job, so there are at most as many rounds as
-// classes of interchangeable jobs, and in practice a few.
+// normalised effective throughput (MaxMin's normaliser), v^(0) = 0 and
+// v_m^(r) = v_m^(r-1) + w_m·z_r the level job m reached in round r. (A job
+// may get more than its level in round r's optimum, but how much depends on
+// the optimal vertex the solver returns; carrying that over would make the
+// result depend on it, and give the job a head start leximin does not.) A
+// job stops growing (is bottlenecked) when its dual is positive: no
+// allocation lets it exceed its row without another job falling below its
+// own, a fact that later rounds, whose rows are tighter, keep; or when its
+// level reaches the most it can get (its gang on its best type). Gavel
+// finds these jobs with a MILP; the dual gives them exactly, for every job
+// at once. Each round stops at least one job, so there are at most as many
+// rounds as classes of interchangeable jobs, and in practice a few.
 //
 // The result maximises the sorted vector of v_m/w_m lexicographically:
 // the first round's level is MaxMin's, and no job can gain without a job
@@ -33,8 +38,11 @@ import (
 // that could grow would not have been stopped. Sharing-incentive as MaxMin.
 // Not envy-free and not strategy-proof (OEF §2.4).
 //
-// Cost: one LP over the classes of interchangeable jobs per round (2C+K
-// rows for C classes). Errors as MaxMin's.
+// Cost: one LP over the classes of interchangeable jobs per round, kept
+// loaded in CLP and re-solved from the previous round's basis (consecutive
+// rounds differ in bounds only, see roundLP): about 4C+K rows for C
+// classes, the first solve cold, the others a few pivots each. Errors as
+// MaxMin's.
 type WaterFilling struct {
 	// Decomposed solves the rounds by the decomposition rather than the LP
 	// over classes: much faster on distinct jobs, but its prices are
@@ -54,24 +62,34 @@ func (wf WaterFilling) Allocate(ctx context.Context, p *Problem) (*Allocation, e
 	if err != nil {
 		return nil, err
 	}
-	weight := append([]float64(nil), lv.slope...)
-	y, _, err := waterFill(ctx, lv, func(done []bool) []float64 {
-		w := make([]float64, len(weight))
-		for c := range w {
-			if !done[c] {
-				w[c] = weight[c]
-			}
-		}
-		return w
-	}, wf.Decomposed, wf.LP)
+	y, _, err := waterFill(ctx, lv, classEntities(lv), roundMethodOf(wf.Decomposed), wf.LP)
 	if err != nil {
 		return nil, err
 	}
 	return classAllocation(p, classes, y), nil
 }
 
+// classEntities returns the entities of single-level water filling: each
+// class alone, with weight per job its slope (see entityWeights.weights).
+func classEntities(lv *levelProblem) *entityWeights {
+	n := lv.numClasses()
+	ew := &entityWeights{
+		weight:  make([]float64, n),
+		fifo:    make([]bool, n),
+		members: make([][]int, n),
+		jobW:    append([]float64(nil), lv.slope...),
+		size:    lv.size,
+	}
+	for c := range n {
+		ew.weight[c] = lv.slope[c] * lv.size[c]
+		ew.members[c] = []int{c}
+	}
+	return ew
+}
+
 // waterRound records one round of water filling: the level reached, each
-// class's value after it, and the classes stopped in it.
+// class's value after it (its base plus its slope times the level), and the
+// classes stopped in it.
 type waterRound struct {
 	z       float64
 	value   []float64
@@ -79,20 +97,21 @@ type waterRound struct {
 }
 
 // waterFill runs water-filling rounds on lv (whose base and slope it
-// overwrites) until no class has a positive weight. weights returns each
-// class's slope for the next round given which classes are done (stopped);
-// done classes must get 0. It returns the final bundles per class and the
-// rounds.
-func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) []float64, decomposed bool, set *lp.Settings) ([][]float64, []waterRound, error) {
+// overwrites) until no class has a positive weight, each round's slopes
+// being ew's weights given the classes done (stopped). It returns the final
+// bundles per class and the rounds.
+func waterFill(ctx context.Context, lv *levelProblem, ew *entityWeights, method roundMethod, set *lp.Settings) ([][]float64, []waterRound, error) {
 	n := lv.numClasses()
 	done := make([]bool, n)
+	rs := &roundSolver{method: method, ew: ew, set: set}
+	defer rs.close()
 	var y [][]float64
 	var rounds []waterRound
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		lv.slope = weights(done)
+		lv.slope = ew.weights(done)
 		active := false
 		for c, s := range lv.slope {
 			active = active || (s > 0 && !done[c])
@@ -100,21 +119,19 @@ func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) 
 		if !active {
 			break
 		}
-		for c := range lv.base {
-			lv.base[c] = 0
-			if y != nil {
-				lv.base[c] = lv.value(c, y[c])
-			}
-		}
-		sol, err := solveRound(ctx, lv, y, decomposed, set)
+		sol, err := rs.solve(ctx, lv, y)
 		if err != nil {
 			return nil, nil, fmt.Errorf("alloc: water-filling round %d: %w", len(rounds)+1, err)
 		}
 		y = sol.y
 		r := waterRound{z: sol.t, value: make([]float64, n)}
 		for c := range y {
-			r.value[c] = lv.value(c, y[c])
-			if !done[c] && (sol.blocked[c] || atCap(lv, c, y[c])) {
+			// The level reached is the next round's base. A class may get
+			// more in this round's optimum (above its row), but how much
+			// depends on the vertex the solver stops at; carrying it over
+			// would give the class a head start that leximin does not.
+			r.value[c] = min(lv.value(c, y[c]), lv.base[c]+lv.slope[c]*sol.t)
+			if !done[c] && (sol.blocked[c] || r.value[c] >= lv.cap(c)*(1-capTol)) {
 				done[c] = true
 				r.stopped = append(r.stopped, c)
 			}
@@ -134,22 +151,77 @@ func waterFill(ctx context.Context, lv *levelProblem, weights func(done []bool) 
 			r.stopped = append(r.stopped, top)
 		}
 		rounds = append(rounds, r)
+		copy(lv.base, r.value)
 	}
 	return y, rounds, nil
 }
 
-// solveRound solves one round: by the full LP over classes, whose vertex
-// duals say exactly which classes are stopped, unless decomposed is set or
-// the backend gives no duals (gonum); then by the decomposition, whose
-// prices are accurate to its tolerance only.
-func solveRound(ctx context.Context, lv *levelProblem, start [][]float64, decomposed bool, set *lp.Settings) (*levelSolution, error) {
-	if !decomposed {
-		sol, err := solveLevelFull(ctx, lv, set)
-		if err != nil || sol.blocked != nil {
-			return sol, err
-		}
+// roundMethod selects how water-filling rounds are solved.
+type roundMethod int
+
+const (
+	// warmRounds keeps the round LP loaded and re-solves it from the
+	// previous round's basis (roundLP): the default.
+	warmRounds roundMethod = iota
+	// coldRounds builds and solves each round's LP from scratch: the
+	// reference warmRounds is tested against.
+	coldRounds
+	// decomposedRounds solves each round by the decomposition, whose
+	// prices are accurate to its tolerance only.
+	decomposedRounds
+)
+
+// roundMethodOf returns the method of a policy's Decomposed option.
+func roundMethodOf(decomposed bool) roundMethod {
+	if decomposed {
+		return decomposedRounds
 	}
-	return solveLevelDecomposed(ctx, lv, start, set)
+	return warmRounds
+}
+
+// roundSolver solves the rounds of one water filling by its method, and
+// falls back to the decomposition when the LP backend gives no duals
+// (gonum), which the stopping rule needs.
+type roundSolver struct {
+	method roundMethod
+	ew     *entityWeights
+	set    *lp.Settings
+	warm   *roundLP
+	solved int // rounds solved so far
+}
+
+// solve solves the round of lv; start is the previous round's bundles (nil
+// in the first round).
+func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]float64) (*levelSolution, error) {
+	var sol *levelSolution
+	var err error
+	switch {
+	case rs.method == coldRounds, rs.method == warmRounds && rs.solved == 0:
+		// Many water fillings end after a round or two, and the round LP's
+		// first solve is cold and bigger than the direct LP's: the first
+		// round is solved directly.
+		sol, err = solveLevelFull(ctx, lv, rs.set)
+	case rs.method == warmRounds:
+		if rs.warm == nil {
+			if rs.warm, err = newRoundLP(lv, rs.ew, rs.set); err != nil {
+				return nil, err
+			}
+		}
+		sol, err = rs.warm.solve(ctx, lv)
+	}
+	rs.solved++
+	if sol != nil && sol.blocked != nil || err != nil {
+		return sol, err
+	}
+	rs.method = decomposedRounds
+	return solveLevelDecomposed(ctx, lv, start, rs.set)
+}
+
+// close frees the round LP, if any.
+func (rs *roundSolver) close() {
+	if rs.warm != nil {
+		rs.warm.close()
+	}
 }
 
 // stoppedActive reports whether a class with a positive slope was stopped.
@@ -160,10 +232,4 @@ func stoppedActive(lv *levelProblem, stopped []int) bool {
 		}
 	}
 	return false
-}
-
-// atCap reports whether class c's bundle y reaches the most it can: its
-// whole gang on its densest type.
-func atCap(lv *levelProblem, c int, y []float64) bool {
-	return lv.value(c, y) >= lv.cap(c)*(1-capTol)
 }

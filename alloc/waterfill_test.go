@@ -31,39 +31,30 @@ func TestWaterFillingGavelExample(t *testing.T) {
 	// Round 1: job 1 reaches 1.0 (a whole GPU, its cap) and jobs 2-4 a third
 	// each, respecting the weights 3:1:1:1; job 1 is stopped. Round 2: jobs
 	// 2-4 get whole GPUs.
-	for _, decomposed := range []bool{false, true} {
-		t.Run(fmt.Sprint(decomposed), func(t *testing.T) {
+	for _, method := range []roundMethod{warmRounds, coldRounds, decomposedRounds} {
+		t.Run(fmt.Sprint(method), func(t *testing.T) {
 			p := gavelHierarchyExample(t)
 			for _, tc := range []struct {
 				name string
-				lv   func() (*levelProblem, func([]bool) []float64)
+				lv   func() (*levelProblem, *entityWeights)
 			}{
-				{"water-filling", func() (*levelProblem, func([]bool) []float64) {
+				{"water-filling", func() (*levelProblem, *entityWeights) {
 					lv, _, err := maxMinProblem(p, false)
 					if err != nil {
 						t.Fatal(err)
 					}
-					w := append([]float64(nil), lv.slope...)
-					return lv, func(done []bool) []float64 {
-						out := make([]float64, len(w))
-						for c := range w {
-							if !done[c] {
-								out[c] = w[c]
-							}
-						}
-						return out
-					}
+					return lv, classEntities(lv)
 				}},
-				{"hierarchical", func() (*levelProblem, func([]bool) []float64) {
+				{"hierarchical", func() (*levelProblem, *entityWeights) {
 					lv, _, ent, err := Hierarchical{}.problem(p)
 					if err != nil {
 						t.Fatal(err)
 					}
-					return lv, ent.weights
+					return lv, ent
 				}},
 			} {
-				lv, weights := tc.lv()
-				_, rounds, err := waterFill(context.Background(), lv, weights, decomposed, nil)
+				lv, ew := tc.lv()
+				_, rounds, err := waterFill(context.Background(), lv, ew, method, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

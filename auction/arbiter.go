@@ -23,6 +23,12 @@ type ArbiterSettings struct {
 	// Filter is Themis' fairness knob f in [0, 1]: each round invites the
 	// ⌈(1-f)·n⌉ of the n apps with the worst current rho, at least one.
 	Filter float64
+	// Patience, when positive, bounds starvation: an app that held no GPU
+	// after each of the last Patience rounds it bid in is overdue, and in
+	// the next round it is invited to it takes its best row that fits the
+	// offer before the auction runs (see Arbiter). 0 is Themis as
+	// published, where an app can lose every round (TestArbiterStarvation).
+	Patience int
 }
 
 // Arbiter is Themis' multi-round auction arbiter (section 3.3.2, Pseudocode
@@ -49,6 +55,20 @@ type ArbiterSettings struct {
 // go to the invited apps other than the payer, which keeps the arbiter
 // work-conserving and stops a zero c_i from stranding GPUs.
 //
+// Starvation: Themis argues (§3.3.2) that a loser's rho grows until it
+// wins, but an app holding nothing already has rho +Inf, and the auction
+// maximises Π 1/rho over what it can give: two 1-GPU apps holding nothing
+// beat one 2-GPU app holding nothing in every round, however long it waits.
+// With Patience p > 0, an invited app that is overdue (it held no GPU after
+// each of the last p rounds it bid in) is served before the auction,
+// worst rho first: it leases the lowest-rho row of its bid that fits what
+// is left of the offer, for a full lease and no payment (GrantKind Overdue);
+// the auction then runs over the rest, with the rows that still fit. So an
+// overdue app wins in the first round whose offer holds one of its rows,
+// and, as long as apps holding nothing are invited first (rho +Inf), every
+// app with work holds GPUs within a bounded number of rounds. The guard
+// gives up the auction's guarantees (c_i, payments) for those grants only.
+//
 // Current rho, cached per app as the proof of Theorem 3.3 needs: an app
 // holding nothing has rho +Inf (equation 1: it never finishes), so waiting
 // apps come first. Otherwise the arbiter prices what the app holds from the
@@ -71,10 +91,12 @@ type Arbiter struct {
 	c      topology.Cluster
 	lease  time.Duration
 	filter float64
-	rng    *rand.Rand
-	now    time.Time
-	slots  [][]slot // [server][slot]
-	apps   map[string]*appState
+	// patience is ArbiterSettings.Patience.
+	patience int
+	rng      *rand.Rand
+	now      time.Time
+	slots    [][]slot // [server][slot]
+	apps     map[string]*appState
 }
 
 // slot is one GPU: free, failed, or leased to app over [start, end). A
@@ -95,6 +117,8 @@ type appState struct {
 	table   *ftf.BidTable
 	base    []int // GPUs held per server when table was bid
 	rho     float64
+	// hungry counts the rounds in a row it bid in and held no GPU after.
+	hungry int
 }
 
 // NewArbiter returns an arbiter of the cluster's GPUs, all free, with no
@@ -120,7 +144,10 @@ func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbit
 	if !(set.Filter >= 0 && set.Filter <= 1) {
 		return nil, badInput("ArbiterSettings.Filter", "", alloc.ErrValue, "%v is outside [0, 1]", set.Filter)
 	}
-	a := &Arbiter{c: c, lease: set.Lease, filter: set.Filter, rng: rand.New(src), apps: map[string]*appState{}}
+	if set.Patience < 0 {
+		return nil, badInput("ArbiterSettings.Patience", "", alloc.ErrValue, "%d is negative", set.Patience)
+	}
+	a := &Arbiter{c: c, lease: set.Lease, filter: set.Filter, patience: set.Patience, rng: rand.New(src), apps: map[string]*appState{}}
 	a.slots = make([][]slot, len(c.Servers))
 	for s, sv := range c.Servers {
 		a.slots[s] = make([]slot, sv.GPUs)

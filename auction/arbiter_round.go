@@ -24,6 +24,10 @@ const (
 	// Payment: a winner's hidden payment, the rest of its lease after
 	// c_i·Lease, given at random to an app not invited.
 	Payment
+	// Overdue: a row granted before the auction, for a full lease, to an
+	// app that bid in ArbiterSettings.Patience rounds in a row and held no
+	// GPU after any of them.
+	Overdue
 )
 
 func (k GrantKind) String() string {
@@ -34,6 +38,8 @@ func (k GrantKind) String() string {
 		return "leftover"
 	case Payment:
 		return "payment"
+	case Overdue:
+		return "overdue"
 	}
 	return "GrantKind(?)"
 }
@@ -46,7 +52,7 @@ type Grant struct {
 	// From and Until bound the lease. For a Payment From is when the payer's
 	// lease ends; if the payer leaves earlier, the GPUs pass on then.
 	From, Until time.Time
-	Keep        float64 // c_i of a Won grant; 0 otherwise
+	Keep        float64 // c_i of a Won grant, 1 for Overdue; 0 otherwise
 	Payer       string  // the winner whose payment this is
 }
 
@@ -59,14 +65,16 @@ type Ranked struct {
 // Round is what one Advance did.
 type Round struct {
 	At time.Time
-	// Offer is the free GPUs auctioned; its Total is 0 when no round ran.
+	// Offer is the free GPUs offered; its Total is 0 when no round ran.
+	// Overdue grants come out of it first; the auction gets the rest.
 	Offer ftf.Offer
 	// Ranking is every app, worst current rho first; Invited is its first
 	// ⌈(1-f)·n⌉.
 	Ranking []Ranked
 	Invited []string
-	// Bids are the invited apps' valid bids, Outcome the auction over them
-	// (nil when there were none).
+	// Bids are the invited apps' valid bids that went to the auction (less
+	// overdue apps served before it, and rows that no longer fit), Outcome
+	// the auction over them (nil when there were none).
 	Bids    []Bid
 	Outcome *TableOutcome
 	Grants  []Grant
@@ -121,21 +129,29 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 			waitBids = append(waitBids, Bid{App: id, Table: wait})
 		}
 	}
-	leftover := r.Offer.Free
+	bidders := make([]string, len(r.Bids))
+	for i, b := range r.Bids {
+		bidders[i] = b.App
+	}
+	offer := r.Offer
+	if a.patience > 0 {
+		offer, r.Bids, waitBids = a.serveOverdue(r, waitBids, uninvited)
+	}
+	leftover := offer.Free
 	if len(r.Bids) > 0 {
-		out, err := AuctionTables(ctx, r.Offer, r.Bids)
+		out, err := AuctionTables(ctx, offer, r.Bids)
 		if err != nil {
 			return nil, err // bids are valid: only ctx can fail here
 		}
 		// c_i from the bids with losing priced as waiting, so that a winner
 		// keeping out an app that holds nothing does not pay everything.
-		if out.Keep, err = newSearch(r.Offer, waitBids).keeps(ctx, out.Row); err != nil {
+		if out.Keep, err = newSearch(offer, waitBids).keeps(ctx, out.Row); err != nil {
 			return nil, err
 		}
 		r.Outcome, leftover = out, out.Leftover
 		for i, b := range r.Bids {
 			if out.Row[i] >= 0 {
-				a.grantWon(r, b.App, b.Table.Rows[out.Row[i]], out.Keep[i], uninvited)
+				a.grantRow(r, b.App, Won, b.Table.Rows[out.Row[i]], out.Keep[i], uninvited)
 			}
 		}
 	}
@@ -153,22 +169,78 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 	for _, id := range a.Apps() { // prices leftover and payment grants too
 		a.apps[id].rho = a.cachedRho(id)
 	}
+	for _, id := range bidders {
+		if st := a.apps[id]; st.gpus == 0 {
+			st.hungry++
+		} else {
+			st.hungry = 0
+		}
+	}
 	return r, nil
 }
 
-// grantWon leases app's winning row for c·Lease and, when c < 1, schedules
-// the rest of the lease as a payment to an app drawn at random.
-func (a *Arbiter) grantWon(r *Round, app string, row ftf.Row, c float64, uninvited map[string]bool) {
+// serveOverdue grants each overdue bidder (see ArbiterSettings.Patience), in
+// ranking order, the lowest-rho row of its bid that fits what is left of
+// the offer, for a full lease. It returns what is left and the other bids
+// and waitBids, each with the rows that still fit (a bid left with none
+// drops out).
+func (a *Arbiter) serveOverdue(r *Round, waitBids []Bid, uninvited map[string]bool) (ftf.Offer, []Bid, []Bid) {
+	free := slices.Clone(r.Offer.Free)
+	served := map[string]bool{}
+	for _, b := range r.Bids {
+		if a.apps[b.App].hungry < a.patience {
+			continue
+		}
+		best := -1
+		for i, row := range b.Table.Rows {
+			if covers(free, row.Counts) && (best < 0 || row.Rho < b.Table.Rows[best].Rho) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		row := b.Table.Rows[best]
+		a.grantRow(r, b.App, Overdue, row, 1, uninvited)
+		for s, n := range row.Counts {
+			free[s] -= n
+		}
+		served[b.App] = true
+	}
+	if len(served) == 0 {
+		return r.Offer, r.Bids, waitBids
+	}
+	fitting := func(bids []Bid) []Bid {
+		var out []Bid
+		for _, b := range bids {
+			if served[b.App] {
+				continue
+			}
+			t := b.Table
+			t.Rows = slices.DeleteFunc(slices.Clone(t.Rows), func(row ftf.Row) bool { return !covers(free, row.Counts) })
+			if len(t.Rows) > 0 {
+				out = append(out, Bid{App: b.App, Table: t})
+			}
+		}
+		return out
+	}
+	return ftf.Offer{Cluster: r.Offer.Cluster, Free: free}, fitting(r.Bids), fitting(waitBids)
+}
+
+// grantRow leases app's row, won in the auction or overdue (kind), for
+// c·Lease and, when c < 1, schedules the rest of the lease as a payment to
+// an app drawn at random.
+func (a *Arbiter) grantRow(r *Round, app string, kind GrantKind, row ftf.Row, c float64, uninvited map[string]bool) {
 	now, full := r.At, r.At.Add(a.lease)
 	end := now.Add(time.Duration(math.Round(c * float64(a.lease))))
 	var gpus []topology.GPU
 	for s, n := range row.Counts {
 		if n > 0 {
-			gpus = append(gpus, a.leaseSlots(app, Won, s, n, now, end)...)
+			gpus = append(gpus, a.leaseSlots(app, kind, s, n, now, end)...)
 		}
 	}
 	a.apps[app].lastWon = now
-	r.Grants = append(r.Grants, Grant{App: app, Kind: Won, GPUs: gpus, From: now, Until: end, Keep: c})
+	r.Grants = append(r.Grants, Grant{App: app, Kind: kind, GPUs: gpus, From: now, Until: end, Keep: c})
 	if !end.Before(full) {
 		return
 	}

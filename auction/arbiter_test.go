@@ -178,6 +178,10 @@ func (m *arbMachine) checkRound(t *rapid.T, r *Round) {
 			if want := time.Duration(math.Round(g.Keep * float64(m.lease))); g.Until.Sub(g.From) != want || g.Keep < 0 || g.Keep > 1 {
 				t.Fatalf("%s won for %v with c = %v, want %v", g.App, g.Until.Sub(g.From), g.Keep, want)
 			}
+		case Overdue:
+			if !invited[g.App] || g.Keep != 1 || g.Until.Sub(g.From) != m.lease {
+				t.Fatalf("overdue grant %+v: not invited (%v) or not a full lease", g, r.Invited)
+			}
 		case Leftover, Payment:
 			if len(r.Invited) < n && invited[g.App] {
 				t.Fatalf("%v to %s, which was invited (%v)", g.Kind, g.App, r.Invited)
@@ -240,7 +244,8 @@ func TestArbiterStateMachine(t *testing.T) {
 			lease:  time.Duration(rapid.IntRange(1, 20).Draw(t, "leaseMin")) * time.Minute,
 			filter: rapid.SampledFrom([]float64{0, 0.25, 0.5, 0.8, 1}).Draw(t, "f")}
 		var err error
-		m.arb, err = NewArbiter(c, &ArbiterSettings{Lease: m.lease, Filter: m.filter}, rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		patience := rapid.IntRange(0, 3).Draw(t, "patience")
+		m.arb, err = NewArbiter(c, &ArbiterSettings{Lease: m.lease, Filter: m.filter, Patience: patience}, rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,6 +318,7 @@ func TestArbiterInputErrors(t *testing.T) {
 		{"negative lease", c, ArbiterSettings{Lease: -time.Second}},
 		{"filter above 1", c, ArbiterSettings{Filter: 1.5}},
 		{"filter NaN", c, ArbiterSettings{Filter: math.NaN()}},
+		{"negative patience", c, ArbiterSettings{Patience: -1}},
 	} {
 		if _, err := NewArbiter(tc.c, &tc.s, src); !errors.Is(err, alloc.ErrValue) {
 			t.Errorf("%s: NewArbiter error = %v, want alloc.ErrValue", tc.name, err)
@@ -348,19 +354,25 @@ func TestArbiterInputErrors(t *testing.T) {
 	}
 }
 
-// TestArbiterEveryAppWins: at f = 1 (one app invited per round) apps that
-// keep having work (none leaves) each hold GPUs within a bounded number of
-// leases, even with more apps than GPUs. An app holding nothing has rho
-// +Inf and the apps that never won, or won longest ago, rank first; alone in
-// the auction it keeps its row whole (c = 1). For f < 1 this fails:
-// TestArbiterStarvation.
+// TestArbiterEveryAppWins: apps that keep having work (none leaves) each
+// hold GPUs within a bounded number of leases, even with more apps than
+// GPUs. At f = 1 (one app invited per round) this is Themis as published:
+// an app holding nothing has rho +Inf and the apps that never won, or won
+// longest ago, rank first; alone in the auction it keeps its row whole
+// (c = 1). For f < 1 it needs ArbiterSettings.Patience (without it:
+// TestArbiterStarvation): an app that stays hungry for p of its bids is
+// served before the next auction it is invited to.
 func TestArbiterEveryAppWins(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genCluster(t)
 		gpus := len(c.AllGPUs())
 		n := rapid.IntRange(1, min(gpus+3, 8)).Draw(t, "apps")
 		lease := 10 * time.Minute
-		arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: 1}, rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
+		set := &ArbiterSettings{Lease: lease, Filter: rapid.SampledFrom([]float64{0, 0.25, 0.5, 0.8, 1}).Draw(t, "f")}
+		if set.Filter < 1 {
+			set.Patience = rapid.IntRange(1, 3).Draw(t, "patience")
+		}
+		arb, err := NewArbiter(c, set, rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +385,7 @@ func TestArbiterEveryAppWins(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		horizon := now.Add(time.Duration(n+1) * lease)
+		horizon := now.Add(time.Duration((n+1)*(set.Patience+1)) * lease)
 		for rounds := 0; now.Before(horizon); rounds++ {
 			if _, err := arb.Advance(context.Background(), now); err != nil {
 				t.Fatal(err)
@@ -405,7 +417,8 @@ func TestArbiterEveryAppWins(t *testing.T) {
 // not read the ranking, and leftovers and payments go to the app left out.
 // The paper's argument that a loser's rho grows until it wins assumes its
 // value for nothing is 0 while the others' rows stay as good; here every
-// invited app holds nothing.
+// invited app holds nothing. ArbiterSettings.Patience ends the starvation
+// (TestArbiterPatience).
 func TestArbiterStarvation(t *testing.T) {
 	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
 	lease := 10 * time.Minute
@@ -433,4 +446,54 @@ func TestArbiterStarvation(t *testing.T) {
 		}
 		now, _ = arb.NextEvent()
 	}
+}
+
+// TestArbiterPatience: TestArbiterStarvation's cluster with Patience 2.
+// app02 bids and loses twice, then is served before the auction: its grant
+// is Overdue, for a full lease, and no app is served that way before it
+// has lost two bids.
+func TestArbiterPatience(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
+	lease := 10 * time.Minute
+	arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: 0.25, Patience: 2}, rand.NewPCG(0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []int{1, 1, 2, 1} {
+		job := ftf.SingleJob{ItersLeft: 1e9, ItersTotal: 1e9, IterTime: 1, DemandMax: d, ClusterGPUs: 2, Contention: 4, Slowdown: topology.DefaultSlowdown()}
+		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), testAgent{job: job, start: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := map[string]int{}
+	now := t0
+	for now.Before(t0.Add(20 * lease)) {
+		r, err := arb.Advance(context.Background(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range r.Grants {
+			if g.Kind != Overdue {
+				continue
+			}
+			if lost[g.App] < 2 || g.Keep != 1 || g.Until.Sub(g.From) != lease {
+				t.Fatalf("overdue grant %+v after %d lost bids", g, lost[g.App])
+			}
+			if g.App == "app02" {
+				return
+			}
+		}
+		for _, b := range r.Bids {
+			if total(arb.Held(b.App)) == 0 {
+				lost[b.App]++
+			} else {
+				lost[b.App] = 0
+			}
+		}
+		if total(arb.Held("app02")) > 0 {
+			t.Fatalf("app02 holds GPUs at %v without an overdue grant", now.Sub(t0))
+		}
+		now, _ = arb.NextEvent()
+	}
+	t.Fatal("app02 still starves with Patience 2")
 }

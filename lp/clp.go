@@ -181,13 +181,20 @@ func (c *rowMapping) mapRows(m *Model, first int) {
 	for i := first; i < len(m.rows); i++ {
 		if allZero(m.rows[i]) {
 			c.rowMap = append(c.rowMap, -1)
-			if c.emptyBad == "" && (m.rowLo[i] > 0 || m.rowHi[i] < 0) {
-				c.emptyBad = fmt.Sprintf("row %q has no nonzero coefficient and range [%v, %v]", m.rnames[i], m.rowLo[i], m.rowHi[i])
-			}
+			c.checkEmpty(m, i)
 			continue
 		}
 		c.rowMap = append(c.rowMap, c.nclp)
 		c.nclp++
+	}
+}
+
+// checkEmpty records row i of m, which has no nonzero coefficient, as the
+// reason the model is infeasible if its range excludes 0 and no earlier
+// row was.
+func (c *rowMapping) checkEmpty(m *Model, i int) {
+	if c.emptyBad == "" && (m.rowLo[i] > 0 || m.rowHi[i] < 0) {
+		c.emptyBad = fmt.Sprintf("row %q has no nonzero coefficient and range [%v, %v]", m.rnames[i], m.rowLo[i], m.rowHi[i])
 	}
 }
 
@@ -221,6 +228,79 @@ func (c *clpModel) addRows(m *Model, first int) {
 	C.Clp_addRows(c.p, C.int(add), cdoubles(lo), cdoubles(hi), cbigs(start), cints(cols), cdoubles(vals))
 }
 
+// setBounds copies the bounds of m's columns and of its first rows (those
+// already loaded) into CLP, and checks its empty rows again. The basis is
+// kept for the next warm solve.
+func (c *clpModel) setBounds(m *Model, rows int) {
+	collb := make([]C.double, c.ncols)
+	colub := make([]C.double, c.ncols)
+	for j := range c.ncols {
+		collb[j], colub[j] = C.double(clpBound(m.lower[j])), C.double(clpBound(m.upper[j]))
+	}
+	C.Clp_chgColumnLower(c.p, cdoubles(collb))
+	C.Clp_chgColumnUpper(c.p, cdoubles(colub))
+	rowlb := make([]C.double, c.nclp)
+	rowub := make([]C.double, c.nclp)
+	c.emptyBad = ""
+	for i, k := range c.rowMap[:rows] {
+		if k >= 0 {
+			rowlb[k], rowub[k] = C.double(clpBound(m.rowLo[i])), C.double(clpBound(m.rowHi[i]))
+		} else {
+			c.checkEmpty(m, i)
+		}
+	}
+	C.Clp_chgRowLower(c.p, cdoubles(rowlb))
+	C.Clp_chgRowUpper(c.p, cdoubles(rowub))
+	// A nonbasic variable (or row) left at a side that is now infinite,
+	// or fixed between bounds that now differ, makes CLP's dual simplex
+	// report a feasible model infeasible: move it to a side that exists.
+	for j := range c.ncols {
+		if st := C.Clp_getColumnStatus(c.p, C.int(j)); st != clpBasic {
+			if want := nonbasicStatus(int(st), m.lower[j], m.upper[j]); want != int(st) {
+				C.Clp_setColumnStatus(c.p, C.int(j), C.int(want))
+			}
+		}
+	}
+	for i, k := range c.rowMap[:rows] {
+		if k < 0 {
+			continue
+		}
+		if st := C.Clp_getRowStatus(c.p, C.int(k)); st != clpBasic {
+			if want := nonbasicStatus(int(st), m.rowLo[i], m.rowHi[i]); want != int(st) {
+				C.Clp_setRowStatus(c.p, C.int(k), C.int(want))
+			}
+		}
+	}
+}
+
+// CLP's basis statuses (ClpSimplex::Status).
+const (
+	clpFree       = 0
+	clpBasic      = 1
+	clpAtUpper    = 2
+	clpAtLower    = 3
+	clpSuperBasic = 4
+	clpFixed      = 5
+)
+
+// nonbasicStatus returns the status a nonbasic variable with status st
+// should have within bounds [lo, hi]: st when its side still exists, else
+// the side that does, or free.
+func nonbasicStatus(st int, lo, hi float64) int {
+	loInf, hiInf := math.IsInf(lo, -1), math.IsInf(hi, 1)
+	switch {
+	case st == clpFixed && lo == hi, st == clpAtUpper && !hiInf, st == clpAtLower && !loInf:
+		return st
+	case st == clpFree && loInf && hiInf, st == clpSuperBasic:
+		return st
+	case !loInf:
+		return clpAtLower
+	case !hiInf:
+		return clpAtUpper
+	}
+	return clpFree
+}
+
 // close frees the ClpSimplex.
 func (c *clpModel) close() {
 	if c.p != nil {
@@ -230,8 +310,10 @@ func (c *clpModel) close() {
 }
 
 // run solves the loaded model: from scratch with set's method and presolve,
-// or, when warm, by dual simplex from the current basis (rows added since
-// the last solve make it primal infeasible but keep it dual feasible).
+// or, when warm, from the current basis: by dual simplex (rows added since
+// the last solve make it primal infeasible but keep it dual feasible), or
+// by primal simplex when set asks for it (for changes that keep the basis
+// primal feasible).
 func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution, error) {
 	if c.emptyBad != "" {
 		return &Solution{Status: Infeasible, Backend: CLP}, fmt.Errorf("%w: %s", ErrInfeasible, c.emptyBad)
@@ -243,9 +325,12 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 	C.Clp_setMaximumSeconds(c.p, C.double(lim.seconds))
 	C.Clp_setMaximumIterations(c.p, C.int(lim.iterations))
 	C.Clp_setNumberIterations(c.p, 0)
-	if warm {
+	switch {
+	case warm && set.Method == PrimalSimplex:
+		C.Clp_primal(c.p, 0)
+	case warm:
 		C.Clp_dual(c.p, 0)
-	} else {
+	default:
 		opts := C.ClpSolve_new()
 		C.ClpSolve_setSolveType(opts, C.int(clpSolveType(set.Method)), -1)
 		presolve := 1 // off

@@ -17,6 +17,8 @@ func newCLPModel(*Model) *clpModel { panic("lp: CLP backend not compiled in") }
 
 func (*clpModel) addRows(*Model, int) {}
 
+func (*clpModel) setBounds(*Model, int) {}
+
 func (*clpModel) close() {}
 
 func (*clpModel) run(context.Context, Settings, bool) (*Solution, error) {

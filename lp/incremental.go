@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -17,6 +18,14 @@ import (
 // LPs: a cold solve may land on another optimal vertex each round, with new
 // small violations, and row generation then fails to converge.
 //
+// Row ranges and variable bounds may also change between solves
+// (SetRowBounds, SetVarBounds), for sequences of LPs that differ only in
+// their bounds. The re-solve starts from the previous basis: dual simplex
+// by default, which suits rows added or bounds tightened (the basis stays
+// dual feasible); primal simplex when Settings.Method is PrimalSimplex,
+// which suits changes that keep the previous basis primal feasible. Either
+// ends at a vertex, so row duals are vertex duals.
+//
 // An Incremental is not safe for concurrent use. Close frees the solver's
 // memory; an Incremental that is not closed is freed when it is garbage
 // collected.
@@ -27,6 +36,7 @@ type Incremental struct {
 	cleanup runtime.Cleanup
 	loaded  int  // rows of m already loaded into clp
 	warm    bool // clp holds a basis from an earlier solve
+	bounded bool // bounds changed since the last solve
 	closed  bool
 }
 
@@ -57,6 +67,38 @@ func (in *Incremental) AddConstraint(name string, terms []Term, op Op, rhs float
 // next Solve includes it.
 func (in *Incremental) AddRange(name string, terms []Term, lo, hi float64) Row {
 	return in.m.AddRange(name, terms, lo, hi)
+}
+
+// SetRowBounds sets row r's range to lo ≤ Σ terms ≤ hi (either side may be
+// infinite); the next Solve uses it. Invalid input (an unknown row, NaN, an
+// empty range) is reported by the next Solve.
+func (in *Incremental) SetRowBounds(r Row, lo, hi float64) {
+	m := in.m
+	switch {
+	case r < 0 || int(r) >= len(m.rows):
+		m.fail(fmt.Errorf("%w: row %d of %d", ErrInvalidModel, r, len(m.rows)))
+	case math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1):
+		m.fail(fmt.Errorf("%w: row %q has empty range [%v, %v]", ErrInvalidModel, m.rnames[r], lo, hi))
+	default:
+		m.rowLo[r], m.rowHi[r] = lo, hi
+		in.bounded = true
+	}
+}
+
+// SetVarBounds sets v's bounds to [lo, hi] (use -Inf and Inf for free
+// sides); the next Solve uses them. Invalid input (an unknown variable,
+// NaN, empty bounds) is reported by the next Solve.
+func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
+	m := in.m
+	switch {
+	case v < 0 || int(v) >= len(m.obj):
+		m.fail(fmt.Errorf("%w: variable %d of %d", ErrInvalidModel, v, len(m.obj)))
+	case math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1):
+		m.fail(fmt.Errorf("%w: variable %q has empty bounds [%v, %v]", ErrInvalidModel, m.names[v], lo, hi))
+	default:
+		m.lower[v], m.upper[v] = lo, hi
+		in.bounded = true
+	}
 }
 
 // NumVars returns the number of columns.
@@ -97,9 +139,13 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		in.loaded = len(in.m.rows)
 		in.cleanup = runtime.AddCleanup(in, func(c *clpModel) { c.close() }, in.clp)
 	} else {
+		if in.bounded {
+			in.clp.setBounds(in.m, in.loaded)
+		}
 		in.clp.addRows(in.m, in.loaded)
 		in.loaded = len(in.m.rows)
 	}
+	in.bounded = false
 	sol, err := in.clp.run(ctx, in.set, in.warm)
 	// CLP keeps a basis after any solve; dual simplex restarts from it.
 	in.warm = true

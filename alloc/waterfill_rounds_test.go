@@ -1,0 +1,104 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestPropertyWarmRoundsEqualCold checks that water filling with the round
+// LP kept loaded and re-solved warm (roundLP, the default) gives every job
+// the value it gets when each round's LP is built and solved from scratch,
+// single-level and hierarchical with fair and FIFO entities, on instances of
+// LP-NOTES.md's family.
+func TestPropertyWarmRoundsEqualCold(t *testing.T) {
+	if !clpInBinary() {
+		t.Skip("without cgo both fall back to the decomposition (no duals)")
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		jobs := rapid.IntRange(2, 40).Draw(t, "jobs")
+		types := rapid.IntRange(1, 4).Draw(t, "types")
+		p := randomMaxMinProblem(t, jobs, types, rapid.Uint64().Draw(t, "seed"))
+		withEntities(p, rapid.IntRange(1, 4).Draw(t, "entities"))
+		var fifo []UserID
+		for _, u := range p.Users {
+			if rapid.Bool().Draw(t, "fifo") {
+				fifo = append(fifo, u.ID)
+			}
+		}
+		single := rapid.Bool().Draw(t, "single level")
+		values := func(method roundMethod) ([]float64, int) {
+			var lv *levelProblem
+			var ew *entityWeights
+			if single {
+				var err error
+				if lv, _, err = maxMinProblem(p, false); err != nil {
+					t.Fatal(err)
+				}
+				ew = classEntities(lv)
+			} else {
+				var err error
+				if lv, _, ew, err = (Hierarchical{FIFO: fifo}).problem(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			y, rounds, err := waterFill(context.Background(), lv, ew, method, nil)
+			if err != nil {
+				t.Fatalf("method %d: %v", method, err)
+			}
+			v := make([]float64, len(y))
+			for c := range y {
+				v[c] = lv.value(c, y[c])
+			}
+			return v, len(rounds)
+		}
+		warm, nw := values(warmRounds)
+		cold, nc := values(coldRounds)
+		for c := range cold {
+			if math.Abs(warm[c]-cold[c]) > 1e-6*max(1, cold[c]) {
+				t.Fatalf("class %d: warm %v, cold %v (%d warm rounds, %d cold)\nwarm %v\ncold %v", c, warm[c], cold[c], nw, nc, warm, cold)
+			}
+		}
+	})
+}
+
+// TestWarmRoundsBenchInstance checks warm against cold rounds on the
+// benchmark's family at 128 jobs with 2 FIFO entities of 16 (dozens of
+// rounds; the first is solved directly in both).
+func TestWarmRoundsBenchInstance(t *testing.T) {
+	if !clpInBinary() {
+		t.Skip("without cgo both fall back to the decomposition (no duals)")
+	}
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			p := randomMaxMinProblem(t, 128, 3, seed)
+			withEntities(p, 16)
+			h := Hierarchical{FIFO: []UserID{"e0", "e1"}}
+			var got [2][]float64
+			for i, method := range []roundMethod{warmRounds, coldRounds} {
+				lv, _, ew, err := h.problem(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				y, rounds, err := waterFill(context.Background(), lv, ew, method, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rounds) < 10 {
+					t.Fatalf("%d rounds: too few to test warm rounds", len(rounds))
+				}
+				for c := range y {
+					got[i] = append(got[i], lv.value(c, y[c]))
+				}
+			}
+			for c := range got[0] {
+				if math.Abs(got[0][c]-got[1][c]) > 1e-6*max(1, got[1][c]) {
+					t.Errorf("class %d: warm %v, cold %v", c, got[0][c], got[1][c])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package lp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestPropertyIncrementalBounds changes the row ranges and variable bounds
+// of a loaded model between solves, keeping a known point feasible, and
+// checks every warm re-solve against a cold solve of the changed model,
+// for each backend and warm method.
+func TestPropertyIncrementalBounds(t *testing.T) {
+	var sets []Settings
+	for _, b := range backends() {
+		sets = append(sets, Settings{Backend: b})
+		if b == CLP {
+			sets = append(sets, Settings{Backend: b, Method: PrimalSimplex})
+		}
+	}
+	for _, set := range sets {
+		t.Run(fmt.Sprint(set.Backend, "/", set.Method), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				lp := genFeasibleLP().Draw(t, "lp")
+				in, err := NewIncremental(lp.m, &set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				for round := range 3 {
+					if round > 0 {
+						rebound(t, in, lp.x0)
+					}
+					warm, err := in.Solve(context.Background())
+					if err != nil {
+						t.Fatalf("round %d: warm solve: %v", round, err)
+					}
+					cold, err := Solve(context.Background(), in.m, &Settings{Backend: set.Backend})
+					if err != nil {
+						t.Fatalf("round %d: cold solve: %v", round, err)
+					}
+					if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
+						t.Fatalf("round %d: warm objective %v, cold %v", round, warm.Objective, cold.Objective)
+					}
+				}
+			})
+		})
+	}
+}
+
+// rebound draws new bounds for some variables and rows of in, each
+// containing x0 (so the model stays feasible and bounded).
+func rebound(t *rapid.T, in *Incremental, x0 []float64) {
+	for j := range in.NumVars() {
+		if rapid.Bool().Draw(t, "change var") {
+			lo := x0[j] - float64(rapid.IntRange(0, 4).Draw(t, "below"))
+			hi := x0[j] + float64(rapid.IntRange(0, 4).Draw(t, "above"))
+			in.SetVarBounds(Var(j), lo, hi)
+		}
+	}
+	for i := range in.NumRows() {
+		if !rapid.Bool().Draw(t, "change row") {
+			continue
+		}
+		var act float64
+		for _, term := range in.m.rows[i] {
+			act += term.Coef * x0[term.Var]
+		}
+		lo, hi := -Inf, Inf
+		if rapid.Bool().Draw(t, "lower") {
+			lo = act - float64(rapid.IntRange(0, 3).Draw(t, "below"))
+		}
+		if rapid.Bool().Draw(t, "upper") {
+			hi = act + float64(rapid.IntRange(0, 3).Draw(t, "above"))
+		}
+		in.SetRowBounds(Row(i), lo, hi)
+	}
+}
+
+func TestIncrementalBoundsCases(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(fmt.Sprint(b), func(t *testing.T) {
+			// max x+y, x+y ≤ 4, 0 = 0·x (an empty row), x, y in [0, 3].
+			m := NewModel(Maximize)
+			x := m.AddVar("x", 0, 3, 1)
+			y := m.AddVar("y", 0, 3, 1)
+			sum := m.AddConstraint("sum", []Term{{x, 1}, {y, 1}}, LE, 4)
+			empty := m.AddConstraint("empty", []Term{{x, 0}}, EQ, 0)
+			in, err := NewIncremental(m, &Settings{Backend: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			solveWant := func(name string, want float64, wantErr error) {
+				t.Helper()
+				sol, err := in.Solve(context.Background())
+				if !errors.Is(err, wantErr) {
+					t.Fatalf("%s: error %v, want %v", name, err, wantErr)
+				}
+				if err == nil && math.Abs(sol.Objective-want) > testTol {
+					t.Errorf("%s: objective %v, want %v", name, sol.Objective, want)
+				}
+			}
+			solveWant("start", 4, nil)
+			in.SetRowBounds(sum, -Inf, 5)
+			solveWant("row relaxed", 5, nil)
+			in.SetVarBounds(y, 0, 1)
+			solveWant("variable tightened", 4, nil)
+			in.SetRowBounds(sum, 4.5, 4.5)
+			in.SetVarBounds(y, 0, 3)
+			solveWant("row fixed", 4.5, nil)
+			in.SetRowBounds(empty, 1, 2)
+			solveWant("empty row excludes 0", 0, ErrInfeasible)
+			in.SetRowBounds(empty, -1, 1)
+			solveWant("empty row restored", 4.5, nil)
+			in.SetVarBounds(x, 0, 1)
+			solveWant("now infeasible", 0, ErrInfeasible)
+			in.SetVarBounds(x, 0, 3)
+			solveWant("feasible again", 4.5, nil)
+
+			in.SetRowBounds(Row(7), 0, 1)
+			solveWant("unknown row", 0, ErrInvalidModel)
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Incremental)
+	}{
+		{"unknown variable", func(in *Incremental) { in.SetVarBounds(Var(-1), 0, 1) }},
+		{"empty variable bounds", func(in *Incremental) { in.SetVarBounds(0, 2, 1) }},
+		{"NaN variable bound", func(in *Incremental) { in.SetVarBounds(0, math.NaN(), 1) }},
+		{"empty row range", func(in *Incremental) { in.SetRowBounds(0, 1, 0) }},
+		{"row range +Inf below", func(in *Incremental) { in.SetRowBounds(0, Inf, Inf) }},
+	} {
+		m := NewModel(Minimize)
+		x := m.AddVar("x", 0, 1, 1)
+		m.AddConstraint("r", []Term{{x, 1}}, GE, 0)
+		in, err := NewIncremental(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(in)
+		if _, err := in.Solve(context.Background()); !errors.Is(err, ErrInvalidModel) {
+			t.Errorf("%s: error %v, want ErrInvalidModel", tc.name, err)
+		}
+		in.Close()
+	}
+}
