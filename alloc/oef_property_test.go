@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/gen"
 	"github.com/gpufair/gpufair/lp"
 	"pgregory.net/rapid"
 )
@@ -281,6 +282,49 @@ func TestOEFDeterministic(t *testing.T) {
 			if diff := cmp.Diff(a, b); diff != "" {
 				rt.Fatalf("OEF %v: two runs differ (-first +second):\n%s", mode, diff)
 			}
+		}
+	})
+}
+
+// TestOEFNonCooperativeProbe runs ProbeStrategyProofness, inflations only,
+// against non-cooperative OEF on random speedups: it finds no profitable
+// report (OEF §2.3.1, §5; ERRATA.md: under-reports can pay, see
+// TestOEFNonCooperativeUnderReportingPays). A report is a speedup row
+// relative to type 0, whose speedup is 1 by definition, so the mechanism
+// keeps type 0 at 1 and reads the others: the probe's scalings of type 0
+// are then no-ops, not disguised deflations of every other type.
+func TestOEFNonCooperativeProbe(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, oefMaxUsers()).Draw(rt, "users")
+		K := rapid.IntRange(2, 3).Draw(rt, "types")
+		rates := gen.Rates(n, K, false).Draw(rt, "rates")
+		truth := make([][]float64, n)
+		for i, r := range rates {
+			truth[i] = make([]float64, K)
+			truth[i][0] = 1
+			for k := 1; k < K; k++ {
+				truth[i][k] = 1 + r[k] // type 0 is the slowest for every user
+			}
+		}
+		count := make([]float64, K)
+		for k := range count {
+			count[k] = float64(rapid.IntRange(1, 8).Draw(rt, "count"))
+		}
+		mech := func(ctx context.Context, reported [][]float64) (*alloc.Allocation, error) {
+			rows := make([][]float64, len(reported))
+			for i, r := range reported {
+				rows[i] = append([]float64{1}, r[1:]...)
+			}
+			return alloc.OEF{Mode: alloc.NonCooperative}.Allocate(ctx, oefUsersProblem(rt, count, nil, rows))
+		}
+		set := &alloc.ProbeSettings{Seed: rapid.Int64().Draw(rt, "seed"), Trials: 4, Factors: []float64{1.25, 2, 5},
+			Rows: []int{rapid.IntRange(0, n-1).Draw(rt, "row")}}
+		r, err := alloc.ProbeStrategyProofness(context.Background(), mech, truth, set)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if !r.Holds {
+			rt.Fatalf("row %d gains %v reporting %v instead of %v", r.Row, r.Gain, r.Misreport, truth[r.Row])
 		}
 	})
 }
