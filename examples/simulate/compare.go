@@ -110,6 +110,7 @@ func simulate(ctx context.Context, cfg *config, wl *sim.Workload, c topology.Clu
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.name, err)
 	}
+	res.Scheduler = m.name // this command's name: two may share a scheduler type
 	return res, nil
 }
 

@@ -30,14 +30,19 @@ func mechanisms() []mechanism {
 		policy(alloc.FIFO{}, &sim.PolicySettings{Inputs: sim.FIFOInputs}),
 		policy(alloc.ShortestJobFirst{}, &sim.PolicySettings{Inputs: sim.ShortestJobFirstInputs, Every: 10}),
 		policy(alloc.MaxTotalThroughput{}, nil),
-		{"themis", themis},
+		themis("themis", 0),
+		themis("themis-patience-2", 2),
 	}
 }
 
 // themis is Themis' arbiter with its paper's settings: 10-minute leases,
-// f = 0.8 (section 6.4), and a fixed seed for its random draws.
-func themis(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
-	return sim.NewThemisScheduler(c, types, &auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, rand.NewPCG(1, 0))
+// f = 0.8 (section 6.4), and a fixed seed for its random draws; patience
+// is the starvation guard (auction.ArbiterSettings.Patience, 0: none).
+func themis(name string, patience int) mechanism {
+	return mechanism{name, func(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
+		set := &auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience}
+		return sim.NewThemisScheduler(c, types, set, rand.NewPCG(1, 0))
+	}}
 }
 
 // policy is a mechanism that solves pol and realises it round by round.
