@@ -420,18 +420,8 @@ func TestArbiterEveryAppWins(t *testing.T) {
 // invited app holds nothing. ArbiterSettings.Patience ends the starvation
 // (TestArbiterPatience).
 func TestArbiterStarvation(t *testing.T) {
-	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
 	lease := 10 * time.Minute
-	arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: 0.25}, rand.NewPCG(0, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, d := range []int{1, 1, 2, 1} {
-		job := ftf.SingleJob{ItersLeft: 1e9, ItersTotal: 1e9, IterTime: 1, DemandMax: d, ClusterGPUs: 2, Contention: 4, Slowdown: topology.DefaultSlowdown()}
-		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), testAgent{job: job, start: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	arb := starvingArbiter(t, lease, 0)
 	now := t0
 	for now.Before(t0.Add(20 * lease)) {
 		r, err := arb.Advance(context.Background(), now)
@@ -453,18 +443,8 @@ func TestArbiterStarvation(t *testing.T) {
 // is Overdue, for a full lease, and no app is served that way before it
 // has lost two bids.
 func TestArbiterPatience(t *testing.T) {
-	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
 	lease := 10 * time.Minute
-	arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: 0.25, Patience: 2}, rand.NewPCG(0, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, d := range []int{1, 1, 2, 1} {
-		job := ftf.SingleJob{ItersLeft: 1e9, ItersTotal: 1e9, IterTime: 1, DemandMax: d, ClusterGPUs: 2, Contention: 4, Slowdown: topology.DefaultSlowdown()}
-		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), testAgent{job: job, start: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	arb := starvingArbiter(t, lease, 2)
 	lost := map[string]int{}
 	now := t0
 	for now.Before(t0.Add(20 * lease)) {
@@ -496,4 +476,23 @@ func TestArbiterPatience(t *testing.T) {
 		now, _ = arb.NextEvent()
 	}
 	t.Fatal("app02 still starves with Patience 2")
+}
+
+// starvingArbiter is TestArbiterStarvation's arbiter: one 2-GPU server,
+// f = 0.25, and four apps that never finish, app02 able to use 2 GPUs and
+// the others 1.
+func starvingArbiter(t *testing.T, lease time.Duration, patience int) *Arbiter {
+	t.Helper()
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
+	arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: 0.25, Patience: patience}, rand.NewPCG(0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []int{1, 1, 2, 1} {
+		job := ftf.SingleJob{ItersLeft: 1e9, ItersTotal: 1e9, IterTime: 1, DemandMax: d, ClusterGPUs: 2, Contention: 4, Slowdown: topology.DefaultSlowdown()}
+		if err := arb.Join(t0, fmt.Sprintf("app%02d", i), testAgent{job: job, start: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return arb
 }

@@ -3,7 +3,6 @@ package lp
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 )
 
@@ -77,7 +76,7 @@ func (in *Incremental) SetRowBounds(r Row, lo, hi float64) {
 	switch {
 	case r < 0 || int(r) >= len(m.rows):
 		m.fail(fmt.Errorf("%w: row %d of %d", ErrInvalidModel, r, len(m.rows)))
-	case math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1):
+	case emptyRange(lo, hi):
 		m.fail(fmt.Errorf("%w: row %q has empty range [%v, %v]", ErrInvalidModel, m.rnames[r], lo, hi))
 	default:
 		m.rowLo[r], m.rowHi[r] = lo, hi
@@ -93,7 +92,7 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 	switch {
 	case v < 0 || int(v) >= len(m.obj):
 		m.fail(fmt.Errorf("%w: variable %d of %d", ErrInvalidModel, v, len(m.obj)))
-	case math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1):
+	case emptyRange(lo, hi):
 		m.fail(fmt.Errorf("%w: variable %q has empty bounds [%v, %v]", ErrInvalidModel, m.names[v], lo, hi))
 	default:
 		m.lower[v], m.upper[v] = lo, hi

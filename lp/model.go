@@ -115,10 +115,16 @@ func (m *Model) AddConstraint(name string, terms []Term, op Op, rhs float64) Row
 	return m.AddRange(name, terms, lo, hi)
 }
 
+// emptyRange reports whether [lo, hi] holds no number: a NaN side, lo > hi,
+// or a range that is infinite in the wrong direction.
+func emptyRange(lo, hi float64) bool {
+	return math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1)
+}
+
 // AddRange adds the row lo ≤ Σ terms ≤ hi (either side may be infinite) and
 // returns it.
 func (m *Model) AddRange(name string, terms []Term, lo, hi float64) Row {
-	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || math.IsInf(lo, 1) || math.IsInf(hi, -1) {
+	if emptyRange(lo, hi) {
 		m.fail(fmt.Errorf("%w: row %q has empty range [%v, %v]", ErrInvalidModel, name, lo, hi))
 	}
 	row := make([]Term, 0, len(terms))
