@@ -42,7 +42,7 @@ const (
 type envyPair [2]int
 
 // solveCoopRowGen solves cooperative OEF by row generation with pruning.
-// With two GPU types the model starts from the neighbour rows of
+// With two GPU types and CLP the model starts from the neighbour rows of
 // twoTypeEnvyRows, which imply all others, and one round suffices.
 // Rounds solve the model warm (lp.Incremental), then add for each class c
 // one violated envy row s_c·y_c ≥ s_c·y_d per distinct bundle it envies,
@@ -67,19 +67,23 @@ func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]floa
 }
 
 func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
-	rows := q.twoTypeEnvyRows()
+	// gonum solves every round from scratch, and its simplex, which cannot
+	// be interrupted, was seen to run without end on the more degenerate
+	// models that bundle and reverse rows give (random instances of five
+	// users), and to fail on a singular basis from the two-type seed; it
+	// keeps the plain rule of the most violated rows, with no seed, meant
+	// for the tiny models that backend is for.
+	gonum := pureGo(set)
+	var rows []envyPair
+	if !gonum {
+		rows = q.twoTypeEnvyRows()
+	}
 	inModel := make(map[envyPair]bool)
 	for _, r := range rows {
 		inModel[r] = true
 	}
 	limit := envyModelRowsPerColumn * len(q.s) * len(q.count)
 	lastObj := math.Inf(1)
-	// gonum solves every round from scratch, and its simplex, which cannot
-	// be interrupted, was seen to run without end on the more degenerate
-	// models that bundle and reverse rows give (random instances of five
-	// users); it keeps the plain rule of the most violated rows, meant for
-	// the tiny models that backend is for.
-	gonum := pureGo(set)
 	round := 0
 	for round < maxEnvyRounds {
 		in, y, ids, err := q.envyModel(rows, set)
