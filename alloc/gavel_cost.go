@@ -92,11 +92,8 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 	m := lp.NewModel(lp.Maximize)
 	y := m.AddGrid("Y", jobs, types, 0, lp.Inf)
 	u := m.AddVar("u", 0, lp.Inf, 0)
-	ones := make([]float64, types)
+	ones := allOnes(types)
 	bill := make([]lp.Term, 0, jobs*types)
-	for k := range ones {
-		ones[k] = 1
-	}
 	for i, j := range p.Jobs {
 		m.AddConstraint("time", append(y.RowTerms(i, ones), lp.Term{Var: u, Coef: -1}), lp.LE, 0)
 		rates := p.Throughputs.Row(i)

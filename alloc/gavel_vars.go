@@ -23,10 +23,7 @@ type timeFractions struct {
 func addTimeFractions(m *lp.Model, p *Problem) timeFractions {
 	jobs, types := len(p.Jobs), p.Cluster.NumTypes()
 	x := m.AddGrid("X", jobs, types, 0, 1)
-	ones := make([]float64, types)
-	for k := range ones {
-		ones[k] = 1
-	}
+	ones := allOnes(types)
 	for i := range jobs {
 		m.AddConstraint("time", x.RowTerms(i, ones), lp.LE, 1)
 	}

@@ -76,10 +76,7 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 	m := lp.NewModel(lp.Maximize)
 	y := m.AddGrid("y", n, types, 0, lp.Inf)
 	t := m.AddVar("t", 0, lp.Inf, float64(n))
-	ones := make([]float64, types)
-	for k := range ones {
-		ones[k] = 1
-	}
+	ones := allOnes(types)
 	fair := make([]lp.Row, n)
 	for c := range n {
 		fair[c] = m.AddConstraint("fair", append(y.RowTerms(c, lv.rate[c]), lp.Term{Var: t, Coef: -lv.slope[c]}), lp.GE, lv.base[c])

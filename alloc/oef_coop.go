@@ -146,10 +146,11 @@ func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, l
 	return in, y, ids, err
 }
 
-// withPresolve returns a copy of set with CLP's presolve on: CLP's cold
-// solves without it break envy rows by up to ~1e-5, beyond the solution
-// check's tolerance (LP-NOTES.md; the full model at 128 and 256 users × 3
-// types of the benchmarks fails so).
+// withPresolve returns a copy of set (nil: defaults) with CLP's presolve
+// on. Cooperative OEF needs it: CLP's cold solves without it break envy
+// rows by up to ~1e-5, beyond the solution check's tolerance (LP-NOTES.md;
+// the full model at 128 and 256 users × 3 types of the benchmarks fails
+// so).
 func withPresolve(set *lp.Settings) *lp.Settings {
 	var s lp.Settings
 	if set != nil {

@@ -114,10 +114,7 @@ func (q *oefLP) cheapestLevelPrices(ctx context.Context, set *lp.Settings) (best
 	}
 	// Seed with the cuts of uniform prices and of every class on each type
 	// it can use, which bound p from every side.
-	ones := make([]float64, K)
-	for k := range ones {
-		ones[k] = 1
-	}
+	ones := allOnes(K)
 	addCut(evaluate(ones))
 	for k := range K {
 		addCut(q.allOnType(k))

@@ -17,3 +17,12 @@ func sum(xs []float64) float64 {
 	}
 	return s
 }
+
+// allOnes returns a vector of n ones: the coefficients of a sum.
+func allOnes(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}

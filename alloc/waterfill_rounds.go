@@ -58,10 +58,7 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 	for s := range unit {
 		unit[s] = m.AddVar("u", 0, lp.Inf, 0)
 	}
-	ones := make([]float64, types)
-	for k := range ones {
-		ones[k] = 1
-	}
+	ones := allOnes(types)
 	for c := range n {
 		r.gain[c] = m.AddVar("g", 0, 0, 0)
 		r.fair[c] = m.AddConstraint("fair", append(r.y.RowTerms(c, lv.rate[c]), lp.Term{Var: r.gain[c], Coef: -1}), lp.GE, 0)
@@ -80,12 +77,7 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 	}
 	// CLP's presolve takes the equality rows out of the first, cold solve
 	// (three times faster); later solves are warm and skip it.
-	var s lp.Settings
-	if set != nil {
-		s = *set
-	}
-	s.Presolve = true
-	in, err := lp.NewIncremental(m, &s)
+	in, err := lp.NewIncremental(m, withPresolve(set))
 	if err != nil {
 		return nil, err
 	}
