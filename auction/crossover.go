@@ -133,12 +133,24 @@ func (p *problem) tryEquilibrium(u0, p0 []float64, eps float64) ([][]float64, bo
 	if !ok {
 		return nil, false
 	}
+	// Every priced good is sold whole (the budgets, n in all, equal the
+	// prices' sum): each good's shares are scaled to sum to exactly 1, so
+	// that rounding in flow/price never grants more than the capacity.
 	x := make([][]float64, n)
 	for i := range x {
 		x[i] = make([]float64, m)
-		for k := 0; k < m; k++ {
+	}
+	for k := 0; k < m; k++ {
+		var sold float64
+		for i := range x {
 			if flow[i][k] > 0 {
 				x[i][k] = flow[i][k] / price[k]
+				sold += x[i][k]
+			}
+		}
+		for i := range x {
+			if sold > 0 {
+				x[i][k] /= sold
 			}
 		}
 	}
@@ -167,9 +179,12 @@ func budgetFlow(n, m int, tight [][]bool, price []float64) ([][]float64, bool) {
 	for k := 0; k < m; k++ {
 		capa[n+k][snk] = price[k]
 	}
-	orig := make([][]float64, N)
-	for v := range orig {
-		orig[v] = append([]float64(nil), capa[v]...)
+	// The flow on each edge is kept apart from the residual capacities: as
+	// their difference it would lose the digits of a tiny price next to
+	// the large capacity of a tight edge.
+	net := make([][]float64, N)
+	for v := range net {
+		net[v] = make([]float64, N)
 	}
 	const resid = 1e-15
 	var total float64
@@ -199,6 +214,8 @@ func budgetFlow(n, m int, tight [][]bool, price []float64) ([][]float64, bool) {
 		for w := snk; w != src; w = prev[w] {
 			capa[prev[w]][w] -= f
 			capa[w][prev[w]] += f
+			net[prev[w]][w] += f
+			net[w][prev[w]] -= f
 		}
 		total += f
 	}
@@ -209,7 +226,7 @@ func budgetFlow(n, m int, tight [][]bool, price []float64) ([][]float64, bool) {
 	for i := range flow {
 		flow[i] = make([]float64, m)
 		for k := 0; k < m; k++ {
-			if f := orig[i][n+k] - capa[i][n+k]; f > 0 {
+			if f := net[i][n+k]; f > 0 {
 				flow[i][k] = f
 			}
 		}

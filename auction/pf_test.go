@@ -287,3 +287,27 @@ func TestStrategyProofnessProbe(t *testing.T) {
 		}
 	})
 }
+
+// TestCrossoverTinyPrice: a bidder whose rate on t0 is 1e-10 of its rate
+// on t2 buys t0 at a price of about 1e-11. Its share of t0, the flow of its
+// budget over that price, once came out 1 + 1e-5 (the flow lost its digits
+// next to the tight edge's capacity): the exact equilibrium must stay
+// within capacity.
+func TestCrossoverTinyPrice(t *testing.T) {
+	c := alloc.Cluster{Types: []topology.GPUType{"t0", "t1", "t2"}, Count: []float64{1, 1, 1}}
+	vals := []alloc.Valuation{alloc.Linear{1.7462298274040222e-10, 0, 10}, alloc.Linear{0, 1, 0}}
+	r, err := ProportionalFair(context.Background(), c, names(2), vals, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Exact {
+		t.Fatalf("crossover failed: %+v", r)
+	}
+	if err := r.Alloc.Validate(c); err != nil {
+		t.Fatalf("allocation %v: %v", r.Alloc.GPUs, err)
+	}
+	want := [][]float64{{1, 0, 1}, {0, 1, 0}}
+	if diff := cmp.Diff(want, r.Alloc.GPUs, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("allocation (-want +got):\n%s", diff)
+	}
+}
