@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -83,11 +84,11 @@ func (a *Allocation) Validate(c Cluster) error {
 		return err
 	}
 	if len(a.Types) != len(c.Types) {
-		return inputErr("Allocation.Types", "", ErrShape, "%d types for a cluster of %d", len(a.Types), len(c.Types))
+		return gpufair.Invalid("Allocation.Types", "", gpufair.ErrShape, "%d types for a cluster of %d", len(a.Types), len(c.Types))
 	}
 	for k, t := range a.Types {
 		if t != c.Types[k] {
-			return inputErr("Allocation.Types", string(t), ErrShape, "column %d is %q, the cluster's is %q", k, t, c.Types[k])
+			return gpufair.Invalid("Allocation.Types", string(t), gpufair.ErrShape, "column %d is %q, the cluster's is %q", k, t, c.Types[k])
 		}
 	}
 	if err := a.checkRows(); err != nil {
@@ -95,7 +96,7 @@ func (a *Allocation) Validate(c Cluster) error {
 	}
 	for k, u := range a.Used() {
 		if u > c.Count[k]*(1+FeasTol)+FeasTol {
-			return inputErr("Allocation.GPUs", string(c.Types[k]), ErrValue, "%v GPUs allocated of %v", u, c.Count[k])
+			return gpufair.Invalid("Allocation.GPUs", string(c.Types[k]), gpufair.ErrValue, "%v GPUs allocated of %v", u, c.Count[k])
 		}
 	}
 	return nil
@@ -105,15 +106,15 @@ func (a *Allocation) Validate(c Cluster) error {
 // amount per type of a.Types for every row.
 func (a *Allocation) checkRows() error {
 	if len(a.Rows) != len(a.GPUs) {
-		return inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
+		return gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows for %d labels", len(a.GPUs), len(a.Rows))
 	}
 	for i, b := range a.GPUs {
 		if len(b) != len(a.Types) {
-			return inputErr("Allocation.GPUs", a.Rows[i], ErrShape, "%d amounts for %d types", len(b), len(a.Types))
+			return gpufair.Invalid("Allocation.GPUs", a.Rows[i], gpufair.ErrShape, "%d amounts for %d types", len(b), len(a.Types))
 		}
 		for k, x := range b {
 			if math.IsNaN(x) || math.IsInf(x, 0) || x < -FeasTol {
-				return inputErr("Allocation.GPUs", a.Rows[i], ErrValue, "%v GPUs of %q", x, a.Types[k])
+				return gpufair.Invalid("Allocation.GPUs", a.Rows[i], gpufair.ErrValue, "%v GPUs of %q", x, a.Types[k])
 			}
 		}
 	}

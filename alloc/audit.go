@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/gpufair/gpufair"
 )
 
 // AuditSettings tunes Audit. A nil *AuditSettings, and the zero value, run
@@ -39,7 +41,7 @@ type AuditReport struct {
 // (see Allocation.ByOwner). weights, when not nil, weight sharing incentive
 // and envy-freeness.
 //
-// Errors are those of the checks run: *InputError for bad input (checked
+// Errors are those of the checks run: *gpufair.InputError for bad input (checked
 // before any LP runs), and wrapped lp or mechanism errors.
 func Audit(ctx context.Context, a *Allocation, c Cluster, vals []Valuation, weights []float64, s *AuditSettings) (*AuditReport, error) {
 	if s == nil {
@@ -62,7 +64,7 @@ func Audit(ctx context.Context, a *Allocation, c Cluster, vals []Valuation, weig
 	}
 	if s.Mechanism != nil {
 		if !ok {
-			return nil, inputErr("Valuations", "", ErrValue, "the strategy probe needs Linear valuations as the truth")
+			return nil, gpufair.Invalid("Valuations", "", gpufair.ErrValue, "the strategy probe needs Linear valuations as the truth")
 		}
 		truth := make([][]float64, len(linear))
 		for i, l := range linear {

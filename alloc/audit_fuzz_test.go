@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/gen"
 )
@@ -39,7 +40,7 @@ func floatBytes(xs ...float64) []byte {
 }
 
 // FuzzAudit feeds arbitrary floats to Audit as capacities, allocations,
-// rates and weights: it must return a report or an error (an *InputError,
+// rates and weights: it must return a report or an error (an *gpufair.InputError,
 // or a wrapped lp error), never panic. Run with
 //
 //	go test ./alloc -run '^$' -fuzz FuzzAudit -fuzztime 1m
@@ -75,9 +76,9 @@ func FuzzAudit(f *testing.F) {
 		}
 		r, err := alloc.Audit(context.Background(), a, c, vals, w, nil)
 		if err != nil {
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) && !isLPError(err) {
-				t.Fatalf("Audit() error %v (%T) is neither an InputError nor an lp error", err, err)
+				t.Fatalf("Audit() error %v (%T) is neither an gpufair.InputError nor an lp error", err, err)
 			}
 			return
 		}

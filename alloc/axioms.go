@@ -3,6 +3,8 @@ package alloc
 import (
 	"math"
 	"strconv"
+
+	"github.com/gpufair/gpufair"
 )
 
 // AxiomTol is the relative tolerance of the axiom checks. A check passes
@@ -30,13 +32,13 @@ func rowLabel(a *Allocation, i int) string {
 // every row, and at least one row.
 func checkBundles(a *Allocation) error {
 	if a == nil {
-		return inputErr("Allocation", "", ErrEmpty, "nil allocation")
+		return gpufair.Invalid("Allocation", "", gpufair.ErrEmpty, "nil allocation")
 	}
 	if len(a.GPUs) == 0 {
-		return inputErr("Allocation.GPUs", "", ErrEmpty, "no rows")
+		return gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrEmpty, "no rows")
 	}
 	if len(a.Types) == 0 {
-		return inputErr("Allocation.Types", "", ErrEmpty, "no GPU types")
+		return gpufair.Invalid("Allocation.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	return a.checkRows()
 }
@@ -69,11 +71,11 @@ func checkRowInputs(a *Allocation, vals []Valuation, weights []float64) error {
 // must have one rate per type, each finite and non-negative.
 func checkValuations(a *Allocation, vals []Valuation) error {
 	if len(vals) != len(a.GPUs) {
-		return inputErr("Valuations", "", ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
+		return gpufair.Invalid("Valuations", "", gpufair.ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
 	}
 	for i, v := range vals {
 		if v == nil {
-			return inputErr("Valuations", rowLabel(a, i), ErrEmpty, "nil valuation")
+			return gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrEmpty, "nil valuation")
 		}
 		switch v := v.(type) {
 		case Linear:
@@ -94,11 +96,11 @@ func checkValuations(a *Allocation, vals []Valuation) error {
 // checkLinear checks that l has one finite, non-negative rate per type of a.
 func checkLinear(a *Allocation, i int, l Linear) error {
 	if len(l) != len(a.Types) {
-		return inputErr("Valuations", rowLabel(a, i), ErrShape, "%d rates for %d types", len(l), len(a.Types))
+		return gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrShape, "%d rates for %d types", len(l), len(a.Types))
 	}
 	for k, r := range l {
 		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
-			return inputErr("Valuations", rowLabel(a, i), ErrValue, "rate %v on %q", r, a.Types[k])
+			return gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrValue, "rate %v on %q", r, a.Types[k])
 		}
 	}
 	return nil
@@ -111,11 +113,11 @@ func checkWeights(a *Allocation, weights []float64) error {
 		return nil
 	}
 	if len(weights) != len(a.GPUs) {
-		return inputErr("Weights", "", ErrShape, "%d weights for %d rows", len(weights), len(a.GPUs))
+		return gpufair.Invalid("Weights", "", gpufair.ErrShape, "%d weights for %d rows", len(weights), len(a.GPUs))
 	}
 	for i, w := range weights {
 		if !positiveFinite(w) {
-			return inputErr("Weights", rowLabel(a, i), ErrValue, "weight %v is not positive and finite", w)
+			return gpufair.Invalid("Weights", rowLabel(a, i), gpufair.ErrValue, "weight %v is not positive and finite", w)
 		}
 	}
 	return nil
@@ -129,12 +131,12 @@ func weightOf(weights []float64, i int) float64 {
 	return weights[i]
 }
 
-// value returns v's value of b, or an InputError naming the row when the
+// value returns v's value of b, or an gpufair.InputError naming the row when the
 // valuation returns NaN, an infinity or a negative number.
 func value(a *Allocation, i int, v Valuation, b []float64) (float64, error) {
 	u := v.Value(b)
 	if math.IsNaN(u) || math.IsInf(u, 0) || u < 0 {
-		return 0, inputErr("Valuations", rowLabel(a, i), ErrValue, "value %v of bundle %v", u, b)
+		return 0, gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrValue, "value %v of bundle %v", u, b)
 	}
 	return u, nil
 }

@@ -29,7 +29,7 @@ type EnvyReport struct {
 //
 // The allocation needs no cluster here: only finite, non-negative amounts
 // and one valuation per row (and one positive weight per row when weights
-// is not nil). Errors are *InputError values naming the input.
+// is not nil). Errors are *gpufair.InputError values naming the input.
 func EnvyFreeness(a *Allocation, vals []Valuation, weights []float64) (*EnvyReport, error) {
 	if err := checkRowInputs(a, vals, weights); err != nil {
 		return nil, err

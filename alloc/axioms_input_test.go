@@ -6,10 +6,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 )
 
-// TestAxiomInputErrors checks that bad input gives an *InputError naming
+// TestAxiomInputErrors checks that bad input gives an *gpufair.InputError naming
 // the input, from every check and from Audit, never a panic.
 func TestAxiomInputErrors(t *testing.T) {
 	good := func() *alloc.Allocation {
@@ -26,57 +27,57 @@ func TestAxiomInputErrors(t *testing.T) {
 	}{
 		{"NaN amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
 			a.GPUs[1][0] = math.NaN()
-		}, "Allocation.GPUs", alloc.ErrValue},
-		{"negative amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][1] = -1 }, "Allocation.GPUs", alloc.ErrValue},
+		}, "Allocation.GPUs", gpufair.ErrValue},
+		{"negative amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][1] = -1 }, "Allocation.GPUs", gpufair.ErrValue},
 		{"short bundle", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
 			a.GPUs[0] = a.GPUs[0][:1]
-		}, "Allocation.GPUs", alloc.ErrShape},
-		{"labels and rows differ", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.Rows = a.Rows[:1] }, "Allocation.GPUs", alloc.ErrShape},
+		}, "Allocation.GPUs", gpufair.ErrShape},
+		{"labels and rows differ", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.Rows = a.Rows[:1] }, "Allocation.GPUs", gpufair.ErrShape},
 		{"no rows", func(a *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			a.Rows, a.GPUs, *v = nil, nil, nil
-		}, "Allocation.GPUs", alloc.ErrEmpty},
-		{"over capacity", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][0] = 2 }, "Allocation.GPUs", alloc.ErrValue},
+		}, "Allocation.GPUs", gpufair.ErrEmpty},
+		{"over capacity", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][0] = 2 }, "Allocation.GPUs", gpufair.ErrValue},
 		{"zero capacity", func(_ *alloc.Allocation, c *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
 			c.Count = []float64{0, 1}
-		}, "Cluster.Count", alloc.ErrValue},
-		{"too few valuations", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { *v = (*v)[:1] }, "Valuations", alloc.ErrShape},
-		{"nil valuation", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = nil }, "Valuations", alloc.ErrEmpty},
+		}, "Cluster.Count", gpufair.ErrValue},
+		{"too few valuations", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { *v = (*v)[:1] }, "Valuations", gpufair.ErrShape},
+		{"nil valuation", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = nil }, "Valuations", gpufair.ErrEmpty},
 		{"short Linear", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[1] = alloc.Linear{1}
-		}, "Valuations", alloc.ErrShape},
+		}, "Valuations", gpufair.ErrShape},
 		{"Inf rate", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{1, math.Inf(1)}
-		}, "Valuations", alloc.ErrValue},
+		}, "Valuations", gpufair.ErrValue},
 		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{0, 0}
-		}, "Valuations", alloc.ErrValue},
-		{"weights length", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", alloc.ErrShape},
-		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", alloc.ErrValue},
+		}, "Valuations", gpufair.ErrValue},
+		{"weights length", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", gpufair.ErrShape},
+		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, c, v := good(), alloc.Cluster{Types: twoTypes.Types, Count: append([]float64(nil), twoTypes.Count...)}, append([]alloc.Valuation(nil), vals...)
 			var w []float64
 			tc.edit(a, &c, &v, &w)
 			_, err := alloc.Audit(context.Background(), a, c, v, w, nil)
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.wantField || !errors.Is(err, tc.wantErr) {
-				t.Errorf("Audit() error = %v, want an *InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
+				t.Errorf("Audit() error = %v, want an *gpufair.InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
 			}
 		})
 	}
-	if _, err := alloc.EnvyFreeness(nil, vals, nil); !errors.Is(err, alloc.ErrEmpty) {
-		t.Errorf("EnvyFreeness(nil) error = %v, want ErrEmpty", err)
+	if _, err := alloc.EnvyFreeness(nil, vals, nil); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("EnvyFreeness(nil) error = %v, want gpufair.ErrEmpty", err)
 	}
-	if _, err := alloc.SharingIncentive(nil, twoTypes, vals, nil); !errors.Is(err, alloc.ErrEmpty) {
-		t.Errorf("SharingIncentive(nil) error = %v, want ErrEmpty", err)
+	if _, err := alloc.SharingIncentive(nil, twoTypes, vals, nil); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("SharingIncentive(nil) error = %v, want gpufair.ErrEmpty", err)
 	}
 	_, err := alloc.ParetoEfficiency(context.Background(), good(), twoTypes, []alloc.Linear{{1, 2}, {1, 3}}, &alloc.ParetoSettings{RowCap: []float64{1, math.NaN()}})
-	if !errors.Is(err, alloc.ErrValue) {
-		t.Errorf("ParetoEfficiency(RowCap NaN) error = %v, want ErrValue", err)
+	if !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("ParetoEfficiency(RowCap NaN) error = %v, want gpufair.ErrValue", err)
 	}
 	_, err = alloc.Audit(context.Background(), good(), twoTypes, []alloc.Valuation{alloc.BestOf{{1, 2}}, alloc.Linear{1, 3}}, nil, &alloc.AuditSettings{Mechanism: equalSplit})
-	if !errors.Is(err, alloc.ErrValue) {
-		t.Errorf("Audit(probe with BestOf truth) error = %v, want ErrValue", err)
+	if !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("Audit(probe with BestOf truth) error = %v, want gpufair.ErrValue", err)
 	}
 }
 
@@ -84,15 +85,15 @@ func TestByOwnerErrors(t *testing.T) {
 	a := alloc.NewAllocation([]string{"j1", "j2"}, twoTypes)
 	users := []alloc.User{{ID: "u", Weight: 1}}
 	jobs := []alloc.Job{{ID: "j1", Owner: "u", Gang: 1, Weight: 1}, {ID: "j2", Owner: "v", Gang: 1, Weight: 1}}
-	if _, err := a.ByOwner(jobs, users); !errors.Is(err, alloc.ErrUnknownID) {
-		t.Errorf("unknown owner: error = %v, want ErrUnknownID", err)
+	if _, err := a.ByOwner(jobs, users); !errors.Is(err, gpufair.ErrUnknownID) {
+		t.Errorf("unknown owner: error = %v, want gpufair.ErrUnknownID", err)
 	}
 	jobs[1].Owner = "u"
 	jobs[0].ID, jobs[1].ID = "j2", "j1"
-	if _, err := a.ByOwner(jobs, users); !errors.Is(err, alloc.ErrShape) {
-		t.Errorf("rows out of job order: error = %v, want ErrShape", err)
+	if _, err := a.ByOwner(jobs, users); !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("rows out of job order: error = %v, want gpufair.ErrShape", err)
 	}
-	if _, err := alloc.OwnerValuations(jobs, users, []alloc.Linear{{1, 2}}); !errors.Is(err, alloc.ErrShape) {
-		t.Errorf("OwnerValuations with too few valuations: error = %v, want ErrShape", err)
+	if _, err := alloc.OwnerValuations(jobs, users, []alloc.Linear{{1, 2}}); !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("OwnerValuations with too few valuations: error = %v, want gpufair.ErrShape", err)
 	}
 }

@@ -1,6 +1,10 @@
 package alloc
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpufair/gpufair"
+)
 
 // ByOwner returns a's rows aggregated by owner: one row per user, labelled
 // by the user's ID in the order of users, holding the sum of the bundles of
@@ -16,7 +20,7 @@ import "fmt"
 //	vals, err := OwnerValuations(p.Jobs, p.Users, p.Valuations())
 //	si, err := SharingIncentive(owned, p.Cluster, vals, userWeights)
 //
-// Errors: *InputError for a nil allocation, rows that are not jobs in order,
+// Errors: *gpufair.InputError for a nil allocation, rows that are not jobs in order,
 // invalid jobs or users, or owners that are not users.
 func (a *Allocation) ByOwner(jobs []Job, users []User) (*Allocation, error) {
 	if err := checkBundles(a); err != nil {
@@ -77,7 +81,7 @@ func (b BestOf) Value(bundle []float64) float64 {
 // jobs gets an empty BestOf, which values everything at 0 (and so fails
 // SharingIncentive's input check: such a user has no stake).
 //
-// Errors: *InputError for invalid jobs or users, or a length mismatch.
+// Errors: *gpufair.InputError for invalid jobs or users, or a length mismatch.
 func OwnerValuations(jobs []Job, users []User, vals []Linear) ([]Valuation, error) {
 	if err := ValidateUsers(users); err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func OwnerValuations(jobs []Job, users []User, vals []Linear) ([]Valuation, erro
 		return nil, err
 	}
 	if len(vals) != len(jobs) {
-		return nil, inputErr("Valuations", "", ErrShape, "%d valuations for %d jobs", len(vals), len(jobs))
+		return nil, gpufair.Invalid("Valuations", "", gpufair.ErrShape, "%d valuations for %d jobs", len(vals), len(jobs))
 	}
 	index := ownerIndex(users)
 	groups := make([]BestOf, len(users))
@@ -125,11 +129,11 @@ func ownerIndex(users []User) map[UserID]int {
 // checkJobRows checks that a has one row per job, labelled by its ID, in order.
 func checkJobRows(a *Allocation, jobs []Job) error {
 	if len(a.Rows) != len(jobs) {
-		return inputErr("Allocation.Rows", "", ErrShape, "%d rows for %d jobs", len(a.Rows), len(jobs))
+		return gpufair.Invalid("Allocation.Rows", "", gpufair.ErrShape, "%d rows for %d jobs", len(a.Rows), len(jobs))
 	}
 	for i, j := range jobs {
 		if a.Rows[i] != string(j.ID) {
-			return inputErr("Allocation.Rows", a.Rows[i], ErrShape, "row %d is %q, job %d is %q", i, a.Rows[i], i, j.ID)
+			return gpufair.Invalid("Allocation.Rows", a.Rows[i], gpufair.ErrShape, "row %d is %q, job %d is %q", i, a.Rows[i], i, j.ID)
 		}
 	}
 	return nil

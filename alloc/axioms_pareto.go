@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -69,7 +70,7 @@ type ParetoReport struct {
 // very differently, so the verdict discounts the most those losses could
 // buy before comparing the gain with AxiomTol.
 //
-// Errors: *InputError for bad input (see SharingIncentive, plus a RowCap of
+// Errors: *gpufair.InputError for bad input (see SharingIncentive, plus a RowCap of
 // the wrong length or with values that are negative or not finite), and an
 // error wrapping the lp sentinel when the LP fails. The LP has a feasible
 // point (x) and a bounded objective, so an lp error means a numerical
@@ -82,7 +83,7 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Cluster, vals []Line
 		return nil, err
 	}
 	if len(vals) != len(a.GPUs) {
-		return nil, inputErr("Valuations", "", ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
+		return nil, gpufair.Invalid("Valuations", "", gpufair.ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
 	}
 	for i, l := range vals {
 		if err := checkLinear(a, i, l); err != nil {
@@ -227,11 +228,11 @@ func checkRowCaps(a *Allocation, caps []float64) error {
 		return nil
 	}
 	if len(caps) != len(a.GPUs) {
-		return inputErr("ParetoSettings.RowCap", "", ErrShape, "%d caps for %d rows", len(caps), len(a.GPUs))
+		return gpufair.Invalid("ParetoSettings.RowCap", "", gpufair.ErrShape, "%d caps for %d rows", len(caps), len(a.GPUs))
 	}
 	for i, x := range caps {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-			return inputErr("ParetoSettings.RowCap", rowLabel(a, i), ErrValue, "cap %v is not finite and non-negative", x)
+			return gpufair.Invalid("ParetoSettings.RowCap", rowLabel(a, i), gpufair.ErrValue, "cap %v is not finite and non-negative", x)
 		}
 	}
 	return nil

@@ -1,5 +1,7 @@
 package alloc
 
+import "github.com/gpufair/gpufair"
+
 // SharingIncentiveReport is the verdict of SharingIncentive.
 type SharingIncentiveReport struct {
 	// Holds reports that every margin is at least −AxiomTol.
@@ -25,7 +27,7 @@ type SharingIncentiveReport struct {
 // The allocation must be valid for c (Allocation.Validate), vals must hold
 // one valuation per row and weights, when not nil, one positive weight per
 // row; a share a row values at zero cannot be compared with and is an input
-// error too. Errors are *InputError values naming the input.
+// error too. Errors are *gpufair.InputError values naming the input.
 func SharingIncentive(a *Allocation, c Cluster, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
 	if err := checkAllocation(a, c); err != nil {
 		return nil, err
@@ -50,7 +52,7 @@ func SharingIncentive(a *Allocation, c Cluster, vals []Valuation, weights []floa
 			return nil, err
 		}
 		if s == 0 {
-			return nil, inputErr("Valuations", rowLabel(a, i), ErrValue, "the row values its equal share at 0")
+			return nil, gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrValue, "the row values its equal share at 0")
 		}
 		own, err := value(a, i, v, a.GPUs[i])
 		if err != nil {

@@ -3,6 +3,7 @@ package alloc
 import (
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -28,22 +29,22 @@ func NewCluster(types []topology.GPUType, count []float64) (Cluster, error) {
 // type names, and counts that are not positive and finite.
 func (c Cluster) Validate() error {
 	if len(c.Types) == 0 {
-		return inputErr("Cluster.Types", "", ErrEmpty, "no GPU types")
+		return gpufair.Invalid("Cluster.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	if len(c.Types) != len(c.Count) {
-		return inputErr("Cluster.Count", "", ErrShape, "%d counts for %d GPU types", len(c.Count), len(c.Types))
+		return gpufair.Invalid("Cluster.Count", "", gpufair.ErrShape, "%d counts for %d GPU types", len(c.Count), len(c.Types))
 	}
 	seen := make(map[topology.GPUType]bool, len(c.Types))
 	for k, t := range c.Types {
 		if t == "" {
-			return inputErr("Cluster.Types", "", ErrValue, "type %d has an empty name", k)
+			return gpufair.Invalid("Cluster.Types", "", gpufair.ErrValue, "type %d has an empty name", k)
 		}
 		if seen[t] {
-			return inputErr("Cluster.Types", string(t), ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Cluster.Types", string(t), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[t] = true
 		if n := c.Count[k]; !(n > 0) || math.IsInf(n, 0) {
-			return inputErr("Cluster.Count", string(t), ErrValue, "count %v is not positive and finite", n)
+			return gpufair.Invalid("Cluster.Count", string(t), gpufair.ErrValue, "count %v is not positive and finite", n)
 		}
 	}
 	return nil

@@ -1,6 +1,10 @@
 package alloc
 
-import "math"
+import (
+	"math"
+
+	"github.com/gpufair/gpufair"
+)
 
 // UserID identifies a user (tenant).
 type UserID string
@@ -31,19 +35,19 @@ type Job struct {
 // and weights are positive and finite.
 func ValidateUsers(users []User) error {
 	if len(users) == 0 {
-		return inputErr("Users", "", ErrEmpty, "no users")
+		return gpufair.Invalid("Users", "", gpufair.ErrEmpty, "no users")
 	}
 	seen := make(map[UserID]bool, len(users))
 	for i, u := range users {
 		if u.ID == "" {
-			return inputErr("Users.ID", "", ErrValue, "user %d has an empty ID", i)
+			return gpufair.Invalid("Users.ID", "", gpufair.ErrValue, "user %d has an empty ID", i)
 		}
 		if seen[u.ID] {
-			return inputErr("Users.ID", string(u.ID), ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Users.ID", string(u.ID), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[u.ID] = true
 		if !positiveFinite(u.Weight) {
-			return inputErr("Users.Weight", string(u.ID), ErrValue, "weight %v is not positive and finite", u.Weight)
+			return gpufair.Invalid("Users.Weight", string(u.ID), gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
 		}
 	}
 	return nil
@@ -54,7 +58,7 @@ func ValidateUsers(users []User) error {
 // nil, every job's owner must be among them.
 func ValidateJobs(jobs []Job, users []User) error {
 	if len(jobs) == 0 {
-		return inputErr("Jobs", "", ErrEmpty, "no jobs")
+		return gpufair.Invalid("Jobs", "", gpufair.ErrEmpty, "no jobs")
 	}
 	var owners map[UserID]bool
 	if users != nil {
@@ -66,20 +70,20 @@ func ValidateJobs(jobs []Job, users []User) error {
 	seen := make(map[JobID]bool, len(jobs))
 	for i, j := range jobs {
 		if j.ID == "" {
-			return inputErr("Jobs.ID", "", ErrValue, "job %d has an empty ID", i)
+			return gpufair.Invalid("Jobs.ID", "", gpufair.ErrValue, "job %d has an empty ID", i)
 		}
 		if seen[j.ID] {
-			return inputErr("Jobs.ID", string(j.ID), ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Jobs.ID", string(j.ID), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[j.ID] = true
 		if j.Gang < 1 {
-			return inputErr("Jobs.Gang", string(j.ID), ErrValue, "gang %d is below 1", j.Gang)
+			return gpufair.Invalid("Jobs.Gang", string(j.ID), gpufair.ErrValue, "gang %d is below 1", j.Gang)
 		}
 		if !positiveFinite(j.Weight) {
-			return inputErr("Jobs.Weight", string(j.ID), ErrValue, "weight %v is not positive and finite", j.Weight)
+			return gpufair.Invalid("Jobs.Weight", string(j.ID), gpufair.ErrValue, "weight %v is not positive and finite", j.Weight)
 		}
 		if owners != nil && !owners[j.Owner] {
-			return inputErr("Jobs.Owner", string(j.ID), ErrUnknownID, "owner %q is not a user", j.Owner)
+			return gpufair.Invalid("Jobs.Owner", string(j.ID), gpufair.ErrUnknownID, "owner %q is not a user", j.Owner)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -40,7 +41,7 @@ import (
 // Elapsed and IsolatedElapsed may be nil (all zero: jobs that have just
 // arrived; then the problem is one max-min LP and the first step solves
 // it). RemainingSteps is required. All are aligned with Problem.Jobs. A job
-// whose throughput row is all zero is an *InputError: its ρ is infinite.
+// whose throughput row is all zero is an *gpufair.InputError: its ρ is infinite.
 //
 // Properties: max_m ρ_m ≤ max_m ρ_m(X^iso), which is 1 when IsolatedElapsed
 // equals Elapsed (sharing incentive in Themis' sense). Only the largest ρ
@@ -112,7 +113,7 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 		return nil, err
 	}
 	if len(a.GPUs) != len(p.Jobs) {
-		return nil, inputErr("Allocation.GPUs", "", ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
+		return nil, gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
 	}
 	thr := a.Utilities(p.Valuations())
 	rho := make([]float64, len(thr))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -29,7 +30,7 @@ const (
 // the error, for example "Makespan.RemainingSteps".
 func checkAligned(field string, v []float64, ids []string, rule valueRule) error {
 	if len(v) != len(ids) {
-		return inputErr(field, "", ErrShape, "%d values for %d entries", len(v), len(ids))
+		return gpufair.Invalid(field, "", gpufair.ErrShape, "%d values for %d entries", len(v), len(ids))
 	}
 	for i, x := range v {
 		ok := !math.IsNaN(x)
@@ -42,7 +43,7 @@ func checkAligned(field string, v []float64, ids []string, rule valueRule) error
 			ok = ok && x > 0
 		}
 		if !ok {
-			return inputErr(field, ids[i], ErrValue, "value %v is out of range", x)
+			return gpufair.Invalid(field, ids[i], gpufair.ErrValue, "value %v is out of range", x)
 		}
 	}
 	return nil
@@ -82,13 +83,13 @@ func (p *Problem) bestAlone(i int) float64 {
 	return best
 }
 
-// requireRunnable returns an InputError naming the first job whose
+// requireRunnable returns an gpufair.InputError naming the first job whose
 // throughput row is all zero: policies whose objective is a duration or a
 // ratio to a job's own rate cannot serve such a job.
 func (p *Problem) requireRunnable(policy string) error {
 	for i, j := range p.Jobs {
 		if p.bestAlone(i) == 0 {
-			return inputErr("Throughputs", string(j.ID), ErrValue, "%s: the job runs on no GPU type (all rates zero)", policy)
+			return gpufair.Invalid("Throughputs", string(j.ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", policy)
 		}
 	}
 	return nil

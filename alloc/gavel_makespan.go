@@ -25,7 +25,7 @@ import (
 // solver's tolerance).
 //
 // Every job must be able to run somewhere: a zero throughput row makes the
-// makespan infinite and is an *InputError (ErrValue). RemainingSteps must
+// makespan infinite and is an *gpufair.InputError (gpufair.ErrValue). RemainingSteps must
 // be positive and finite, one per job (aligned with Problem.Jobs).
 //
 // Cost: one LP of jobs×types+1 columns and 2·jobs+types rows.

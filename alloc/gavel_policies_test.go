@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -238,24 +239,24 @@ func TestGavelPoliciesBadInput(t *testing.T) {
 		field string
 		want  error
 	}{
-		{"makespan zero row", Makespan{RemainingSteps: []float64{1, 1}}, p, "Throughputs", ErrValue},
-		{"ftf zero row", FinishTimeFairness{RemainingSteps: []float64{1, 1}}, p, "Throughputs", ErrValue},
-		{"makespan short steps", Makespan{RemainingSteps: []float64{1}}, ok, "Makespan.RemainingSteps", ErrShape},
-		{"makespan NaN steps", Makespan{RemainingSteps: []float64{1, nan}}, ok, "Makespan.RemainingSteps", ErrValue},
-		{"ftf negative elapsed", FinishTimeFairness{RemainingSteps: []float64{1, 1}, Elapsed: []float64{-1, 0}}, ok, "FinishTimeFairness.Elapsed", ErrValue},
-		{"ftf missing steps", FinishTimeFairness{}, ok, "FinishTimeFairness.RemainingSteps", ErrShape},
-		{"fifo Inf arrival", FIFO{Arrival: []float64{0, math.Inf(1)}}, ok, "FIFO.Arrival", ErrValue},
-		{"sjf zero steps", ShortestJobFirst{RemainingSteps: []float64{0, 1}}, ok, "ShortestJobFirst.RemainingSteps", ErrValue},
-		{"min-cost free type", MinCost{Cost: []float64{0, 1}}, ok, "MinCost.Cost", ErrValue},
-		{"min-cost cost per job", MinCost{Cost: []float64{1, 1, 1}}, ok, "MinCost.Cost", ErrShape},
-		{"min-cost SLO without steps", MinCost{Cost: []float64{1, 1}, SLO: []float64{1, 1}}, ok, "MinCost.RemainingSteps", ErrShape},
-		{"min-cost zero SLO", MinCost{Cost: []float64{1, 1}, RemainingSteps: []float64{1, 1}, SLO: []float64{0, 1}}, ok, "MinCost.SLO", ErrValue},
+		{"makespan zero row", Makespan{RemainingSteps: []float64{1, 1}}, p, "Throughputs", gpufair.ErrValue},
+		{"ftf zero row", FinishTimeFairness{RemainingSteps: []float64{1, 1}}, p, "Throughputs", gpufair.ErrValue},
+		{"makespan short steps", Makespan{RemainingSteps: []float64{1}}, ok, "Makespan.RemainingSteps", gpufair.ErrShape},
+		{"makespan NaN steps", Makespan{RemainingSteps: []float64{1, nan}}, ok, "Makespan.RemainingSteps", gpufair.ErrValue},
+		{"ftf negative elapsed", FinishTimeFairness{RemainingSteps: []float64{1, 1}, Elapsed: []float64{-1, 0}}, ok, "FinishTimeFairness.Elapsed", gpufair.ErrValue},
+		{"ftf missing steps", FinishTimeFairness{}, ok, "FinishTimeFairness.RemainingSteps", gpufair.ErrShape},
+		{"fifo Inf arrival", FIFO{Arrival: []float64{0, math.Inf(1)}}, ok, "FIFO.Arrival", gpufair.ErrValue},
+		{"sjf zero steps", ShortestJobFirst{RemainingSteps: []float64{0, 1}}, ok, "ShortestJobFirst.RemainingSteps", gpufair.ErrValue},
+		{"min-cost free type", MinCost{Cost: []float64{0, 1}}, ok, "MinCost.Cost", gpufair.ErrValue},
+		{"min-cost cost per job", MinCost{Cost: []float64{1, 1, 1}}, ok, "MinCost.Cost", gpufair.ErrShape},
+		{"min-cost SLO without steps", MinCost{Cost: []float64{1, 1}, SLO: []float64{1, 1}}, ok, "MinCost.RemainingSteps", gpufair.ErrShape},
+		{"min-cost zero SLO", MinCost{Cost: []float64{1, 1}, RemainingSteps: []float64{1, 1}, SLO: []float64{0, 1}}, ok, "MinCost.SLO", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.pol.Allocate(context.Background(), tc.p)
-			var ie *InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, tc.want) {
-				t.Errorf("Allocate() error = %v, want an *InputError on %s wrapping %v", err, tc.field, tc.want)
+				t.Errorf("Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", err, tc.field, tc.want)
 			}
 		})
 	}
@@ -263,8 +264,8 @@ func TestGavelPoliciesBadInput(t *testing.T) {
 	bad := *ok
 	bad.Cluster = Cluster{Types: ok.Cluster.Types, Count: []float64{1, 0}}
 	for _, pol := range []Policy{MaxTotalThroughput{}, FIFO{}, Makespan{RemainingSteps: []float64{1, 1}}} {
-		if _, err := pol.Allocate(context.Background(), &bad); !errors.Is(err, ErrValue) {
-			t.Errorf("%s on a zero-count type: error = %v, want ErrValue", pol.Name(), err)
+		if _, err := pol.Allocate(context.Background(), &bad); !errors.Is(err, gpufair.ErrValue) {
+			t.Errorf("%s on a zero-count type: error = %v, want gpufair.ErrValue", pol.Name(), err)
 		}
 	}
 	// Zero rows are served as documented: FIFO and max throughput give the

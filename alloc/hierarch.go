@@ -3,6 +3,7 @@ package alloc
 import (
 	"context"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -33,7 +34,7 @@ import (
 // under the per-job caps (no job could grow when it stopped, and rows only
 // tighten). Not envy-free or strategy-proof, between entities or jobs.
 //
-// Errors: as MaxMin's, and an *InputError when Users is nil or a job's
+// Errors: as MaxMin's, and an *gpufair.InputError when Users is nil or a job's
 // Owner is not among them. Cost: one LP over classes per round, kept
 // loaded and re-solved warm (as WaterFilling); FIFO entities add a round per
 // queued job that is served, each a few pivots (about 250 rounds in 2.3 s
@@ -82,7 +83,7 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 		return nil, rowClasses{}, nil, err
 	}
 	if p.Users == nil {
-		return nil, rowClasses{}, nil, inputErr("Users", "", ErrEmpty, "hierarchical fairness needs the entities as Users")
+		return nil, rowClasses{}, nil, gpufair.Invalid("Users", "", gpufair.ErrEmpty, "hierarchical fairness needs the entities as Users")
 	}
 	rates, err := normalisedRates(p, false)
 	if err != nil {
@@ -96,7 +97,7 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 	for _, id := range h.FIFO {
 		s, ok := index[id]
 		if !ok {
-			return nil, rowClasses{}, nil, inputErr("Hierarchical.FIFO", string(id), ErrUnknownID, "not a user")
+			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrUnknownID, "not a user")
 		}
 		fifo[s] = true
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -46,7 +47,7 @@ import (
 // Pareto-efficient (idle GPUs above the level), not envy-free and not
 // strategy-proof (OEF §2.4; tests show both).
 //
-// Errors: an *InputError for an invalid Problem or a job with zero
+// Errors: an *gpufair.InputError for an invalid Problem or a job with zero
 // throughput on every type (it cannot be normalised); a wrapped lp error
 // when a solve fails.
 type MaxMin struct {
@@ -103,11 +104,11 @@ func maxMinProblem(p *Problem, agnostic bool) (*levelProblem, rowClasses, error)
 
 // normalisedRates returns T_mk/E_m per job and type (Gavel's normalised
 // value of one GPU), or, when agnostic, 1 on every type the job can run on.
-// A job that runs on no type is an *InputError.
+// A job that runs on no type is an *gpufair.InputError.
 func normalisedRates(p *Problem, agnostic bool) ([][]float64, error) {
 	eq, zero := p.equalShareThroughputs()
 	if zero >= 0 {
-		return nil, inputErr("Throughputs", string(p.Jobs[zero].ID), ErrValue, "zero throughput on every GPU type")
+		return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "zero throughput on every GPU type")
 	}
 	rates := p.Throughputs.Values()
 	for i, r := range rates {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
@@ -155,7 +156,7 @@ func TestMaxMinErrors(t *testing.T) {
 		{
 			name:    "zero-throughput row",
 			p:       func() *Problem { return mmProblem(t, types, []float64{1, 1}, [][]float64{{1, 2}, {0, 0}}, nil, nil) },
-			wantErr: ErrValue, field: "Throughputs",
+			wantErr: gpufair.ErrValue, field: "Throughputs",
 		},
 		{
 			name: "zero-count type",
@@ -164,7 +165,7 @@ func TestMaxMinErrors(t *testing.T) {
 				p.Cluster.Count = []float64{1, 0}
 				return p
 			},
-			wantErr: ErrValue, field: "Cluster.Count",
+			wantErr: gpufair.ErrValue, field: "Cluster.Count",
 		},
 		{
 			name: "no jobs",
@@ -173,7 +174,7 @@ func TestMaxMinErrors(t *testing.T) {
 				p.Jobs = nil
 				return p
 			},
-			wantErr: ErrEmpty, field: "Jobs",
+			wantErr: gpufair.ErrEmpty, field: "Jobs",
 		},
 		{
 			name: "NaN weight",
@@ -182,15 +183,15 @@ func TestMaxMinErrors(t *testing.T) {
 				p.Jobs[1].Weight = math.NaN()
 				return p
 			},
-			wantErr: ErrValue, field: "Jobs.Weight",
+			wantErr: gpufair.ErrValue, field: "Jobs.Weight",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, pol := range []Policy{MaxMin{}, MaxMinAgnostic{}} {
 				_, err := pol.Allocate(context.Background(), tc.p())
-				var ie *InputError
+				var ie *gpufair.InputError
 				if !errors.Is(err, tc.wantErr) || !errors.As(err, &ie) || ie.Field != tc.field {
-					t.Errorf("%s: error = %v, want an *InputError on %s wrapping %v", pol.Name(), err, tc.field, tc.wantErr)
+					t.Errorf("%s: error = %v, want an *gpufair.InputError on %s wrapping %v", pol.Name(), err, tc.field, tc.wantErr)
 				}
 			}
 		})
@@ -200,9 +201,9 @@ func TestMaxMinErrors(t *testing.T) {
 	}
 }
 
-// isInputErr reports whether err is an *InputError on field wrapping
+// isInputErr reports whether err is an *gpufair.InputError on field wrapping
 // sentinel.
 func isInputErr(err, sentinel error, field string) bool {
-	var ie *InputError
+	var ie *gpufair.InputError
 	return errors.Is(err, sentinel) && errors.As(err, &ie) && ie.Field == field
 }

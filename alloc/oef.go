@@ -129,9 +129,9 @@ type OEFSettings struct {
 // allocation returned is one optimal vertex chosen by the solver; it is
 // deterministic for a given input, method and backend.
 //
-// Degenerate input. Allocate returns an *InputError when Problem.Users is
-// nil (ErrEmpty), or when a job's throughput row is all zeros or zero on
-// the slowest type, OEF's normaliser (ErrValue, naming the job). A GPU type
+// Degenerate input. Allocate returns an *gpufair.InputError when Problem.Users is
+// nil (gpufair.ErrEmpty), or when a job's throughput row is all zeros or zero on
+// the slowest type, OEF's normaliser (gpufair.ErrValue, naming the job). A GPU type
 // with zero count is rejected by Cluster.Validate. Users who own no job are
 // not tenants this round: they receive nothing and do not count in n.
 //

@@ -3,6 +3,7 @@ package alloc
 import (
 	"errors"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
 )
 
@@ -22,21 +23,21 @@ func newOEFInstance(p *Problem) (*oefInstance, error) {
 		return nil, err
 	}
 	if p.Users == nil {
-		return nil, inputErr("Users", "", ErrEmpty, "OEF allocates to users: Problem.Users is nil")
+		return nil, gpufair.Invalid("Users", "", gpufair.ErrEmpty, "OEF allocates to users: Problem.Users is nil")
 	}
 	for i, j := range p.Jobs {
 		if isZero(p.Throughputs.Row(i)) {
-			return nil, inputErr("Throughputs", string(j.ID), ErrValue, "the job runs on no GPU type")
+			return nil, gpufair.Invalid("Throughputs", string(j.ID), gpufair.ErrValue, "the job runs on no GPU type")
 		}
 	}
 	norm, err := p.Throughputs.RelativeToSlowest()
 	if err != nil {
 		var cell *speedup.CellError
 		if errors.As(err, &cell) {
-			return nil, inputErr("Throughputs", cell.Row, ErrValue,
+			return nil, gpufair.Invalid("Throughputs", cell.Row, gpufair.ErrValue,
 				"zero throughput on %q, the slowest type, OEF's normaliser", cell.Type)
 		}
-		return nil, inputErr("Throughputs", "", ErrValue, "%v", err)
+		return nil, gpufair.Invalid("Throughputs", "", gpufair.ErrValue, "%v", err)
 	}
 	owner := make(map[UserID]int, len(p.Users))
 	for u, usr := range p.Users {

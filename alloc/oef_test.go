@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 )
 
@@ -114,22 +115,22 @@ func TestOEFBadInput(t *testing.T) {
 		wantErr error
 		field   string
 	}{
-		{"nil users", func() *alloc.Problem { p := ok(); p.Users = nil; return p }, alloc.ErrEmpty, "Users"},
+		{"nil users", func() *alloc.Problem { p := ok(); p.Users = nil; return p }, gpufair.ErrEmpty, "Users"},
 		{"all-zero throughput row", func() *alloc.Problem {
 			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 0}})
-		}, alloc.ErrValue, "Throughputs"},
+		}, gpufair.ErrValue, "Throughputs"},
 		{"zero on the slowest type", func() *alloc.Problem {
 			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 4}})
-		}, alloc.ErrValue, "Throughputs"},
-		{"zero GPU count", func() *alloc.Problem { p := ok(); p.Cluster.Count = []float64{1, 0}; return p }, alloc.ErrValue, "Cluster.Count"},
-		{"shape", func() *alloc.Problem { p := ok(); p.Jobs = p.Jobs[:1]; return p }, alloc.ErrShape, "Throughputs"},
+		}, gpufair.ErrValue, "Throughputs"},
+		{"zero GPU count", func() *alloc.Problem { p := ok(); p.Cluster.Count = []float64{1, 0}; return p }, gpufair.ErrValue, "Cluster.Count"},
+		{"shape", func() *alloc.Problem { p := ok(); p.Jobs = p.Jobs[:1]; return p }, gpufair.ErrShape, "Throughputs"},
 	} {
 		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := alloc.OEF{Mode: mode}.Allocate(context.Background(), tc.p())
-				var ie *alloc.InputError
+				var ie *gpufair.InputError
 				if !errors.Is(err, tc.wantErr) || !errors.As(err, &ie) || ie.Field != tc.field {
-					t.Fatalf("OEF{%v}.Allocate() error = %v, want an *InputError on %s wrapping %v", mode, err, tc.field, tc.wantErr)
+					t.Fatalf("OEF{%v}.Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", mode, err, tc.field, tc.wantErr)
 				}
 			})
 		}

@@ -3,6 +3,7 @@ package alloc
 import (
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -39,11 +40,11 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 		return nil, err
 	}
 	if unconsolidated == nil {
-		return nil, inputErr("Placement.Unconsolidated", "", ErrEmpty, "no throughput matrix")
+		return nil, gpufair.Invalid("Placement.Unconsolidated", "", gpufair.ErrEmpty, "no throughput matrix")
 	}
 	rows, types := unconsolidated.Dims()
 	if rows != len(p.Jobs) || types != p.Cluster.NumTypes() {
-		return nil, inputErr("Placement.Unconsolidated", "", ErrShape, "%d×%d rates for %d jobs × %d types", rows, types, len(p.Jobs), p.Cluster.NumTypes())
+		return nil, gpufair.Invalid("Placement.Unconsolidated", "", gpufair.ErrShape, "%d×%d rates for %d jobs × %d types", rows, types, len(p.Jobs), p.Cluster.NumTypes())
 	}
 	if err := checkAligned("Placement.Consolidated", consolidated, p.typeNames(), nonNegative); err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 	for k, t := range p.Cluster.Types {
 		c := consolidated[k]
 		if c > p.Cluster.Count[k] {
-			return nil, inputErr("Placement.Consolidated", string(t), ErrValue, "%v GPUs of %v", c, p.Cluster.Count[k])
+			return nil, gpufair.Invalid("Placement.Consolidated", string(t), gpufair.ErrValue, "%v GPUs of %v", c, p.Cluster.Count[k])
 		}
 		for side, n := range []float64{c, p.Cluster.Count[k] - c} {
 			if n <= 0 {

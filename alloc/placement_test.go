@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
 )
 
@@ -45,10 +46,10 @@ func TestPlacementSensitive(t *testing.T) {
 	if err != nil || pp.Cluster.NumTypes() != 1 {
 		t.Errorf("all consolidated: %v, %d worker types, want 1", err, pp.Cluster.NumTypes())
 	}
-	if _, err := NewPlacementProblem(p, un, []float64{5}); !errors.Is(err, ErrValue) {
-		t.Errorf("more consolidated GPUs than the type has: error = %v, want ErrValue", err)
+	if _, err := NewPlacementProblem(p, un, []float64{5}); !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("more consolidated GPUs than the type has: error = %v, want gpufair.ErrValue", err)
 	}
-	if _, err := NewPlacementProblem(p, un, nil); !errors.Is(err, ErrShape) {
-		t.Errorf("missing pools: error = %v, want ErrShape", err)
+	if _, err := NewPlacementProblem(p, un, nil); !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("missing pools: error = %v, want gpufair.ErrShape", err)
 	}
 }

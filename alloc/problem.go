@@ -3,6 +3,7 @@ package alloc
 import (
 	"context"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
 )
 
@@ -51,23 +52,23 @@ func (p *Problem) Validate() error {
 		return err
 	}
 	if p.Throughputs == nil {
-		return inputErr("Throughputs", "", ErrEmpty, "no throughput matrix")
+		return gpufair.Invalid("Throughputs", "", gpufair.ErrEmpty, "no throughput matrix")
 	}
 	rows, types := p.Throughputs.Dims()
 	if rows != len(p.Jobs) {
-		return inputErr("Throughputs", "", ErrShape, "%d rows for %d jobs", rows, len(p.Jobs))
+		return gpufair.Invalid("Throughputs", "", gpufair.ErrShape, "%d rows for %d jobs", rows, len(p.Jobs))
 	}
 	if types != len(p.Cluster.Types) {
-		return inputErr("Throughputs", "", ErrShape, "%d GPU types for a cluster of %d", types, len(p.Cluster.Types))
+		return gpufair.Invalid("Throughputs", "", gpufair.ErrShape, "%d GPU types for a cluster of %d", types, len(p.Cluster.Types))
 	}
 	for k, t := range p.Throughputs.Types() {
 		if t != p.Cluster.Types[k] {
-			return inputErr("Throughputs", string(t), ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Cluster.Types[k])
+			return gpufair.Invalid("Throughputs", string(t), gpufair.ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Cluster.Types[k])
 		}
 	}
 	for i, r := range p.Throughputs.Rows() {
 		if r != string(p.Jobs[i].ID) {
-			return inputErr("Throughputs", r, ErrShape, "row %d is %q, job %d is %q", i, r, i, p.Jobs[i].ID)
+			return gpufair.Invalid("Throughputs", r, gpufair.ErrShape, "row %d is %q, job %d is %q", i, r, i, p.Jobs[i].ID)
 		}
 	}
 	return nil
@@ -105,7 +106,7 @@ func (p *Problem) Valuations() []Valuation {
 //
 //	for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.OEF{Mode: alloc.Cooperative}} { ... }
 //
-// Allocate validates p, returns an *InputError for bad input and an error
+// Allocate validates p, returns an *gpufair.InputError for bad input and an error
 // wrapping an lp sentinel (lp.ErrInfeasible, ...) when a solve fails. It
 // never modifies p, and the same p gives a bit-identical Allocation.
 type Policy interface {

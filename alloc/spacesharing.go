@@ -27,7 +27,7 @@ const (
 	// (Weight_m·throughput(m, X^equal)), Gavel's heterogeneity-aware LAS
 	// (§4.1) with X^equal the equal time share of every type in proportion
 	// to its count (ERRATA: Gavel's normaliser). Jobs that no type can run
-	// alone are an *InputError.
+	// alone are an *gpufair.InputError.
 	SharingMaxMin
 )
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -33,14 +34,14 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if s.Objective == SharingMaxMin {
 		rates, zero := p.equalShareThroughputs()
 		if zero >= 0 {
-			return nil, inputErr("Throughputs", string(p.Jobs[zero].ID), ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
+			return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
 		}
 		norm = make([]float64, sc.rc.numClasses())
 		for c, i := range sc.rc.rep {
 			norm[c] = float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * rates[i])
 		}
 	} else if s.Objective != SharingMaxTotal {
-		return nil, inputErr("SpaceSharing.Objective", "", ErrValue, "unknown objective %d", s.Objective)
+		return nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
 	}
 	m, x, y, thr := sc.model(p, norm)
 	sol, err := gavelSolve(ctx, s.Name(), m)
@@ -59,7 +60,7 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 	if labels == nil {
 		labels = p.JobIDs()
 	} else if len(labels) != len(p.Jobs) {
-		return sharingClasses{}, inputErr("SpaceSharing.JobTypes", "", ErrShape, "%d labels for %d jobs", len(labels), len(p.Jobs))
+		return sharingClasses{}, gpufair.Invalid("SpaceSharing.JobTypes", "", gpufair.ErrShape, "%d labels for %d jobs", len(labels), len(p.Jobs))
 	}
 	labelIndex := map[string]int{}
 	for _, l := range labels {
@@ -90,7 +91,7 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 					continue
 				}
 				if gc, gd := p.Jobs[rc.rep[c]].Gang, p.Jobs[rc.rep[d]].Gang; gc != gd {
-					return sharingClasses{}, inputErr("SpaceSharing.Pairs", sc.labels[c]+"+"+sc.labels[d], ErrValue, "co-located jobs have gangs %d and %d", gc, gd)
+					return sharingClasses{}, gpufair.Invalid("SpaceSharing.Pairs", sc.labels[c]+"+"+sc.labels[d], gpufair.ErrValue, "co-located jobs have gangs %d and %d", gc, gd)
 				}
 				if c == d { // either job of a same-class pair may be "A": average
 					avg := (r[0] + r[1]) / 2
@@ -116,11 +117,11 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey]
 		id := pr.A + "+" + pr.B
 		k, ok := p.Cluster.TypeIndex(pr.Type)
 		if !ok {
-			return nil, inputErr("SpaceSharing.Pairs", id, ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
+			return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
 		}
 		for _, r := range []float64{pr.RateA, pr.RateB} {
 			if !(r >= 0) || math.IsInf(r, 0) {
-				return nil, inputErr("SpaceSharing.Pairs", id, ErrValue, "rate %v on %q", r, pr.Type)
+				return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrValue, "rate %v on %q", r, pr.Type)
 			}
 		}
 		if _, ok := labels[pr.A]; !ok {
@@ -131,7 +132,7 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey]
 		}
 		key := pairKey{pr.A, pr.B, k}
 		if _, dup := t[key]; dup {
-			return nil, inputErr("SpaceSharing.Pairs", id, ErrDuplicate, "listed twice on %q", pr.Type)
+			return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrDuplicate, "listed twice on %q", pr.Type)
 		}
 		t[key] = [2]float64{pr.RateA, pr.RateB}
 		if pr.A != pr.B {

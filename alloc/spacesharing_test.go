@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -71,24 +72,24 @@ func TestSpaceSharingBadInput(t *testing.T) {
 		field string
 		want  error
 	}{
-		{"labels", SpaceSharing{JobTypes: []string{"a"}}, "SpaceSharing.JobTypes", ErrShape},
-		{"type", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "x", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrUnknownID},
-		{"NaN", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: nanValue(), RateB: 1}}}, "SpaceSharing.Pairs", ErrValue},
-		{"gangs differ", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrValue},
-		{"twice", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}, {A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", ErrDuplicate},
-		{"objective", SpaceSharing{Objective: 7}, "SpaceSharing.Objective", ErrValue},
+		{"labels", SpaceSharing{JobTypes: []string{"a"}}, "SpaceSharing.JobTypes", gpufair.ErrShape},
+		{"type", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "x", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrUnknownID},
+		{"NaN", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: nanValue(), RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrValue},
+		{"gangs differ", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrValue},
+		{"twice", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}, {A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrDuplicate},
+		{"objective", SpaceSharing{Objective: 7}, "SpaceSharing.Objective", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.s.Allocate(context.Background(), p)
-			var ie *InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, tc.want) {
-				t.Errorf("Allocate() error = %v, want an *InputError on %s wrapping %v", err, tc.field, tc.want)
+				t.Errorf("Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", err, tc.field, tc.want)
 			}
 		})
 	}
 	zero := gavelProblem(t, []float64{1}, nil, [][]float64{{1}, {0}})
-	if _, err := (SpaceSharing{Objective: SharingMaxMin}).Allocate(context.Background(), zero); !errors.Is(err, ErrValue) {
-		t.Errorf("max-min with a zero row: error = %v, want ErrValue", err)
+	if _, err := (SpaceSharing{Objective: SharingMaxMin}).Allocate(context.Background(), zero); !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("max-min with a zero row: error = %v, want gpufair.ErrValue", err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gpufair/gpufair"
 )
 
 // A Mechanism maps a reported rate matrix to an allocation:
@@ -93,17 +95,17 @@ type StrategyReport struct {
 // Cost: about (3·len(Factors)·m + Trials) mechanism calls per row for m
 // types. ctx is checked before each call.
 //
-// Errors: *InputError for a nil mechanism or a truth matrix that is empty,
+// Errors: *gpufair.InputError for a nil mechanism or a truth matrix that is empty,
 // ragged, or has NaN, infinite or negative rates, or a Rows index out of
 // range; an error wrapping the mechanism's when it fails on the truth; and
-// an *InputError naming "Mechanism" when it returns an allocation of the
+// an *gpufair.InputError naming "Mechanism" when it returns an allocation of the
 // wrong shape.
 func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float64, s *ProbeSettings) (*StrategyReport, error) {
 	if s == nil {
 		s = &ProbeSettings{}
 	}
 	if mech == nil {
-		return nil, inputErr("Mechanism", "", ErrEmpty, "nil mechanism")
+		return nil, gpufair.Invalid("Mechanism", "", gpufair.ErrEmpty, "nil mechanism")
 	}
 	if err := checkTruth(truth); err != nil {
 		return nil, err
@@ -221,10 +223,10 @@ func runMechanism(ctx context.Context, mech Mechanism, reported [][]float64) (*A
 		return nil, fmt.Errorf("alloc: mechanism: %w", err)
 	}
 	if err := checkBundles(x); err != nil {
-		return nil, inputErr("Mechanism", "", ErrShape, "bad allocation: %v", err)
+		return nil, gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "bad allocation: %v", err)
 	}
 	if len(x.GPUs) != len(reported) || len(x.Types) != len(reported[0]) {
-		return nil, inputErr("Mechanism", "", ErrShape, "allocation of %d×%d for %d×%d reports", len(x.GPUs), len(x.Types), len(reported), len(reported[0]))
+		return nil, gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "allocation of %d×%d for %d×%d reports", len(x.GPUs), len(x.Types), len(reported), len(reported[0]))
 	}
 	return x, nil
 }
@@ -233,15 +235,15 @@ func runMechanism(ctx context.Context, mech Mechanism, reported [][]float64) (*A
 // non-negative rates.
 func checkTruth(truth [][]float64) error {
 	if len(truth) == 0 || len(truth[0]) == 0 {
-		return inputErr("Truth", "", ErrEmpty, "no rows or no GPU types")
+		return gpufair.Invalid("Truth", "", gpufair.ErrEmpty, "no rows or no GPU types")
 	}
 	for i, row := range truth {
 		if len(row) != len(truth[0]) {
-			return inputErr("Truth", fmt.Sprint(i), ErrShape, "%d rates, row 0 has %d", len(row), len(truth[0]))
+			return gpufair.Invalid("Truth", fmt.Sprint(i), gpufair.ErrShape, "%d rates, row 0 has %d", len(row), len(truth[0]))
 		}
 		for k, x := range row {
 			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return inputErr("Truth", fmt.Sprint(i), ErrValue, "rate %v on type %d", x, k)
+				return gpufair.Invalid("Truth", fmt.Sprint(i), gpufair.ErrValue, "rate %v on type %d", x, k)
 			}
 		}
 	}
@@ -259,7 +261,7 @@ func probeRows(rows []int, n int) ([]int, error) {
 	}
 	for _, i := range rows {
 		if i < 0 || i >= n {
-			return nil, inputErr("ProbeSettings.Rows", fmt.Sprint(i), ErrValue, "row out of range [0, %d)", n)
+			return nil, gpufair.Invalid("ProbeSettings.Rows", fmt.Sprint(i), gpufair.ErrValue, "row out of range [0, %d)", n)
 		}
 	}
 	return rows, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/testcases"
 	"github.com/gpufair/gpufair/topology"
@@ -237,15 +238,15 @@ func TestProbeErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if tc.wantField == "" {
 				if errors.As(err, &ie) {
-					t.Errorf("error %v is an InputError, want the mechanism's", err)
+					t.Errorf("error %v is an gpufair.InputError, want the mechanism's", err)
 				}
 				return
 			}
 			if !errors.As(err, &ie) || ie.Field != tc.wantField {
-				t.Errorf("error = %v, want an *InputError on %s", err, tc.wantField)
+				t.Errorf("error = %v, want an *gpufair.InputError on %s", err, tc.wantField)
 			}
 		})
 	}

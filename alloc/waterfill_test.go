@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
@@ -130,14 +131,14 @@ func TestHierarchicalFIFO(t *testing.T) {
 
 func TestHierarchicalErrors(t *testing.T) {
 	p := gavelHierarchyExample(t)
-	if _, err := (Hierarchical{FIFO: []UserID{"nobody"}}).Allocate(context.Background(), p); !isInputErr(err, ErrUnknownID, "Hierarchical.FIFO") {
+	if _, err := (Hierarchical{FIFO: []UserID{"nobody"}}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrUnknownID, "Hierarchical.FIFO") {
 		t.Errorf("unknown FIFO entity: error = %v", err)
 	}
 	p.Users = nil
 	for i := range p.Jobs {
 		p.Jobs[i].Owner = ""
 	}
-	if _, err := (Hierarchical{}).Allocate(context.Background(), p); !isInputErr(err, ErrEmpty, "Users") {
+	if _, err := (Hierarchical{}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrEmpty, "Users") {
 		t.Errorf("no users: error = %v", err)
 	}
 }

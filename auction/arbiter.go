@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -123,29 +123,29 @@ type appState struct {
 
 // NewArbiter returns an arbiter of the cluster's GPUs, all free, with no
 // apps. s may be nil. It reports an invalid cluster, a negative lease and
-// a filter outside [0, 1] as *alloc.InputError. It panics if src is nil.
+// a filter outside [0, 1] as *gpufair.InputError. It panics if src is nil.
 func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbiter, error) {
 	if src == nil {
 		panic("auction: NewArbiter needs a rand.Source")
 	}
 	if err := c.Validate(); err != nil {
-		return nil, badInput("Cluster", "", alloc.ErrValue, "%v", err)
+		return nil, badInput("Cluster", "", gpufair.ErrValue, "%v", err)
 	}
 	var set ArbiterSettings
 	if s != nil {
 		set = *s
 	}
 	if set.Lease < 0 {
-		return nil, badInput("ArbiterSettings.Lease", "", alloc.ErrValue, "%v is negative", set.Lease)
+		return nil, badInput("ArbiterSettings.Lease", "", gpufair.ErrValue, "%v is negative", set.Lease)
 	}
 	if set.Lease == 0 {
 		set.Lease = DefaultLease
 	}
 	if !(set.Filter >= 0 && set.Filter <= 1) {
-		return nil, badInput("ArbiterSettings.Filter", "", alloc.ErrValue, "%v is outside [0, 1]", set.Filter)
+		return nil, badInput("ArbiterSettings.Filter", "", gpufair.ErrValue, "%v is outside [0, 1]", set.Filter)
 	}
 	if set.Patience < 0 {
-		return nil, badInput("ArbiterSettings.Patience", "", alloc.ErrValue, "%d is negative", set.Patience)
+		return nil, badInput("ArbiterSettings.Patience", "", gpufair.ErrValue, "%d is negative", set.Patience)
 	}
 	a := &Arbiter{c: c, lease: set.Lease, filter: set.Filter, patience: set.Patience, rng: rand.New(src), apps: map[string]*appState{}}
 	a.slots = make([][]slot, len(c.Servers))
@@ -158,7 +158,7 @@ func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbit
 // setTime expires every lease ending by now, in order of end time.
 func (a *Arbiter) setTime(now time.Time) error {
 	if now.Before(a.now) {
-		return badInput("now", "", alloc.ErrValue, "%v is before the arbiter's time %v", now, a.now)
+		return badInput("now", "", gpufair.ErrValue, "%v is before the arbiter's time %v", now, a.now)
 	}
 	a.now = now
 	for {
@@ -204,17 +204,17 @@ func (a *Arbiter) take(app string, d int) {
 }
 
 // Join adds an app at now with its agent. It reports an empty name, a name
-// already present (alloc.ErrDuplicate), a nil agent and a time before the
-// arbiter's as *alloc.InputError. Joining is not a resource-available
+// already present (gpufair.ErrDuplicate), a nil agent and a time before the
+// arbiter's as *gpufair.InputError. Joining is not a resource-available
 // event: call Advance to offer free GPUs to the newcomer.
 func (a *Arbiter) Join(now time.Time, app string, ag Agent) error {
 	switch {
 	case app == "":
-		return badInput("app", "", alloc.ErrValue, "empty app name")
+		return badInput("app", "", gpufair.ErrValue, "empty app name")
 	case a.apps[app] != nil:
-		return badInput("app", app, alloc.ErrDuplicate, "app already joined")
+		return badInput("app", app, gpufair.ErrDuplicate, "app already joined")
 	case ag == nil:
-		return badInput("agent", app, alloc.ErrValue, "nil agent")
+		return badInput("agent", app, gpufair.ErrValue, "nil agent")
 	}
 	if err := a.setTime(now); err != nil {
 		return err
@@ -225,10 +225,10 @@ func (a *Arbiter) Join(now time.Time, app string, ag Agent) error {
 
 // Leave removes an app at now (it finished, failed or quit): its GPUs come
 // back, passing on any payments they carry. Unknown apps are
-// alloc.ErrUnknownID.
+// gpufair.ErrUnknownID.
 func (a *Arbiter) Leave(now time.Time, app string) error {
 	if a.apps[app] == nil {
-		return badInput("app", app, alloc.ErrUnknownID, "no such app")
+		return badInput("app", app, gpufair.ErrUnknownID, "no such app")
 	}
 	if err := a.setTime(now); err != nil {
 		return err
@@ -246,7 +246,7 @@ func (a *Arbiter) Leave(now time.Time, app string) error {
 
 // Fail takes GPUs out of service at now: a GPU's lease, and any payment it
 // carries, ends, and the GPU is offered no more until Repair. A GPU outside
-// the cluster is alloc.ErrUnknownID; nothing changes then.
+// the cluster is gpufair.ErrUnknownID; nothing changes then.
 func (a *Arbiter) Fail(now time.Time, gpus ...topology.GPU) error {
 	if err := a.checkGPUs(gpus); err != nil {
 		return err
@@ -282,7 +282,7 @@ func (a *Arbiter) Repair(now time.Time, gpus ...topology.GPU) error {
 func (a *Arbiter) checkGPUs(gpus []topology.GPU) error {
 	for _, g := range gpus {
 		if g.Server < 0 || g.Server >= len(a.slots) || g.Slot < 0 || g.Slot >= len(a.slots[g.Server]) {
-			return badInput("gpus", "", alloc.ErrUnknownID, "GPU %v is not a slot of the cluster", g)
+			return badInput("gpus", "", gpufair.ErrUnknownID, "GPU %v is not a slot of the cluster", g)
 		}
 	}
 	return nil

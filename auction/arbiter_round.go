@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -316,7 +316,7 @@ func (a *Arbiter) rank(ctx context.Context, r *Round) {
 		} else {
 			rho, err := st.agent.Rho(ctx, r.At, a.c, a.heldCounts(id))
 			if err == nil && (math.IsNaN(rho) || rho <= 0) {
-				err = badInput("rho", id, alloc.ErrValue, "%v is not positive", rho)
+				err = badInput("rho", id, gpufair.ErrValue, "%v is not positive", rho)
 			}
 			if err != nil {
 				r.Errors = append(r.Errors, &AgentError{App: id, Op: "Rho", Err: err})

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 	"pgregory.net/rapid"
@@ -295,8 +295,8 @@ func TestArbiterAgentsThatFail(t *testing.T) {
 		if len(r.Grants) != 1 || r.Grants[0].App != "honest" || len(r.Grants[0].GPUs) != 4 || r.Grants[0].Keep != 1 {
 			t.Errorf("round %d: grants %+v, want all 4 GPUs won by honest with c = 1", round, r.Grants)
 		}
-		if !errors.Is(r.Errors[0], ErrNoBid) || !errors.Is(r.Errors[1], alloc.ErrValue) {
-			t.Errorf("round %d: errors %v, want ErrNoBid then alloc.ErrValue", round, r.Errors)
+		if !errors.Is(r.Errors[0], ErrNoBid) || !errors.Is(r.Errors[1], gpufair.ErrValue) {
+			t.Errorf("round %d: errors %v, want ErrNoBid then gpufair.ErrValue", round, r.Errors)
 		}
 		next, ok := arb.NextEvent()
 		if !ok || next.Sub(now) != DefaultLease {
@@ -320,8 +320,8 @@ func TestArbiterInputErrors(t *testing.T) {
 		{"filter NaN", c, ArbiterSettings{Filter: math.NaN()}},
 		{"negative patience", c, ArbiterSettings{Patience: -1}},
 	} {
-		if _, err := NewArbiter(tc.c, &tc.s, src); !errors.Is(err, alloc.ErrValue) {
-			t.Errorf("%s: NewArbiter error = %v, want alloc.ErrValue", tc.name, err)
+		if _, err := NewArbiter(tc.c, &tc.s, src); !errors.Is(err, gpufair.ErrValue) {
+			t.Errorf("%s: NewArbiter error = %v, want gpufair.ErrValue", tc.name, err)
 		}
 	}
 	arb, err := NewArbiter(c, nil, src)
@@ -337,20 +337,20 @@ func TestArbiterInputErrors(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"join twice", arb.Join(t0.Add(time.Hour), "a", ag), alloc.ErrDuplicate},
-		{"join unnamed", arb.Join(t0.Add(time.Hour), "", ag), alloc.ErrValue},
-		{"join nil agent", arb.Join(t0.Add(time.Hour), "b", nil), alloc.ErrValue},
-		{"leave unknown", arb.Leave(t0.Add(time.Hour), "zz"), alloc.ErrUnknownID},
-		{"fail unknown GPU", arb.Fail(t0.Add(time.Hour), topology.GPU{Server: 0, Slot: 2}), alloc.ErrUnknownID},
-		{"time backwards", arb.Join(t0, "c", ag), alloc.ErrValue},
+		{"join twice", arb.Join(t0.Add(time.Hour), "a", ag), gpufair.ErrDuplicate},
+		{"join unnamed", arb.Join(t0.Add(time.Hour), "", ag), gpufair.ErrValue},
+		{"join nil agent", arb.Join(t0.Add(time.Hour), "b", nil), gpufair.ErrValue},
+		{"leave unknown", arb.Leave(t0.Add(time.Hour), "zz"), gpufair.ErrUnknownID},
+		{"fail unknown GPU", arb.Fail(t0.Add(time.Hour), topology.GPU{Server: 0, Slot: 2}), gpufair.ErrUnknownID},
+		{"time backwards", arb.Join(t0, "c", ag), gpufair.ErrValue},
 	} {
-		var ie *alloc.InputError
+		var ie *gpufair.InputError
 		if !errors.Is(tc.err, tc.want) || !errors.As(tc.err, &ie) {
-			t.Errorf("%s: error = %v, want an *alloc.InputError wrapping %v", tc.name, tc.err, tc.want)
+			t.Errorf("%s: error = %v, want an *gpufair.InputError wrapping %v", tc.name, tc.err, tc.want)
 		}
 	}
-	if _, err := arb.Advance(context.Background(), t0); !errors.Is(err, alloc.ErrValue) {
-		t.Errorf("Advance back in time: error = %v, want alloc.ErrValue", err)
+	if _, err := arb.Advance(context.Background(), t0); !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("Advance back in time: error = %v, want gpufair.ErrValue", err)
 	}
 }
 

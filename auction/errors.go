@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 )
 
 // ErrNotConverged reports a proportionally fair solve whose optimality
@@ -17,7 +17,7 @@ var ErrNotConverged = errors.New("auction: proportional-fairness solve did not c
 var ErrNoBid = errors.New("auction: agent did not bid")
 
 func badInput(field, id string, sentinel error, format string, args ...any) error {
-	return &alloc.InputError{Field: field, ID: id, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
+	return &gpufair.InputError{Field: field, ID: id, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
 }
 
 // ErrNodeBudget reports a bid-table search stopped at TableSettings.MaxNodes

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 )
 
@@ -91,7 +92,7 @@ const crossoverGap = 1e-3
 //
 // Inputs are validated: a valuation that is neither Linear nor Homogeneous,
 // a Linear of the wrong length or with a negative, NaN or infinite rate, and
-// a bidder who values nothing in the cluster are *alloc.InputError. It
+// a bidder who values nothing in the cluster are *gpufair.InputError. It
 // panics if len(vals) != len(bidders).
 func ProportionalFair(ctx context.Context, c alloc.Cluster, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
 	if len(vals) != len(bidders) {
@@ -126,7 +127,7 @@ func newProblem(c alloc.Cluster, bidders []string, vals []alloc.Valuation) (*pro
 		return nil, err
 	}
 	if len(bidders) == 0 {
-		return nil, badInput("bidders", "", alloc.ErrEmpty, "no bidders")
+		return nil, badInput("bidders", "", gpufair.ErrEmpty, "no bidders")
 	}
 	m := len(c.Types)
 	p := &problem{c: c, bidders: bidders, n: len(bidders), m: m,
@@ -136,25 +137,25 @@ func newProblem(c alloc.Cluster, bidders []string, vals []alloc.Valuation) (*pro
 	for i, v := range vals {
 		id := bidders[i]
 		if seen[id] {
-			return nil, badInput("bidders", id, alloc.ErrDuplicate, "listed twice")
+			return nil, badInput("bidders", id, gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[id] = true
 		switch v := v.(type) {
 		case alloc.Linear:
 			if len(v) != m {
-				return nil, badInput("vals", id, alloc.ErrShape, "%d rates for %d GPU types", len(v), m)
+				return nil, badInput("vals", id, gpufair.ErrShape, "%d rates for %d GPU types", len(v), m)
 			}
 			row := make([]float64, m)
 			var top float64
 			for k, a := range v {
 				if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
-					return nil, badInput("vals", id, alloc.ErrValue, "rate %v for %q", a, c.Types[k])
+					return nil, badInput("vals", id, gpufair.ErrValue, "rate %v for %q", a, c.Types[k])
 				}
 				row[k] = a * c.Count[k]
 				top = max(top, row[k])
 			}
 			if top == 0 {
-				return nil, badInput("vals", id, alloc.ErrValue, "values no GPU type of the cluster")
+				return nil, badInput("vals", id, gpufair.ErrValue, "values no GPU type of the cluster")
 			}
 			for k := range row {
 				row[k] /= top
@@ -163,11 +164,11 @@ func newProblem(c alloc.Cluster, bidders []string, vals []alloc.Valuation) (*pro
 		case Homogeneous:
 			total := v.Value(c.Count)
 			if math.IsNaN(total) || math.IsInf(total, 0) || total <= 0 {
-				return nil, badInput("vals", id, alloc.ErrValue, "value %v for the whole cluster is not positive and finite", total)
+				return nil, badInput("vals", id, gpufair.ErrValue, "value %v for the whole cluster is not positive and finite", total)
 			}
 			p.hom[i], p.scale[i] = v, total
 		default:
-			return nil, badInput("vals", id, alloc.ErrValue, "valuation %T is neither alloc.Linear nor Homogeneous", v)
+			return nil, badInput("vals", id, gpufair.ErrValue, "valuation %T is neither alloc.Linear nor Homogeneous", v)
 		}
 	}
 	return p, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 	"pgregory.net/rapid"
@@ -152,21 +153,21 @@ func TestPFInputErrors(t *testing.T) {
 		vals []alloc.Valuation
 		want error
 	}{
-		{"NaN rate", []alloc.Valuation{alloc.Linear{math.NaN(), 1}}, alloc.ErrValue},
-		{"negative rate", []alloc.Valuation{alloc.Linear{-1, 1}}, alloc.ErrValue},
-		{"values nothing", []alloc.Valuation{alloc.Linear{0, 0}}, alloc.ErrValue},
-		{"wrong length", []alloc.Valuation{alloc.Linear{1}}, alloc.ErrShape},
-		{"not homogeneous", []alloc.Valuation{constVal{}}, alloc.ErrValue},
+		{"NaN rate", []alloc.Valuation{alloc.Linear{math.NaN(), 1}}, gpufair.ErrValue},
+		{"negative rate", []alloc.Valuation{alloc.Linear{-1, 1}}, gpufair.ErrValue},
+		{"values nothing", []alloc.Valuation{alloc.Linear{0, 0}}, gpufair.ErrValue},
+		{"wrong length", []alloc.Valuation{alloc.Linear{1}}, gpufair.ErrShape},
+		{"not homogeneous", []alloc.Valuation{constVal{}}, gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := PartialAllocation(context.Background(), c, names(len(tc.vals)), tc.vals, nil)
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.Is(err, tc.want) || !errors.As(err, &ie) {
-				t.Errorf("error = %v, want an *alloc.InputError wrapping %v", err, tc.want)
+				t.Errorf("error = %v, want an *gpufair.InputError wrapping %v", err, tc.want)
 			}
 		})
 	}
-	if _, err := PartialAllocation(context.Background(), c, nil, nil, nil); !errors.Is(err, alloc.ErrEmpty) {
+	if _, err := PartialAllocation(context.Background(), c, nil, nil, nil); !errors.Is(err, gpufair.ErrEmpty) {
 		t.Errorf("no bidders: error = %v, want ErrEmpty", err)
 	}
 }

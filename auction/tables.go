@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 )
 
@@ -76,7 +76,7 @@ type TableOutcome struct {
 // uses.
 //
 // Every bid is validated against the offer (BidTable.Validate); bad bids
-// and repeated app names are *alloc.InputError. A cancelled ctx returns its
+// and repeated app names are *gpufair.InputError. A cancelled ctx returns its
 // error and no outcome.
 func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutcome, error) {
 	return AuctionTablesWith(ctx, offer, bids, nil)
@@ -99,7 +99,7 @@ func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *Tabl
 	seen := map[string]bool{}
 	for _, b := range bids {
 		if seen[b.App] {
-			return nil, badInput("bids", b.App, alloc.ErrDuplicate, "app bids twice")
+			return nil, badInput("bids", b.App, gpufair.ErrDuplicate, "app bids twice")
 		}
 		seen[b.App] = true
 		if err := b.Table.Validate(offer, b.App); err != nil {

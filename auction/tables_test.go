@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 	"pgregory.net/rapid"
@@ -50,18 +50,18 @@ func TestAuctionTablesBadBids(t *testing.T) {
 		bids []Bid
 		want error
 	}{
-		{"rho zero", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: 0}}}}}, alloc.ErrValue},
-		{"rho negative", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: -3}}}}}, alloc.ErrValue},
-		{"rho NaN", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: math.NaN()}}}}}, alloc.ErrValue},
-		{"GPUs not offered", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{3, 0}, Rho: 1}}}}}, alloc.ErrUnknownID},
-		{"duplicate rows", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{good.Rows[0], good.Rows[0]}}}}, alloc.ErrDuplicate},
-		{"app twice", []Bid{{"a", good}, {"a", good}}, alloc.ErrDuplicate},
+		{"rho zero", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: 0}}}}}, gpufair.ErrValue},
+		{"rho negative", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: -3}}}}}, gpufair.ErrValue},
+		{"rho NaN", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{1, 0}, Rho: math.NaN()}}}}}, gpufair.ErrValue},
+		{"GPUs not offered", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{{Counts: []int{3, 0}, Rho: 1}}}}}, gpufair.ErrUnknownID},
+		{"duplicate rows", []Bid{{"a", ftf.BidTable{RhoNone: 2, Rows: []ftf.Row{good.Rows[0], good.Rows[0]}}}}, gpufair.ErrDuplicate},
+		{"app twice", []Bid{{"a", good}, {"a", good}}, gpufair.ErrDuplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := AuctionTables(context.Background(), o, tc.bids)
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.ID != "a" {
-				t.Errorf("error = %v, want an *alloc.InputError for app a wrapping %v", err, tc.want)
+				t.Errorf("error = %v, want an *gpufair.InputError for app a wrapping %v", err, tc.want)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -22,14 +22,14 @@ type Offer struct {
 // counts below zero or above a server's slots.
 func (o Offer) Validate() error {
 	if err := o.Cluster.Validate(); err != nil {
-		return badInput("Offer.Cluster", "", alloc.ErrValue, "%v", err)
+		return badInput("Offer.Cluster", "", gpufair.ErrValue, "%v", err)
 	}
 	if len(o.Free) != len(o.Cluster.Servers) {
-		return badInput("Offer.Free", "", alloc.ErrShape, "%d counts for %d servers", len(o.Free), len(o.Cluster.Servers))
+		return badInput("Offer.Free", "", gpufair.ErrShape, "%d counts for %d servers", len(o.Free), len(o.Cluster.Servers))
 	}
 	for s, n := range o.Free {
 		if n < 0 || n > o.Cluster.Servers[s].GPUs {
-			return badInput("Offer.Free", o.Cluster.Servers[s].Name, alloc.ErrValue, "%d free of %d slots", n, o.Cluster.Servers[s].GPUs)
+			return badInput("Offer.Free", o.Cluster.Servers[s].Name, gpufair.ErrValue, "%d free of %d slots", n, o.Cluster.Servers[s].GPUs)
 		}
 	}
 	return nil
@@ -72,36 +72,36 @@ type BidTable struct {
 // Validate checks the table against the offer it answers: RhoNone positive
 // or +Inf, every row's rho positive and finite, counts of the offer's length
 // within what the offer frees on each server (a row naming GPUs not offered
-// is alloc.ErrUnknownID), no empty row and no row listed twice
-// (alloc.ErrDuplicate). id labels the errors.
+// is gpufair.ErrUnknownID), no empty row and no row listed twice
+// (gpufair.ErrDuplicate). id labels the errors.
 func (t BidTable) Validate(o Offer, id string) error {
 	if math.IsNaN(t.RhoNone) || t.RhoNone <= 0 {
-		return badInput("BidTable.RhoNone", id, alloc.ErrValue, "%v is not positive", t.RhoNone)
+		return badInput("BidTable.RhoNone", id, gpufair.ErrValue, "%v is not positive", t.RhoNone)
 	}
 	seen := make(map[string]int, len(t.Rows))
 	for i, r := range t.Rows {
 		if math.IsNaN(r.Rho) || math.IsInf(r.Rho, 0) || r.Rho <= 0 {
-			return badInput("BidTable.Rows.Rho", id, alloc.ErrValue, "row %d: rho %v is not positive and finite", i, r.Rho)
+			return badInput("BidTable.Rows.Rho", id, gpufair.ErrValue, "row %d: rho %v is not positive and finite", i, r.Rho)
 		}
 		if len(r.Counts) != len(o.Free) {
-			return badInput("BidTable.Rows.Counts", id, alloc.ErrShape, "row %d: %d counts for an offer of %d servers", i, len(r.Counts), len(o.Free))
+			return badInput("BidTable.Rows.Counts", id, gpufair.ErrShape, "row %d: %d counts for an offer of %d servers", i, len(r.Counts), len(o.Free))
 		}
 		n := 0
 		for s, c := range r.Counts {
 			if c < 0 {
-				return badInput("BidTable.Rows.Counts", id, alloc.ErrValue, "row %d: %d GPUs on server %q", i, c, o.Cluster.Servers[s].Name)
+				return badInput("BidTable.Rows.Counts", id, gpufair.ErrValue, "row %d: %d GPUs on server %q", i, c, o.Cluster.Servers[s].Name)
 			}
 			if c > o.Free[s] {
-				return badInput("BidTable.Rows.Counts", id, alloc.ErrUnknownID, "row %d: %d GPUs on server %q, which offers %d", i, c, o.Cluster.Servers[s].Name, o.Free[s])
+				return badInput("BidTable.Rows.Counts", id, gpufair.ErrUnknownID, "row %d: %d GPUs on server %q, which offers %d", i, c, o.Cluster.Servers[s].Name, o.Free[s])
 			}
 			n += c
 		}
 		if n == 0 {
-			return badInput("BidTable.Rows.Counts", id, alloc.ErrValue, "row %d asks for no GPUs (RhoNone prices that)", i)
+			return badInput("BidTable.Rows.Counts", id, gpufair.ErrValue, "row %d asks for no GPUs (RhoNone prices that)", i)
 		}
 		key := fmt.Sprint(r.Counts)
 		if j, ok := seen[key]; ok {
-			return badInput("BidTable.Rows", id, alloc.ErrDuplicate, "rows %d and %d ask for the same GPUs", j, i)
+			return badInput("BidTable.Rows", id, gpufair.ErrDuplicate, "rows %d and %d ask for the same GPUs", j, i)
 		}
 		seen[key] = i
 	}
@@ -159,11 +159,11 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 		held = make([]int, n)
 	}
 	if len(held) != n {
-		return BidTable{}, badInput("held", "", alloc.ErrShape, "%d counts for %d servers", len(held), n)
+		return BidTable{}, badInput("held", "", gpufair.ErrShape, "%d counts for %d servers", len(held), n)
 	}
 	for s, h := range held {
 		if h < 0 || h+o.Free[s] > o.Cluster.Servers[s].GPUs {
-			return BidTable{}, badInput("held", o.Cluster.Servers[s].Name, alloc.ErrValue, "%d held with %d free of %d slots", h, o.Free[s], o.Cluster.Servers[s].GPUs)
+			return BidTable{}, badInput("held", o.Cluster.Servers[s].Name, gpufair.ErrValue, "%d held with %d free of %d slots", h, o.Free[s], o.Cluster.Servers[s].GPUs)
 		}
 	}
 	// price is rho for an app holding counts[s] GPUs on each server.
@@ -173,7 +173,7 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 			return 0, err
 		}
 		if math.IsNaN(r) || r <= 0 {
-			return 0, badInput("RhoFunc", "", alloc.ErrValue, "rho %v for %v", r, counts)
+			return 0, badInput("RhoFunc", "", gpufair.ErrValue, "rho %v for %v", r, counts)
 		}
 		return r, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 	"pgregory.net/rapid"
 )
@@ -76,14 +76,14 @@ func TestBidTableValidate(t *testing.T) {
 		tab  BidTable
 		want error
 	}{
-		{"rho zero", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: 0}}}, alloc.ErrValue},
-		{"rho negative", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: -1}}}, alloc.ErrValue},
-		{"rho NaN", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: math.NaN()}}}, alloc.ErrValue},
-		{"RhoNone NaN", BidTable{RhoNone: math.NaN(), Rows: []Row{ok}}, alloc.ErrValue},
-		{"GPUs not offered", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{5, 0, 0, 0}, Rho: 1}}}, alloc.ErrUnknownID},
-		{"duplicate rows", BidTable{RhoNone: 2, Rows: []Row{ok, ok}}, alloc.ErrDuplicate},
-		{"short row", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1}, Rho: 1}}}, alloc.ErrShape},
-		{"empty row", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{0, 0, 0, 0}, Rho: 1}}}, alloc.ErrValue},
+		{"rho zero", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: 0}}}, gpufair.ErrValue},
+		{"rho negative", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: -1}}}, gpufair.ErrValue},
+		{"rho NaN", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: math.NaN()}}}, gpufair.ErrValue},
+		{"RhoNone NaN", BidTable{RhoNone: math.NaN(), Rows: []Row{ok}}, gpufair.ErrValue},
+		{"GPUs not offered", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{5, 0, 0, 0}, Rho: 1}}}, gpufair.ErrUnknownID},
+		{"duplicate rows", BidTable{RhoNone: 2, Rows: []Row{ok, ok}}, gpufair.ErrDuplicate},
+		{"short row", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1}, Rho: 1}}}, gpufair.ErrShape},
+		{"empty row", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{0, 0, 0, 0}, Rho: 1}}}, gpufair.ErrValue},
 		{"valid", BidTable{RhoNone: math.Inf(1), Rows: []Row{ok}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,9 +91,9 @@ func TestBidTableValidate(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Validate() = %v, want %v", err, tc.want)
 			}
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if err != nil && (!errors.As(err, &ie) || ie.ID != "app") {
-				t.Errorf("Validate() = %#v, want an *alloc.InputError naming the app", err)
+				t.Errorf("Validate() = %#v, want an *gpufair.InputError naming the app", err)
 			}
 		})
 	}

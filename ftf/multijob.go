@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -52,17 +52,17 @@ type AppInfo struct {
 func (a AppInfo) Validate() error {
 	switch {
 	case !finiteNonNeg(a.Elapsed):
-		return badInput("AppInfo.Elapsed", "", alloc.ErrValue, "%v is not finite and non-negative", a.Elapsed)
+		return badInput("AppInfo.Elapsed", "", gpufair.ErrValue, "%v is not finite and non-negative", a.Elapsed)
 	case !positiveFinite(a.Budget):
-		return badInput("AppInfo.Budget", "", alloc.ErrValue, "%v is not positive and finite", a.Budget)
+		return badInput("AppInfo.Budget", "", gpufair.ErrValue, "%v is not positive and finite", a.Budget)
 	case a.AppDemandMax < 1:
-		return badInput("AppInfo.AppDemandMax", "", alloc.ErrValue, "%d is below 1", a.AppDemandMax)
+		return badInput("AppInfo.AppDemandMax", "", gpufair.ErrValue, "%d is below 1", a.AppDemandMax)
 	case a.JobDemandMax < 1:
-		return badInput("AppInfo.JobDemandMax", "", alloc.ErrValue, "%d is below 1", a.JobDemandMax)
+		return badInput("AppInfo.JobDemandMax", "", gpufair.ErrValue, "%d is below 1", a.JobDemandMax)
 	case a.ClusterGPUs < 1:
-		return badInput("AppInfo.ClusterGPUs", "", alloc.ErrValue, "%d is below 1", a.ClusterGPUs)
+		return badInput("AppInfo.ClusterGPUs", "", gpufair.ErrValue, "%d is below 1", a.ClusterGPUs)
 	case !positiveFinite(a.Contention):
-		return badInput("AppInfo.Contention", "", alloc.ErrValue, "%v is not positive and finite", a.Contention)
+		return badInput("AppInfo.Contention", "", gpufair.ErrValue, "%v is not positive and finite", a.Contention)
 	}
 	return nil
 }
@@ -95,7 +95,7 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 	}
 	n := app.NumPhases()
 	if n < 0 {
-		return 0, badInput("HalvingApp.NumPhases", "", alloc.ErrValue, "%d phases", n)
+		return 0, badInput("HalvingApp.NumPhases", "", gpufair.ErrValue, "%d phases", n)
 	}
 	phases := make([][]JobInfo, n)
 	var known []float64
@@ -119,7 +119,7 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 		for k := range jobs {
 			if jobs[k].IterTime == 0 || model == MedianAll {
 				if med == 0 && jobs[k].ItersRemaining > 0 {
-					return 0, badInput("HalvingApp.JobsInPhase", "", alloc.ErrEmpty, "no running job has a known iteration time for the median")
+					return 0, badInput("HalvingApp.JobsInPhase", "", gpufair.ErrEmpty, "no running job has a known iteration time for the median")
 				}
 				jobs[k].IterTime = med
 			}
@@ -142,7 +142,7 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 	}
 	for _, j := range jobs {
 		if j.IterTime == 0 && j.ItersRemaining > 0 {
-			return 0, badInput("CurveApp.JobsRemaining", "", alloc.ErrValue, "a running job has no iteration time")
+			return 0, badInput("CurveApp.JobsRemaining", "", gpufair.ErrValue, "a running job has no iteration time")
 		}
 	}
 	return (info.Elapsed + PhaseTime(jobs, p, info.JobDemandMax)) / info.Independent(), nil
@@ -151,11 +151,11 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 func validateJobs(field string, jobs []JobInfo) error {
 	for _, j := range jobs {
 		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) {
-			return badInput(field, "", alloc.ErrValue, "job %+v has a negative, NaN or infinite field", j)
+			return badInput(field, "", gpufair.ErrValue, "job %+v has a negative, NaN or infinite field", j)
 		}
 		if j.Slowdown != (topology.Slowdown{}) {
 			if err := j.Slowdown.Validate(); err != nil {
-				return badInput(field, "", alloc.ErrValue, "%v", err)
+				return badInput(field, "", gpufair.ErrValue, "%v", err)
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package ftf
 import (
 	"math"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -39,23 +39,23 @@ type SingleJob struct {
 func (j SingleJob) Validate() error {
 	switch {
 	case !finiteNonNeg(j.Elapsed):
-		return badInput("SingleJob.Elapsed", "", alloc.ErrValue, "%v is not finite and non-negative", j.Elapsed)
+		return badInput("SingleJob.Elapsed", "", gpufair.ErrValue, "%v is not finite and non-negative", j.Elapsed)
 	case !finiteNonNeg(j.ItersLeft):
-		return badInput("SingleJob.ItersLeft", "", alloc.ErrValue, "%v is not finite and non-negative", j.ItersLeft)
+		return badInput("SingleJob.ItersLeft", "", gpufair.ErrValue, "%v is not finite and non-negative", j.ItersLeft)
 	case !positiveFinite(j.ItersTotal) || j.ItersLeft > j.ItersTotal:
-		return badInput("SingleJob.ItersTotal", "", alloc.ErrValue, "%v is not positive, finite and at least ItersLeft", j.ItersTotal)
+		return badInput("SingleJob.ItersTotal", "", gpufair.ErrValue, "%v is not positive, finite and at least ItersLeft", j.ItersTotal)
 	case !positiveFinite(j.IterTime):
-		return badInput("SingleJob.IterTime", "", alloc.ErrValue, "%v is not positive and finite", j.IterTime)
+		return badInput("SingleJob.IterTime", "", gpufair.ErrValue, "%v is not positive and finite", j.IterTime)
 	case j.DemandMax < 1:
-		return badInput("SingleJob.DemandMax", "", alloc.ErrValue, "%d is below 1", j.DemandMax)
+		return badInput("SingleJob.DemandMax", "", gpufair.ErrValue, "%d is below 1", j.DemandMax)
 	case j.ClusterGPUs < 1:
-		return badInput("SingleJob.ClusterGPUs", "", alloc.ErrValue, "%d is below 1", j.ClusterGPUs)
+		return badInput("SingleJob.ClusterGPUs", "", gpufair.ErrValue, "%d is below 1", j.ClusterGPUs)
 	case !positiveFinite(j.Contention):
-		return badInput("SingleJob.Contention", "", alloc.ErrValue, "%v is not positive and finite", j.Contention)
+		return badInput("SingleJob.Contention", "", gpufair.ErrValue, "%v is not positive and finite", j.Contention)
 	}
 	if j.Slowdown != (topology.Slowdown{}) {
 		if err := j.Slowdown.Validate(); err != nil {
-			return badInput("SingleJob.Slowdown", "", alloc.ErrValue, "%v", err)
+			return badInput("SingleJob.Slowdown", "", gpufair.ErrValue, "%v", err)
 		}
 	}
 	return nil

@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
 // typeCounts returns the GPUs of c of each of types, and an
-// *alloc.InputError (field) naming the first type c lacks.
+// *gpufair.InputError (field) naming the first type c lacks.
 func typeCounts(c topology.Cluster, types []topology.GPUType, field string) ([]int, error) {
 	ct, cc := c.Capacity()
 	count := make([]int, len(types))
 	for k, t := range types {
 		i := slices.Index(ct, t)
 		if i < 0 {
-			return nil, inputErr(field, string(t), alloc.ErrUnknownID, "the cluster has no %q GPUs", t)
+			return nil, gpufair.Invalid(field, string(t), gpufair.ErrUnknownID, "the cluster has no %q GPUs", t)
 		}
 		count[k] = cc[i]
 	}
@@ -27,19 +27,19 @@ func typeCounts(c topology.Cluster, types []topology.GPUType, field string) ([]i
 // perServer GPUs each (the last server of a type holds the remainder),
 // named "<type>-<i>", one rack per type. Gavel's simulated cluster is
 // NewCluster(GavelTypes(), []int{36, 36, 36}, 4). It returns an
-// *alloc.InputError for mismatched lengths, a count below 1 or perServer
+// *gpufair.InputError for mismatched lengths, a count below 1 or perServer
 // below 1.
 func NewCluster(types []topology.GPUType, count []int, perServer int) (topology.Cluster, error) {
 	if len(types) != len(count) || len(types) == 0 {
-		return topology.Cluster{}, inputErr("Cluster.Count", "", alloc.ErrShape, "%d counts for %d types", len(count), len(types))
+		return topology.Cluster{}, gpufair.Invalid("Cluster.Count", "", gpufair.ErrShape, "%d counts for %d types", len(count), len(types))
 	}
 	if perServer < 1 {
-		return topology.Cluster{}, inputErr("Cluster.PerServer", "", alloc.ErrValue, "%d GPUs per server", perServer)
+		return topology.Cluster{}, gpufair.Invalid("Cluster.PerServer", "", gpufair.ErrValue, "%d GPUs per server", perServer)
 	}
 	var c topology.Cluster
 	for k, t := range types {
 		if count[k] < 1 {
-			return topology.Cluster{}, inputErr("Cluster.Count", string(t), alloc.ErrValue, "%d GPUs", count[k])
+			return topology.Cluster{}, gpufair.Invalid("Cluster.Count", string(t), gpufair.ErrValue, "%d GPUs", count[k])
 		}
 		for i, left := 0, count[k]; left > 0; i++ {
 			n := min(perServer, left)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/topology"
@@ -65,7 +66,7 @@ type GenerateSettings struct {
 // probability 0.8 and on [3, 4] otherwise; steps = duration × the job's
 // throughput on the reference type; Poisson arrivals at s.Rate. Job IDs are
 // the arrival order, zero-padded. All randomness comes from src, so a seed
-// gives the same workload. It returns an *alloc.InputError for settings out
+// gives the same workload. It returns an *gpufair.InputError for settings out
 // of range.
 func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workload, error) {
 	types := s.Types
@@ -74,16 +75,16 @@ func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workl
 	}
 	switch {
 	case s.Jobs < 1:
-		return nil, inputErr("GenerateSettings.Jobs", "", alloc.ErrValue, "%d jobs", s.Jobs)
+		return nil, gpufair.Invalid("GenerateSettings.Jobs", "", gpufair.ErrValue, "%d jobs", s.Jobs)
 	case !finiteNonNeg(s.Rate):
-		return nil, inputErr("GenerateSettings.Rate", "", alloc.ErrValue, "rate %v", s.Rate)
+		return nil, gpufair.Invalid("GenerateSettings.Rate", "", gpufair.ErrValue, "rate %v", s.Rate)
 	case len(types) == 0:
-		return nil, inputErr("GenerateSettings.Types", "", alloc.ErrEmpty, "no GPU types")
+		return nil, gpufair.Invalid("GenerateSettings.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	ref := string(types[len(types)-1])
 	models := gavelModels(tp, types, ref)
 	if len(models) == 0 {
-		return nil, inputErr("GenerateSettings.Types", ref, alloc.ErrEmpty, "no job type runs on the reference type")
+		return nil, gpufair.Invalid("GenerateSettings.Types", ref, gpufair.ErrEmpty, "no job type runs on the reference type")
 	}
 	rng := rand.New(src)
 	w := &Workload{Types: slices.Clone(types), Jobs: make([]Job, s.Jobs)}

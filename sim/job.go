@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -81,19 +82,19 @@ type Workload struct {
 // Validate reports no types or jobs, duplicate or empty IDs and types, gangs
 // below 1, weights, arrivals, steps or rates that are negative, NaN or
 // infinite, steps that are zero, rate vectors of the wrong length, and a job
-// that can run on no type. Errors are *alloc.InputError values naming the
+// that can run on no type. Errors are *gpufair.InputError values naming the
 // field and the job.
 func (w *Workload) Validate() error {
 	if len(w.Types) == 0 {
-		return inputErr("Workload.Types", "", alloc.ErrEmpty, "no GPU types")
+		return gpufair.Invalid("Workload.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	for k, t := range w.Types {
 		if t == "" || slices.Index(w.Types[:k], t) >= 0 {
-			return inputErr("Workload.Types", string(t), alloc.ErrDuplicate, "type %d is empty or listed twice", k)
+			return gpufair.Invalid("Workload.Types", string(t), gpufair.ErrDuplicate, "type %d is empty or listed twice", k)
 		}
 	}
 	if len(w.Jobs) == 0 {
-		return inputErr("Workload.Jobs", "", alloc.ErrEmpty, "no jobs")
+		return gpufair.Invalid("Workload.Jobs", "", gpufair.ErrEmpty, "no jobs")
 	}
 	seen := make(map[alloc.JobID]bool, len(w.Jobs))
 	for i := range w.Jobs {
@@ -108,17 +109,17 @@ func (w *Workload) validateJob(j *Job, i int, seen map[alloc.JobID]bool) error {
 	id := string(j.ID)
 	switch {
 	case j.ID == "":
-		return inputErr("Jobs.ID", "", alloc.ErrValue, "job %d has an empty ID", i)
+		return gpufair.Invalid("Jobs.ID", "", gpufair.ErrValue, "job %d has an empty ID", i)
 	case seen[j.ID]:
-		return inputErr("Jobs.ID", id, alloc.ErrDuplicate, "listed twice")
+		return gpufair.Invalid("Jobs.ID", id, gpufair.ErrDuplicate, "listed twice")
 	case j.Gang < 1:
-		return inputErr("Jobs.Gang", id, alloc.ErrValue, "gang %d is below 1", j.Gang)
+		return gpufair.Invalid("Jobs.Gang", id, gpufair.ErrValue, "gang %d is below 1", j.Gang)
 	case !finiteNonNeg(j.Weight):
-		return inputErr("Jobs.Weight", id, alloc.ErrValue, "weight %v", j.Weight)
+		return gpufair.Invalid("Jobs.Weight", id, gpufair.ErrValue, "weight %v", j.Weight)
 	case !finiteNonNeg(j.Arrival):
-		return inputErr("Jobs.Arrival", id, alloc.ErrValue, "arrival %v", j.Arrival)
+		return gpufair.Invalid("Jobs.Arrival", id, gpufair.ErrValue, "arrival %v", j.Arrival)
 	case !finiteNonNeg(j.Steps) || j.Steps == 0:
-		return inputErr("Jobs.Steps", id, alloc.ErrValue, "steps %v is not positive and finite", j.Steps)
+		return gpufair.Invalid("Jobs.Steps", id, gpufair.ErrValue, "steps %v is not positive and finite", j.Steps)
 	}
 	seen[j.ID] = true
 	if err := w.validateRates("Jobs.Rates", id, j.Rates); err != nil {
@@ -130,18 +131,18 @@ func (w *Workload) validateJob(j *Job, i int, seen map[alloc.JobID]bool) error {
 		}
 	}
 	if !slices.ContainsFunc(j.Rates, func(r float64) bool { return r > 0 }) {
-		return inputErr("Jobs.Rates", id, alloc.ErrValue, "the job runs on no GPU type")
+		return gpufair.Invalid("Jobs.Rates", id, gpufair.ErrValue, "the job runs on no GPU type")
 	}
 	return nil
 }
 
 func (w *Workload) validateRates(field, id string, r []float64) error {
 	if len(r) != len(w.Types) {
-		return inputErr(field, id, alloc.ErrShape, "%d rates for %d GPU types", len(r), len(w.Types))
+		return gpufair.Invalid(field, id, gpufair.ErrShape, "%d rates for %d GPU types", len(r), len(w.Types))
 	}
 	for k, x := range r {
 		if !finiteNonNeg(x) {
-			return inputErr(field, id, alloc.ErrValue, "rate %v on %q", x, w.Types[k])
+			return gpufair.Invalid(field, id, gpufair.ErrValue, "rate %v on %q", x, w.Types[k])
 		}
 	}
 	return nil

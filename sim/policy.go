@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/stride"
@@ -50,7 +51,7 @@ type PolicySettings struct {
 
 // NewPolicyScheduler returns a scheduler that realises pol's allocations on
 // cluster c, for a workload over types (each a GPU type of c). s may be nil.
-// It returns the errors of stride.NewRounds and an *alloc.InputError for a
+// It returns the errors of stride.NewRounds and an *gpufair.InputError for a
 // negative s.Every.
 func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s *PolicySettings) (*PolicyScheduler, error) {
 	var set PolicySettings
@@ -58,7 +59,7 @@ func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.G
 		set = *s
 	}
 	if set.Every < 0 {
-		return nil, inputErr("PolicySettings.Every", "", alloc.ErrValue, "%d rounds", set.Every)
+		return nil, gpufair.Invalid("PolicySettings.Every", "", gpufair.ErrValue, "%d rounds", set.Every)
 	}
 	r, err := stride.NewRounds(c, types)
 	if err != nil {

@@ -6,13 +6,14 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
 
 // Run replays workload w on cluster c under scheduler s and returns the
 // per-job results. It validates w, c and the settings, returning an
-// *alloc.InputError for bad input (every type of w must be a GPU type of c,
+// *gpufair.InputError for bad input (every type of w must be a GPU type of c,
 // and every job must fit the GPUs of a type it has a positive rate on),
 // and checks every placement the scheduler makes (ErrPlacement). It stops
 // when every job has finished, when Settings.StopWhenMeasured or
@@ -90,7 +91,7 @@ func newRun(w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*run, 
 	}
 	for i := range w.Jobs {
 		if j := &w.Jobs[i]; !j.fits(r.count) {
-			return nil, inputErr("Jobs.Gang", string(j.ID), alloc.ErrValue, "gang %d is larger than the GPUs of every type the job runs on", j.Gang)
+			return nil, gpufair.Invalid("Jobs.Gang", string(j.ID), gpufair.ErrValue, "gang %d is larger than the GPUs of every type the job runs on", j.Gang)
 		}
 	}
 	r.serverType = make([]int, len(c.Servers))
@@ -127,15 +128,15 @@ func (r *run) checkSettings(n int) error {
 	}
 	switch {
 	case !(s.Round > 0) || math.IsInf(s.Round, 0):
-		return inputErr("Settings.Round", "", alloc.ErrValue, "round length %v", s.Round)
+		return gpufair.Invalid("Settings.Round", "", gpufair.ErrValue, "round length %v", s.Round)
 	case !finiteNonNeg(s.Restart):
-		return inputErr("Settings.Restart", "", alloc.ErrValue, "restart cost %v", s.Restart)
+		return gpufair.Invalid("Settings.Restart", "", gpufair.ErrValue, "restart cost %v", s.Restart)
 	case !finiteNonNeg(s.Horizon):
-		return inputErr("Settings.Horizon", "", alloc.ErrValue, "horizon %v", s.Horizon)
+		return gpufair.Invalid("Settings.Horizon", "", gpufair.ErrValue, "horizon %v", s.Horizon)
 	case s.Stall < 0:
-		return inputErr("Settings.Stall", "", alloc.ErrValue, "stall limit %d", s.Stall)
+		return gpufair.Invalid("Settings.Stall", "", gpufair.ErrValue, "stall limit %d", s.Stall)
 	case s.MeasureFrom < 0 || s.MeasureFrom >= s.MeasureTo || s.MeasureTo > n:
-		return inputErr("Settings.MeasureFrom", "", alloc.ErrValue, "measured jobs [%d, %d) of %d", s.MeasureFrom, s.MeasureTo, n)
+		return gpufair.Invalid("Settings.MeasureFrom", "", gpufair.ErrValue, "measured jobs [%d, %d) of %d", s.MeasureFrom, s.MeasureTo, n)
 	}
 	return nil
 }

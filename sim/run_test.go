@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -152,7 +152,7 @@ func TestRunCancelled(t *testing.T) {
 }
 
 // TestRunInvalidInput checks that each kind of bad input is an
-// *alloc.InputError naming the field.
+// *gpufair.InputError naming the field.
 func TestRunInvalidInput(t *testing.T) {
 	good := func() *Workload {
 		return &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
@@ -165,29 +165,29 @@ func TestRunInvalidInput(t *testing.T) {
 		wantField string
 		wantErr   error
 	}{
-		{"no types", func(w *Workload) { w.Types = nil }, nil, "Workload.Types", alloc.ErrEmpty},
-		{"no jobs", func(w *Workload) { w.Jobs = nil }, nil, "Workload.Jobs", alloc.ErrEmpty},
-		{"type not in cluster", func(w *Workload) { w.Types[0] = "z" }, nil, "Workload.Types", alloc.ErrUnknownID},
-		{"empty ID", func(w *Workload) { w.Jobs[0].ID = "" }, nil, "Jobs.ID", alloc.ErrValue},
-		{"duplicate ID", func(w *Workload) { w.Jobs = append(w.Jobs, w.Jobs[0]) }, nil, "Jobs.ID", alloc.ErrDuplicate},
-		{"gang 0", func(w *Workload) { w.Jobs[0].Gang = 0 }, nil, "Jobs.Gang", alloc.ErrValue},
-		{"NaN steps", func(w *Workload) { w.Jobs[0].Steps = math.NaN() }, nil, "Jobs.Steps", alloc.ErrValue},
-		{"zero steps", func(w *Workload) { w.Jobs[0].Steps = 0 }, nil, "Jobs.Steps", alloc.ErrValue},
-		{"negative arrival", func(w *Workload) { w.Jobs[0].Arrival = -1 }, nil, "Jobs.Arrival", alloc.ErrValue},
-		{"infinite weight", func(w *Workload) { w.Jobs[0].Weight = math.Inf(1) }, nil, "Jobs.Weight", alloc.ErrValue},
-		{"short rates", func(w *Workload) { w.Jobs[0].Rates = nil }, nil, "Jobs.Rates", alloc.ErrShape},
-		{"negative rate", func(w *Workload) { w.Jobs[0].Rates[0] = -1 }, nil, "Jobs.Rates", alloc.ErrValue},
-		{"runs nowhere", func(w *Workload) { w.Jobs[0].Rates[0] = 0 }, nil, "Jobs.Rates", alloc.ErrValue},
-		{"bad spread", func(w *Workload) { w.Jobs[0].Spread = []float64{1, 2} }, nil, "Jobs.Spread", alloc.ErrShape},
-		{"negative round", func(*Workload) {}, &Settings{Round: -1}, "Settings.Round", alloc.ErrValue},
-		{"NaN restart", func(*Workload) {}, &Settings{Restart: math.NaN()}, "Settings.Restart", alloc.ErrValue},
-		{"measure beyond", func(*Workload) {}, &Settings{MeasureTo: 2}, "Settings.MeasureFrom", alloc.ErrValue},
+		{"no types", func(w *Workload) { w.Types = nil }, nil, "Workload.Types", gpufair.ErrEmpty},
+		{"no jobs", func(w *Workload) { w.Jobs = nil }, nil, "Workload.Jobs", gpufair.ErrEmpty},
+		{"type not in cluster", func(w *Workload) { w.Types[0] = "z" }, nil, "Workload.Types", gpufair.ErrUnknownID},
+		{"empty ID", func(w *Workload) { w.Jobs[0].ID = "" }, nil, "Jobs.ID", gpufair.ErrValue},
+		{"duplicate ID", func(w *Workload) { w.Jobs = append(w.Jobs, w.Jobs[0]) }, nil, "Jobs.ID", gpufair.ErrDuplicate},
+		{"gang 0", func(w *Workload) { w.Jobs[0].Gang = 0 }, nil, "Jobs.Gang", gpufair.ErrValue},
+		{"NaN steps", func(w *Workload) { w.Jobs[0].Steps = math.NaN() }, nil, "Jobs.Steps", gpufair.ErrValue},
+		{"zero steps", func(w *Workload) { w.Jobs[0].Steps = 0 }, nil, "Jobs.Steps", gpufair.ErrValue},
+		{"negative arrival", func(w *Workload) { w.Jobs[0].Arrival = -1 }, nil, "Jobs.Arrival", gpufair.ErrValue},
+		{"infinite weight", func(w *Workload) { w.Jobs[0].Weight = math.Inf(1) }, nil, "Jobs.Weight", gpufair.ErrValue},
+		{"short rates", func(w *Workload) { w.Jobs[0].Rates = nil }, nil, "Jobs.Rates", gpufair.ErrShape},
+		{"negative rate", func(w *Workload) { w.Jobs[0].Rates[0] = -1 }, nil, "Jobs.Rates", gpufair.ErrValue},
+		{"runs nowhere", func(w *Workload) { w.Jobs[0].Rates[0] = 0 }, nil, "Jobs.Rates", gpufair.ErrValue},
+		{"bad spread", func(w *Workload) { w.Jobs[0].Spread = []float64{1, 2} }, nil, "Jobs.Spread", gpufair.ErrShape},
+		{"negative round", func(*Workload) {}, &Settings{Round: -1}, "Settings.Round", gpufair.ErrValue},
+		{"NaN restart", func(*Workload) {}, &Settings{Restart: math.NaN()}, "Settings.Restart", gpufair.ErrValue},
+		{"measure beyond", func(*Workload) {}, &Settings{MeasureTo: 2}, "Settings.MeasureFrom", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := good()
 			tc.edit(w)
 			_, err := Run(context.Background(), w, c, fifo{}, tc.set)
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.wantField || !errors.Is(err, tc.wantErr) {
 				t.Errorf("Run() error = %v, want an InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
 			}

@@ -50,7 +50,7 @@ type ThemisScheduler struct {
 // NewThemisScheduler returns Themis' arbiter on cluster c for a workload over
 // types, with the lease and filtering fraction of s (nil: a 10-minute lease,
 // f = 0) and the arbiter's random draws from src. It returns the errors of
-// auction.NewArbiter and an *alloc.InputError for a type c lacks.
+// auction.NewArbiter and an *gpufair.InputError for a type c lacks.
 func NewThemisScheduler(c topology.Cluster, types []topology.GPUType, s *auction.ArbiterSettings, src rand.Source) (*ThemisScheduler, error) {
 	arb, err := auction.NewArbiter(c, s, src)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/topology"
@@ -60,7 +61,7 @@ func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload
 		return nil, nil, err
 	}
 	if len(w.Jobs) == 0 {
-		return nil, nil, inputErr("Workload.Jobs", "", alloc.ErrEmpty, "empty trace")
+		return nil, nil, gpufair.Invalid("Workload.Jobs", "", gpufair.ErrEmpty, "empty trace")
 	}
 	width := len(fmt.Sprint(len(w.Jobs) - 1))
 	for i := range w.Jobs {

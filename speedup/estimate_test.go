@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
@@ -450,10 +451,10 @@ func TestCompleteErrors(t *testing.T) {
 		{"type all missing", []string{"a", "b"}, two, [][]float64{{1, nan}, {2, nan}}, nil, speedup.ErrEstimate, `"y"`},
 		{"row of zeros in log space", []string{"a", "b"}, two, [][]float64{{1, 2}, {0, nan}}, nil, speedup.ErrEstimate, `row "b"`},
 		{"disconnected", []string{"a", "b"}, two, [][]float64{{1, nan}, {nan, 2}}, nil, speedup.ErrEstimate, "chain"},
-		{"negative", []string{"a", "b"}, two, [][]float64{{1, -2}, {nan, 2}}, nil, speedup.ErrValue, "negative"},
-		{"infinite", []string{"a", "b"}, two, [][]float64{{1, math.Inf(1)}, {nan, 2}}, nil, speedup.ErrValue, "infinite"},
-		{"short row", []string{"a", "b"}, two, [][]float64{{1}, {nan, 2}}, nil, speedup.ErrShape, `row "a"`},
-		{"duplicate row", []string{"a", "a"}, two, [][]float64{{1, 1}, {nan, 2}}, nil, speedup.ErrShape, "duplicate"},
+		{"negative", []string{"a", "b"}, two, [][]float64{{1, -2}, {nan, 2}}, nil, gpufair.ErrValue, "negative"},
+		{"infinite", []string{"a", "b"}, two, [][]float64{{1, math.Inf(1)}, {nan, 2}}, nil, gpufair.ErrValue, "infinite"},
+		{"short row", []string{"a", "b"}, two, [][]float64{{1}, {nan, 2}}, nil, gpufair.ErrShape, `row "a"`},
+		{"duplicate row", []string{"a", "a"}, two, [][]float64{{1, 1}, {nan, 2}}, nil, gpufair.ErrShape, "duplicate"},
 		{"rank too big", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{Rank: 2}, speedup.ErrEstimate, "rank 2"},
 		{"negative rank", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{Rank: -1}, speedup.ErrEstimate, "rank -1"},
 		{"no effects, rank 0", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{NoEffects: true}, speedup.ErrEstimate, "rank 0"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -32,7 +33,7 @@ func TestMatrixJSON(t *testing.T) {
 	var bad Matrix
 	err = json.Unmarshal([]byte(`{"rows":["a"],"types":["k80"],"values":[[-1]]}`), &bad)
 	var ce *CellError
-	if !errors.As(err, &ce) || ce.Row != "a" || !errors.Is(err, ErrValue) {
-		t.Errorf("Unmarshal(negative cell) error = %v, want a CellError on row a wrapping ErrValue", err)
+	if !errors.As(err, &ce) || ce.Row != "a" || !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("Unmarshal(negative cell) error = %v, want a CellError on row a wrapping gpufair.ErrValue", err)
 	}
 }

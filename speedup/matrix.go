@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
-// ErrShape reports a matrix whose rows, columns and labels disagree.
-var ErrShape = errors.New("speedup: wrong shape")
-
-// ErrValue reports a cell that is NaN, infinite or negative.
-var ErrValue = errors.New("speedup: invalid value")
-
 // CellError names the cell of a matrix that failed validation.
-// It unwraps to ErrValue or ErrShape.
+// It unwraps to gpufair.ErrValue or gpufair.ErrShape.
 type CellError struct {
 	Row   string           // row label (job or user); empty when the row itself is missing
 	Type  topology.GPUType // column label; empty when the whole row is at fault
@@ -53,10 +48,10 @@ type Matrix struct {
 func New(rows []string, types []topology.GPUType, values [][]float64) (*Matrix, error) {
 	var errs []error
 	if len(types) == 0 {
-		errs = append(errs, fmt.Errorf("%w: no GPU types", ErrShape))
+		errs = append(errs, fmt.Errorf("%w: no GPU types", gpufair.ErrShape))
 	}
 	if len(rows) != len(values) {
-		errs = append(errs, fmt.Errorf("%w: %d row labels for %d rows", ErrShape, len(rows), len(values)))
+		errs = append(errs, fmt.Errorf("%w: %d row labels for %d rows", gpufair.ErrShape, len(rows), len(values)))
 	}
 	errs = append(errs, checkLabels(rows, types)...)
 	m := &Matrix{
@@ -70,7 +65,7 @@ func New(rows []string, types []topology.GPUType, values [][]float64) (*Matrix, 
 			label = rows[i]
 		}
 		if len(r) != len(types) {
-			errs = append(errs, &CellError{Row: label, Err: fmt.Errorf("%w: %d values for %d GPU types", ErrShape, len(r), len(types))})
+			errs = append(errs, &CellError{Row: label, Err: fmt.Errorf("%w: %d values for %d GPU types", gpufair.ErrShape, len(r), len(types))})
 			continue
 		}
 		for k, x := range r {
@@ -91,18 +86,18 @@ func checkLabels(rows []string, types []topology.GPUType) []error {
 	seen := make(map[string]bool, len(rows))
 	for i, r := range rows {
 		if r == "" {
-			errs = append(errs, fmt.Errorf("%w: row %d has an empty label", ErrShape, i))
+			errs = append(errs, fmt.Errorf("%w: row %d has an empty label", gpufair.ErrShape, i))
 		} else if seen[r] {
-			errs = append(errs, fmt.Errorf("%w: duplicate row label %q", ErrShape, r))
+			errs = append(errs, fmt.Errorf("%w: duplicate row label %q", gpufair.ErrShape, r))
 		}
 		seen[r] = true
 	}
 	seenT := make(map[topology.GPUType]bool, len(types))
 	for k, t := range types {
 		if t == "" {
-			errs = append(errs, fmt.Errorf("%w: GPU type %d has an empty name", ErrShape, k))
+			errs = append(errs, fmt.Errorf("%w: GPU type %d has an empty name", gpufair.ErrShape, k))
 		} else if seenT[t] {
-			errs = append(errs, fmt.Errorf("%w: duplicate GPU type %q", ErrShape, t))
+			errs = append(errs, fmt.Errorf("%w: duplicate GPU type %q", gpufair.ErrShape, t))
 		}
 		seenT[t] = true
 	}
@@ -112,11 +107,11 @@ func checkLabels(rows []string, types []topology.GPUType) []error {
 func checkValue(x float64) error {
 	switch {
 	case math.IsNaN(x):
-		return fmt.Errorf("%w: NaN", ErrValue)
+		return fmt.Errorf("%w: NaN", gpufair.ErrValue)
 	case math.IsInf(x, 0):
-		return fmt.Errorf("%w: infinite", ErrValue)
+		return fmt.Errorf("%w: infinite", gpufair.ErrValue)
 	case x < 0:
-		return fmt.Errorf("%w: negative", ErrValue)
+		return fmt.Errorf("%w: negative", gpufair.ErrValue)
 	}
 	return nil
 }

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
 // FuzzNew feeds New arbitrary labels, shapes and float bit patterns. It
 // must never panic; it must reject exactly the inputs with a bad label,
-// shape or cell (NaN, ±Inf, negative), with errors wrapping ErrShape or
-// ErrValue; and an accepted matrix must hold the input. Run with
+// shape or cell (NaN, ±Inf, negative), with errors wrapping gpufair.ErrShape or
+// gpufair.ErrValue; and an accepted matrix must hold the input. Run with
 //
 //	go test ./speedup -run '^$' -fuzz FuzzNew -fuzztime 1m
 //
@@ -63,8 +64,8 @@ func FuzzNew(f *testing.F) {
 		bad = bad || badLabels(rows) || badLabels(typeStrings(types))
 		m, err := New(rows, types, values)
 		if err != nil {
-			if !errors.Is(err, ErrShape) && !errors.Is(err, ErrValue) {
-				t.Fatalf("New() error %v wraps neither ErrShape nor ErrValue", err)
+			if !errors.Is(err, gpufair.ErrShape) && !errors.Is(err, gpufair.ErrValue) {
+				t.Fatalf("New() error %v wraps neither gpufair.ErrShape nor gpufair.ErrValue", err)
 			}
 			if !bad {
 				t.Fatalf("New() rejected a valid input: %v", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/gpufair/gpufair"
 )
 
 // TypeOrder returns the column indices from the slowest GPU type to the
@@ -55,16 +57,16 @@ func (m *Matrix) TypeOrder() []int {
 // RelativeTo returns the matrix with every row divided by its rate on column
 // k, so that column k becomes 1. A row whose rate on k is zero cannot be
 // expressed relative to it: the error is a *CellError naming that cell and
-// wrapping ErrValue. A k out of range wraps ErrShape.
+// wrapping gpufair.ErrValue. A k out of range wraps gpufair.ErrShape.
 func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
 	if k < 0 || k >= len(m.types) {
-		return nil, fmt.Errorf("%w: reference type %d of %d", ErrShape, k, len(m.types))
+		return nil, fmt.Errorf("%w: reference type %d of %d", gpufair.ErrShape, k, len(m.types))
 	}
 	div := make([]float64, len(m.rows))
 	for i := range div {
 		div[i] = m.At(i, k)
 		if div[i] == 0 {
-			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: zero rate on the reference type", ErrValue)}
+			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: zero rate on the reference type", gpufair.ErrValue)}
 		}
 	}
 	return m.divideRows(div), nil
@@ -90,7 +92,7 @@ func (m *Matrix) RelativeToFastest() (*Matrix, error) {
 // non-negative entry per type and a positive total.
 func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
 	if len(count) != len(m.types) {
-		return nil, fmt.Errorf("%w: %d counts for %d GPU types", ErrShape, len(count), len(m.types))
+		return nil, fmt.Errorf("%w: %d counts for %d GPU types", gpufair.ErrShape, len(count), len(m.types))
 	}
 	var total float64
 	for k, c := range count {
@@ -100,7 +102,7 @@ func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
 		total += c
 	}
 	if !(total > 0) || math.IsInf(total, 0) {
-		return nil, fmt.Errorf("%w: total count %v is not positive and finite", ErrValue, total)
+		return nil, fmt.Errorf("%w: total count %v is not positive and finite", gpufair.ErrValue, total)
 	}
 	n := len(m.types)
 	rates := make([]float64, len(m.rows))
@@ -114,7 +116,7 @@ func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
 
 // RelativeToEqualShare returns every row divided by its EqualShareRates
 // entry: 1 means the rate of an equal share of the cluster. A row that no
-// counted type can run is an error (*CellError wrapping ErrValue).
+// counted type can run is an error (*CellError wrapping gpufair.ErrValue).
 func (m *Matrix) RelativeToEqualShare(count []float64) (*Matrix, error) {
 	div, err := m.EqualShareRates(count)
 	if err != nil {
@@ -122,7 +124,7 @@ func (m *Matrix) RelativeToEqualShare(count []float64) (*Matrix, error) {
 	}
 	for i, d := range div {
 		if d == 0 {
-			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: zero rate on an equal share of the cluster", ErrValue)}
+			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: zero rate on an equal share of the cluster", gpufair.ErrValue)}
 		}
 	}
 	return m.divideRows(div), nil

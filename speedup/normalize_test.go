@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -87,11 +88,11 @@ func TestNormalisations(t *testing.T) {
 func TestNormaliseErrors(t *testing.T) {
 	m := mustNew(t, []string{"a", "b"}, kpv, [][]float64{{2, 4, 8}, {0, 0, 6}})
 	var ce *speedup.CellError
-	if _, err := m.RelativeTo(0); !errors.As(err, &ce) || ce.Row != "b" || ce.Type != "K80" || !errors.Is(err, speedup.ErrValue) {
-		t.Errorf("RelativeTo(0) error = %v, want a CellError on row b, K80, wrapping ErrValue", err)
+	if _, err := m.RelativeTo(0); !errors.As(err, &ce) || ce.Row != "b" || ce.Type != "K80" || !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("RelativeTo(0) error = %v, want a CellError on row b, K80, wrapping gpufair.ErrValue", err)
 	}
-	if _, err := m.RelativeTo(3); !errors.Is(err, speedup.ErrShape) {
-		t.Errorf("RelativeTo(3) error = %v, want ErrShape", err)
+	if _, err := m.RelativeTo(3); !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("RelativeTo(3) error = %v, want gpufair.ErrShape", err)
 	}
 	if _, err := m.RelativeToEqualShare([]float64{1, 1, 0}); !errors.As(err, &ce) || ce.Row != "b" {
 		t.Errorf("RelativeToEqualShare with V100 uncounted: error = %v, want a CellError on row b", err)

@@ -50,6 +50,6 @@
 //
 // Every scheduler is a value with methods; the quantum or round index is a
 // parameter and must increase; nothing depends on map order or on global
-// randomness. Bad input gets *alloc.InputError values wrapping this
+// randomness. Bad input gets *gpufair.InputError values wrapping this
 // package's sentinel errors or alloc's.
 package stride

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -34,56 +35,56 @@ func TestBadInput(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"job larger than the server", s.Add(stride.Job{ID: "x", Size: 5, Tickets: 1}), stride.ErrTooLarge},
+		{"job larger than the server", s.Add(stride.Job{ID: "x", Size: 5, Tickets: 1}), gpufair.ErrTooLarge},
 		{"zero tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: 0}), stride.ErrTickets},
 		{"NaN tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.NaN()}), stride.ErrTickets},
 		{"infinite tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.Inf(1)}), stride.ErrTickets},
-		{"zero size", s.Add(stride.Job{ID: "x", Size: 0, Tickets: 1}), alloc.ErrValue},
-		{"no server GPUs", func() error { _, err := stride.NewScheduler(0); return err }(), alloc.ErrValue},
+		{"zero size", s.Add(stride.Job{ID: "x", Size: 0, Tickets: 1}), gpufair.ErrValue},
+		{"no server GPUs", func() error { _, err := stride.NewScheduler(0); return err }(), gpufair.ErrValue},
 		{"job larger than the cluster", func() error {
 			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 9})
 			return err
-		}(), stride.ErrTooLarge},
+		}(), gpufair.ErrTooLarge},
 		{"unknown GPU type", func() error {
 			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Type: "tpu"})
 			return err
-		}(), stride.ErrUnknownType},
+		}(), gpufair.ErrUnknownType},
 		{"unknown owner", func() error {
 			_, err := f.Submit(stride.Submission{ID: "x", Owner: "b", Size: 1})
 			return err
-		}(), alloc.ErrUnknownID},
+		}(), gpufair.ErrUnknownID},
 		{"zero user tickets", f.AddUser(stride.User{ID: "z", Tickets: 0}), stride.ErrTickets},
-		{"duplicate user", f.AddUser(stride.User{ID: "a", Tickets: 1}), alloc.ErrDuplicate},
-		{"parts that do not add up", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}}), alloc.ErrValue},
-		{"part larger than its server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 5}, {Server: 1, GPUs: 3}}), stride.ErrTooLarge},
-		{"part on a missing server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 7, GPUs: 4}}), alloc.ErrUnknownID},
-		{"small job on a missing server", split.AddSmall(stride.Job{ID: "x", Size: 1, Tickets: 1}, 2), alloc.ErrUnknownID},
-		{"unknown job tickets", split.SetTickets("nope", 1), alloc.ErrUnknownID},
-		{"finish unknown job", f.Finish("nope"), alloc.ErrUnknownID},
-		{"allocation rows without GPUs", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}}), alloc.ErrShape},
-		{"allocation row of the wrong length", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1, 1}}}), alloc.ErrShape},
-		{"allocation row not a job", fromAllocationErr(&alloc.Allocation{Rows: []string{"y"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1}}}), alloc.ErrUnknownID},
-		{"nil allocation", fromAllocationErr(nil), alloc.ErrEmpty},
-		{"readjust: lengths differ", readjustErr(8, []float64{1, 1}, []float64{1}), alloc.ErrShape},
+		{"duplicate user", f.AddUser(stride.User{ID: "a", Tickets: 1}), gpufair.ErrDuplicate},
+		{"parts that do not add up", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}}), gpufair.ErrValue},
+		{"part larger than its server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 5}, {Server: 1, GPUs: 3}}), gpufair.ErrTooLarge},
+		{"part on a missing server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 7, GPUs: 4}}), gpufair.ErrUnknownID},
+		{"small job on a missing server", split.AddSmall(stride.Job{ID: "x", Size: 1, Tickets: 1}, 2), gpufair.ErrUnknownID},
+		{"unknown job tickets", split.SetTickets("nope", 1), gpufair.ErrUnknownID},
+		{"finish unknown job", f.Finish("nope"), gpufair.ErrUnknownID},
+		{"allocation rows without GPUs", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}}), gpufair.ErrShape},
+		{"allocation row of the wrong length", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1, 1}}}), gpufair.ErrShape},
+		{"allocation row not a job", fromAllocationErr(&alloc.Allocation{Rows: []string{"y"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1}}}), gpufair.ErrUnknownID},
+		{"nil allocation", fromAllocationErr(nil), gpufair.ErrEmpty},
+		{"readjust: lengths differ", readjustErr(8, []float64{1, 1}, []float64{1}), gpufair.ErrShape},
 		{"readjust: zero tickets", readjustErr(8, []float64{1, 0}, []float64{1, 1}), stride.ErrTickets},
-		{"readjust: NaN demand", readjustErr(8, []float64{1, 1}, []float64{1, math.NaN()}), alloc.ErrValue},
-		{"readjust: negative demand", readjustErr(8, []float64{1, 1}, []float64{-1, 1}), alloc.ErrValue},
-		{"readjust: infinite capacity", readjustErr(math.Inf(1), []float64{1}, []float64{1}), alloc.ErrValue},
+		{"readjust: NaN demand", readjustErr(8, []float64{1, 1}, []float64{1, math.NaN()}), gpufair.ErrValue},
+		{"readjust: negative demand", readjustErr(8, []float64{1, 1}, []float64{-1, 1}), gpufair.ErrValue},
+		{"readjust: infinite capacity", readjustErr(math.Inf(1), []float64{1}, []float64{1}), gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !errors.Is(tc.err, tc.want) {
 				t.Fatalf("error = %v, want %v", tc.err, tc.want)
 			}
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.As(tc.err, &ie) {
-				t.Errorf("error %T is not an *alloc.InputError", tc.err)
+				t.Errorf("error %T is not an *gpufair.InputError", tc.err)
 			}
 		})
 	}
 	if _, err := s.Schedule(3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Schedule(2); !errors.Is(err, stride.ErrQuantum) {
+	if _, err := s.Schedule(2); !errors.Is(err, gpufair.ErrOrder) {
 		t.Errorf("quantum going back: %v", err)
 	}
 	// Settings.Rank skips types the cluster lacks: a job without a type
@@ -175,10 +176,10 @@ func TestSubmitByProfile(t *testing.T) {
 	if !slices.Equal(want, got) {
 		t.Errorf("types %v, want %v", got, want)
 	}
-	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, stride.ErrUnknownType) {
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, gpufair.ErrUnknownType) {
 		t.Errorf("profile on an unknown type: %v", err)
 	}
-	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, alloc.ErrValue) {
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("zero profile time: %v", err)
 	}
 }

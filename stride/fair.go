@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -137,30 +138,30 @@ func (f *Fair) user(id alloc.UserID) (*fairUser, int) {
 	return f.users[i], i
 }
 
-// AddUser adds a user without jobs. It returns an *alloc.InputError wrapping
-// alloc.ErrValue for an empty ID, alloc.ErrDuplicate for a known user and
+// AddUser adds a user without jobs. It returns an *gpufair.InputError wrapping
+// gpufair.ErrValue for an empty ID, gpufair.ErrDuplicate for a known user and
 // ErrTickets for bad tickets.
 func (f *Fair) AddUser(u User) error {
 	if u.ID == "" {
-		return inputErr("User.ID", "", alloc.ErrValue, "empty user ID")
+		return gpufair.Invalid("User.ID", "", gpufair.ErrValue, "empty user ID")
 	}
 	if err := checkTickets("User.Tickets", string(u.ID), u.Tickets); err != nil {
 		return err
 	}
 	fu, i := f.user(u.ID)
 	if fu != nil {
-		return inputErr("User.ID", string(u.ID), alloc.ErrDuplicate, "already a user")
+		return gpufair.Invalid("User.ID", string(u.ID), gpufair.ErrDuplicate, "already a user")
 	}
 	f.users = slices.Insert(f.users, i, &fairUser{User: u, demand: map[topology.GPUType]int{}})
 	return nil
 }
 
 // RemoveUser removes a user and all its jobs, and returns the jobs removed.
-// It returns alloc.ErrUnknownID for an unknown user.
+// It returns gpufair.ErrUnknownID for an unknown user.
 func (f *Fair) RemoveUser(id alloc.UserID) ([]alloc.JobID, error) {
 	fu, i := f.user(id)
 	if fu == nil {
-		return nil, inputErr("User.ID", string(id), alloc.ErrUnknownID, "not a user")
+		return nil, gpufair.Invalid("User.ID", string(id), gpufair.ErrUnknownID, "not a user")
 	}
 	for _, j := range fu.jobs {
 		f.split.Remove(j)
@@ -220,25 +221,25 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.UserID, extra int) []
 // user's effective tickets (its tickets if it is not capped; otherwise the
 // tickets that entitle it to exactly its demand at the uncapped users' rate
 // of tickets per GPU) and its share in GPUs. If every user is capped,
-// effective tickets equal tickets. It returns an *alloc.InputError for
-// capacity or demands that are negative or not finite (alloc.ErrValue),
+// effective tickets equal tickets. It returns an *gpufair.InputError for
+// capacity or demands that are negative or not finite (gpufair.ErrValue),
 // tickets that are not positive and finite (ErrTickets) and slices of
-// different lengths (alloc.ErrShape).
+// different lengths (gpufair.ErrShape).
 //
 // Cost O(n log n) for n users.
 func Readjust(gpus float64, tickets, demand []float64) (effective, share []float64, err error) {
 	if len(tickets) != len(demand) {
-		return nil, nil, inputErr("Readjust", "", alloc.ErrShape, "%d tickets, %d demands", len(tickets), len(demand))
+		return nil, nil, gpufair.Invalid("Readjust", "", gpufair.ErrShape, "%d tickets, %d demands", len(tickets), len(demand))
 	}
 	if !(gpus >= 0) || math.IsInf(gpus, 0) {
-		return nil, nil, inputErr("Readjust", "", alloc.ErrValue, "capacity %v GPUs", gpus)
+		return nil, nil, gpufair.Invalid("Readjust", "", gpufair.ErrValue, "capacity %v GPUs", gpus)
 	}
 	for i := range tickets {
 		if err := checkTickets("Readjust", strconv.Itoa(i), tickets[i]); err != nil {
 			return nil, nil, err
 		}
 		if !(demand[i] >= 0) || math.IsInf(demand[i], 0) {
-			return nil, nil, inputErr("Readjust", strconv.Itoa(i), alloc.ErrValue, "demand %v GPUs", demand[i])
+			return nil, nil, gpufair.Invalid("Readjust", strconv.Itoa(i), gpufair.ErrValue, "demand %v GPUs", demand[i])
 		}
 	}
 	n := len(tickets)
@@ -322,35 +323,35 @@ func (f *Fair) Loads() []float64 {
 // schedulers; see Submission for how the GPU type is chosen. A job that fits on one server of its type goes to the server
 // of lowest ticket load per GPU once the job and its owner's new tickets
 // per GPU are counted (ties to the server listed first); a larger job takes
-// whole servers in increasing order of load. It returns an *alloc.InputError
-// wrapping alloc.ErrValue for an empty ID or a size below 1,
-// alloc.ErrUnknownID for an unknown owner, alloc.ErrDuplicate for a known
-// job, ErrUnknownType for a type (or profiled type) the cluster lacks,
-// alloc.ErrValue for a profile time that is not positive and finite, and
-// ErrTooLarge for a job larger than the GPUs of its type.
+// whole servers in increasing order of load. It returns an *gpufair.InputError
+// wrapping gpufair.ErrValue for an empty ID or a size below 1,
+// gpufair.ErrUnknownID for an unknown owner, gpufair.ErrDuplicate for a known
+// job, gpufair.ErrUnknownType for a type (or profiled type) the cluster lacks,
+// gpufair.ErrValue for a profile time that is not positive and finite, and
+// gpufair.ErrTooLarge for a job larger than the GPUs of its type.
 //
 // Cost: O(users + jobs + servers).
 func (f *Fair) Submit(s Submission) (Placement, error) {
 	id := string(s.ID)
 	if s.ID == "" {
-		return Placement{}, inputErr("Job.ID", "", alloc.ErrValue, "empty job ID")
+		return Placement{}, gpufair.Invalid("Job.ID", "", gpufair.ErrValue, "empty job ID")
 	}
 	if s.Size < 1 {
-		return Placement{}, inputErr("Job.Size", id, alloc.ErrValue, "size %d", s.Size)
+		return Placement{}, gpufair.Invalid("Job.Size", id, gpufair.ErrValue, "size %d", s.Size)
 	}
 	u, _ := f.user(s.Owner)
 	if u == nil {
-		return Placement{}, inputErr("Job.Owner", id, alloc.ErrUnknownID, "owner %q is not a user", s.Owner)
+		return Placement{}, gpufair.Invalid("Job.Owner", id, gpufair.ErrUnknownID, "owner %q is not a user", s.Owner)
 	}
 	if _, ok := f.jobs[s.ID]; ok {
-		return Placement{}, inputErr("Job.ID", id, alloc.ErrDuplicate, "already submitted")
+		return Placement{}, gpufair.Invalid("Job.ID", id, gpufair.ErrDuplicate, "already submitted")
 	}
 	for g, p := range s.Perf {
 		if !slices.Contains(f.types, g) {
-			return Placement{}, inputErr("Job.Perf", id, ErrUnknownType, "%q", g)
+			return Placement{}, gpufair.Invalid("Job.Perf", id, gpufair.ErrUnknownType, "%q", g)
 		}
 		if !(p > 0) || math.IsInf(p, 0) {
-			return Placement{}, inputErr("Job.Perf", id, alloc.ErrValue, "mini-batch time %v on %q", p, g)
+			return Placement{}, gpufair.Invalid("Job.Perf", id, gpufair.ErrValue, "mini-batch time %v on %q", p, g)
 		}
 	}
 	if s.Type == "" && len(s.Perf) > 0 {
@@ -370,10 +371,10 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 	}
 	k := slices.Index(f.types, s.Type)
 	if k < 0 {
-		return Placement{}, inputErr("Job.Type", id, ErrUnknownType, "%q", s.Type)
+		return Placement{}, gpufair.Invalid("Job.Type", id, gpufair.ErrUnknownType, "%q", s.Type)
 	}
 	if s.Size > f.count[k] {
-		return Placement{}, inputErr("Job.Size", id, ErrTooLarge, "%d GPUs for a cluster of %d %q", s.Size, f.count[k], s.Type)
+		return Placement{}, gpufair.Invalid("Job.Size", id, gpufair.ErrTooLarge, "%d GPUs for a cluster of %d %q", s.Size, f.count[k], s.Type)
 	}
 	acc := f.accounts(s.Type, s.Owner, s.Size)
 	load := f.loads(s.Type, acc)
@@ -448,12 +449,12 @@ func (f *Fair) retune(u *fairUser) {
 	}
 }
 
-// Finish removes a job that ended. It returns alloc.ErrUnknownID for an
+// Finish removes a job that ended. It returns gpufair.ErrUnknownID for an
 // unknown job.
 func (f *Fair) Finish(id alloc.JobID) error {
 	j, ok := f.jobs[id]
 	if !ok {
-		return inputErr("Job.ID", string(id), alloc.ErrUnknownID, "not submitted")
+		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not submitted")
 	}
 	f.split.Remove(id)
 	delete(f.jobs, id)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -53,17 +54,17 @@ type Rounder struct {
 }
 
 // NewRounder returns the placer for tenants on cluster c, with shares given
-// over types (each a type of c). It returns an *alloc.InputError for no
-// types or tenants, unknown types (ErrUnknownType), duplicate or empty IDs,
-// jobs with gangs below 1 (alloc.ErrValue) and a tenant whose smallest job
-// is larger than every type (ErrTooLarge).
+// over types (each a type of c). It returns an *gpufair.InputError for no
+// types or tenants, unknown types (gpufair.ErrUnknownType), duplicate or empty IDs,
+// jobs with gangs below 1 (gpufair.ErrValue) and a tenant whose smallest job
+// is larger than every type (gpufair.ErrTooLarge).
 func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) (*Rounder, error) {
 	p, count, err := typedPlacer(c, types)
 	if err != nil {
 		return nil, err
 	}
 	if len(tenants) == 0 {
-		return nil, inputErr("Tenants", "", alloc.ErrEmpty, "no tenants")
+		return nil, gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "no tenants")
 	}
 	r := &Rounder{types: slices.Clone(types), count: count, placer: p}
 	largest := slices.Max(count)
@@ -72,24 +73,24 @@ func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) 
 	for _, tn := range tenants {
 		id := string(tn.ID)
 		if tn.ID == "" || seen[tn.ID] {
-			return nil, inputErr("Tenant.ID", id, alloc.ErrDuplicate, "empty or listed twice")
+			return nil, gpufair.Invalid("Tenant.ID", id, gpufair.ErrDuplicate, "empty or listed twice")
 		}
 		seen[tn.ID] = true
 		st := &tenantState{Tenant: Tenant{ID: tn.ID, Jobs: slices.Clone(tn.Jobs)}, dev: make([]float64, len(types))}
 		for _, j := range tn.Jobs {
 			if j.ID == "" || jobs[j.ID] {
-				return nil, inputErr("Tenant.Jobs", id, alloc.ErrDuplicate, "job %q empty or listed twice", j.ID)
+				return nil, gpufair.Invalid("Tenant.Jobs", id, gpufair.ErrDuplicate, "job %q empty or listed twice", j.ID)
 			}
 			jobs[j.ID] = true
 			if j.Gang < 1 {
-				return nil, inputErr("Tenant.Jobs", string(j.ID), alloc.ErrValue, "gang %d", j.Gang)
+				return nil, gpufair.Invalid("Tenant.Jobs", string(j.ID), gpufair.ErrValue, "gang %d", j.Gang)
 			}
 			if st.minGang == 0 || j.Gang < st.minGang {
 				st.minGang = j.Gang
 			}
 		}
 		if st.minGang > largest {
-			return nil, inputErr("Tenant.Jobs", id, ErrTooLarge, "smallest job of %d GPUs, largest type has %d", st.minGang, largest)
+			return nil, gpufair.Invalid("Tenant.Jobs", id, gpufair.ErrTooLarge, "smallest job of %d GPUs, largest type has %d", st.minGang, largest)
 		}
 		// Larger jobs first, then in the tenant's order.
 		slices.SortStableFunc(st.Jobs, func(a, b alloc.Job) int { return cmp.Compare(b.Gang, a.Gang) })
@@ -104,32 +105,32 @@ func (r *Rounder) Deviation(i int) []float64 { return slices.Clone(r.tenants[i].
 // Round runs round q with ideal[i][k] the fractional GPUs of tenant i (in
 // the order given to NewRounder) on the k-th type, and returns the whole
 // GPUs each tenant got (shares[i][k]) and the plan. q must exceed the
-// previous round's index (ErrQuantum). It returns an *alloc.InputError for
+// previous round's index (gpufair.ErrOrder). It returns an *gpufair.InputError for
 // a matrix of the wrong shape, entries that are negative or not finite, and
-// a type whose ideal shares add up to more than its GPUs (alloc.ErrValue);
+// a type whose ideal shares add up to more than its GPUs (gpufair.ErrValue);
 // nothing changes then.
 func (r *Rounder) Round(q int, ideal [][]float64) (shares [][]int, plan *RoundPlan, err error) {
 	if r.ran && q <= r.last {
-		return nil, nil, inputErr("Round", "", ErrQuantum, "round %d after %d", q, r.last)
+		return nil, nil, gpufair.Invalid("Round", "", gpufair.ErrOrder, "round %d after %d", q, r.last)
 	}
 	if len(ideal) != len(r.tenants) {
-		return nil, nil, inputErr("Ideal", "", alloc.ErrShape, "%d rows for %d tenants", len(ideal), len(r.tenants))
+		return nil, nil, gpufair.Invalid("Ideal", "", gpufair.ErrShape, "%d rows for %d tenants", len(ideal), len(r.tenants))
 	}
 	sum := make([]float64, len(r.types))
 	for i, row := range ideal {
 		if len(row) != len(r.types) {
-			return nil, nil, inputErr("Ideal", string(r.tenants[i].ID), alloc.ErrShape, "%d shares for %d types", len(row), len(r.types))
+			return nil, nil, gpufair.Invalid("Ideal", string(r.tenants[i].ID), gpufair.ErrShape, "%d shares for %d types", len(row), len(r.types))
 		}
 		for k, x := range row {
 			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return nil, nil, inputErr("Ideal", string(r.tenants[i].ID), alloc.ErrValue, "%v GPUs of %q", x, r.types[k])
+				return nil, nil, gpufair.Invalid("Ideal", string(r.tenants[i].ID), gpufair.ErrValue, "%v GPUs of %q", x, r.types[k])
 			}
 			sum[k] += x
 		}
 	}
 	for k, s := range sum {
 		if s > float64(r.count[k])*(1+fracTol)+fracTol {
-			return nil, nil, inputErr("Ideal", string(r.types[k]), alloc.ErrValue, "%v GPUs of %d", s, r.count[k])
+			return nil, nil, gpufair.Invalid("Ideal", string(r.types[k]), gpufair.ErrValue, "%v GPUs of %d", s, r.count[k])
 		}
 	}
 	r.ran, r.last = true, q

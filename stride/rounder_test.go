@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -87,10 +88,10 @@ func TestRounderMinDemand(t *testing.T) {
 
 func TestRounderBadInput(t *testing.T) {
 	c := servers(1, 4, "v100")
-	if _, err := stride.NewRounder(c, []topology.GPUType{"tpu"}, tenants([]int{1})); !errors.Is(err, stride.ErrUnknownType) {
+	if _, err := stride.NewRounder(c, []topology.GPUType{"tpu"}, tenants([]int{1})); !errors.Is(err, gpufair.ErrUnknownType) {
 		t.Errorf("unknown type: %v", err)
 	}
-	if _, err := stride.NewRounder(c, []topology.GPUType{"v100"}, tenants([]int{8})); !errors.Is(err, stride.ErrTooLarge) {
+	if _, err := stride.NewRounder(c, []topology.GPUType{"v100"}, tenants([]int{8})); !errors.Is(err, gpufair.ErrTooLarge) {
 		t.Errorf("job larger than the cluster: %v", err)
 	}
 	r, _ := stride.NewRounder(c, []topology.GPUType{"v100"}, tenants([]int{1}, []int{1}))
@@ -99,11 +100,11 @@ func TestRounderBadInput(t *testing.T) {
 		ideal [][]float64
 		want  error
 	}{
-		{"rows", [][]float64{{1}}, alloc.ErrShape},
-		{"columns", [][]float64{{1, 1}, {1}}, alloc.ErrShape},
-		{"negative", [][]float64{{-1}, {1}}, alloc.ErrValue},
-		{"NaN", [][]float64{{math.NaN()}, {1}}, alloc.ErrValue},
-		{"over capacity", [][]float64{{3}, {2}}, alloc.ErrValue},
+		{"rows", [][]float64{{1}}, gpufair.ErrShape},
+		{"columns", [][]float64{{1, 1}, {1}}, gpufair.ErrShape},
+		{"negative", [][]float64{{-1}, {1}}, gpufair.ErrValue},
+		{"NaN", [][]float64{{math.NaN()}, {1}}, gpufair.ErrValue},
+		{"over capacity", [][]float64{{3}, {2}}, gpufair.ErrValue},
 	} {
 		if _, _, err := r.Round(1, tc.ideal); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Round() error = %v, want %v", tc.name, err, tc.want)

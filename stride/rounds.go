@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -118,25 +119,25 @@ func NewRounds(c topology.Cluster, types []topology.GPUType) (*Rounds, error) {
 }
 
 // typedPlacer returns a placer for c and the GPUs of c of each of types. It
-// returns an *alloc.InputError for no types, a type c lacks
-// (ErrUnknownType) or one listed twice.
+// returns an *gpufair.InputError for no types, a type c lacks
+// (gpufair.ErrUnknownType) or one listed twice.
 func typedPlacer(c topology.Cluster, types []topology.GPUType) (*topology.Placer, []int, error) {
 	p, err := topology.NewPlacer(c)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(types) == 0 {
-		return nil, nil, inputErr("Types", "", alloc.ErrEmpty, "no GPU types")
+		return nil, nil, gpufair.Invalid("Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	ct, cc := c.Capacity()
 	count := make([]int, len(types))
 	for k, t := range types {
 		i := slices.Index(ct, t)
 		if i < 0 {
-			return nil, nil, inputErr("Types", string(t), ErrUnknownType, "the cluster has no %q", t)
+			return nil, nil, gpufair.Invalid("Types", string(t), gpufair.ErrUnknownType, "the cluster has no %q", t)
 		}
 		if slices.Index(types[:k], t) >= 0 {
-			return nil, nil, inputErr("Types", string(t), alloc.ErrDuplicate, "listed twice")
+			return nil, nil, gpufair.Invalid("Types", string(t), gpufair.ErrDuplicate, "listed twice")
 		}
 		count[k] = cc[i]
 	}
@@ -145,22 +146,22 @@ func typedPlacer(c topology.Cluster, types []topology.GPUType) (*topology.Placer
 
 // FromAllocation turns an allocation whose rows are job IDs into one Combo
 // per job: X_mk = GPUs[m][k] / gang_m (alloc.Allocation's convention). It
-// returns an *alloc.InputError wrapping alloc.ErrUnknownID for a row that is
-// not among jobs, alloc.ErrShape for an allocation whose GPUs do not have
-// one entry per row and type, and alloc.ErrEmpty for a nil allocation.
+// returns an *gpufair.InputError wrapping gpufair.ErrUnknownID for a row that is
+// not among jobs, gpufair.ErrShape for an allocation whose GPUs do not have
+// one entry per row and type, and gpufair.ErrEmpty for a nil allocation.
 // Values are checked when the combos are Set. Targets follow a.Types: give
 // them to a Rounds built with the same types in the same order, or use
 // Rounds.SetAllocation, which matches types by name.
 func FromAllocation(jobs []alloc.Job, a *alloc.Allocation) ([]Combo, error) {
 	if a == nil {
-		return nil, inputErr("Allocation", "", alloc.ErrEmpty, "nil allocation")
+		return nil, gpufair.Invalid("Allocation", "", gpufair.ErrEmpty, "nil allocation")
 	}
 	if len(a.GPUs) != len(a.Rows) {
-		return nil, inputErr("Allocation.GPUs", "", alloc.ErrShape, "%d rows of GPUs for %d rows", len(a.GPUs), len(a.Rows))
+		return nil, gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows of GPUs for %d rows", len(a.GPUs), len(a.Rows))
 	}
 	for i, row := range a.GPUs {
 		if len(row) != len(a.Types) {
-			return nil, inputErr("Allocation.GPUs", a.Rows[i], alloc.ErrShape, "%d entries for %d types", len(row), len(a.Types))
+			return nil, gpufair.Invalid("Allocation.GPUs", a.Rows[i], gpufair.ErrShape, "%d entries for %d types", len(row), len(a.Types))
 		}
 	}
 	gang := make(map[alloc.JobID]int, len(jobs))
@@ -171,7 +172,7 @@ func FromAllocation(jobs []alloc.Job, a *alloc.Allocation) ([]Combo, error) {
 	for i, row := range a.Rows {
 		g, ok := gang[alloc.JobID(row)]
 		if !ok || g < 1 {
-			return nil, inputErr("Allocation.Rows", row, alloc.ErrUnknownID, "no job %q with a gang", row)
+			return nil, gpufair.Invalid("Allocation.Rows", row, gpufair.ErrUnknownID, "no job %q with a gang", row)
 		}
 		x := make([]float64, len(a.Types))
 		for k, v := range a.GPUs[i] {
@@ -190,31 +191,31 @@ func (r *Rounds) validate(c Combo) error {
 	id := c.ID
 	switch {
 	case id == "":
-		return inputErr("Combo.ID", "", alloc.ErrValue, "empty ID")
+		return gpufair.Invalid("Combo.ID", "", gpufair.ErrValue, "empty ID")
 	case len(c.Jobs) == 0:
-		return inputErr("Combo.Jobs", id, alloc.ErrEmpty, "no jobs")
+		return gpufair.Invalid("Combo.Jobs", id, gpufair.ErrEmpty, "no jobs")
 	case c.Gang < 1:
-		return inputErr("Combo.Gang", id, alloc.ErrValue, "gang %d", c.Gang)
+		return gpufair.Invalid("Combo.Gang", id, gpufair.ErrValue, "gang %d", c.Gang)
 	case len(c.Target) != len(r.types):
-		return inputErr("Combo.Target", id, alloc.ErrShape, "%d fractions for %d types", len(c.Target), len(r.types))
+		return gpufair.Invalid("Combo.Target", id, gpufair.ErrShape, "%d fractions for %d types", len(c.Target), len(r.types))
 	}
 	for i, j := range c.Jobs {
 		if j == "" || slices.Index(c.Jobs[:i], j) >= 0 {
-			return inputErr("Combo.Jobs", id, alloc.ErrDuplicate, "job %q empty or listed twice", j)
+			return gpufair.Invalid("Combo.Jobs", id, gpufair.ErrDuplicate, "job %q empty or listed twice", j)
 		}
 	}
 	var sum float64
 	for k, x := range c.Target {
 		if math.IsNaN(x) || x < 0 || x > 1+fracTol {
-			return inputErr("Combo.Target", id, alloc.ErrValue, "fraction %v on %q", x, r.types[k])
+			return gpufair.Invalid("Combo.Target", id, gpufair.ErrValue, "fraction %v on %q", x, r.types[k])
 		}
 		if x > 0 && c.Gang > r.count[k] {
-			return inputErr("Combo.Gang", id, ErrTooLarge, "gang of %d on %d %q GPUs", c.Gang, r.count[k], r.types[k])
+			return gpufair.Invalid("Combo.Gang", id, gpufair.ErrTooLarge, "gang of %d on %d %q GPUs", c.Gang, r.count[k], r.types[k])
 		}
 		sum += x
 	}
 	if sum > 1+fracTol {
-		return inputErr("Combo.Target", id, alloc.ErrValue, "fractions add up to %v", sum)
+		return gpufair.Invalid("Combo.Target", id, gpufair.ErrValue, "fractions add up to %v", sum)
 	}
 	return nil
 }
@@ -222,10 +223,10 @@ func (r *Rounds) validate(c Combo) error {
 // Set adds rows, or replaces the targets of rows already present (a new
 // allocation after a policy recomputation). A replaced row keeps its history
 // if its jobs and gang are unchanged, and starts afresh otherwise. It checks
-// every row before changing anything and returns an *alloc.InputError for an
+// every row before changing anything and returns an *gpufair.InputError for an
 // empty ID or job list, duplicate rows or jobs, a target of the wrong
 // length, a fraction outside [0, 1] or fractions adding up to more than 1,
-// and ErrTooLarge for a gang larger than a type it has time on.
+// and gpufair.ErrTooLarge for a gang larger than a type it has time on.
 func (r *Rounds) Set(combos ...Combo) error {
 	seen := map[string]bool{}
 	for _, c := range combos {
@@ -233,7 +234,7 @@ func (r *Rounds) Set(combos ...Combo) error {
 			return err
 		}
 		if seen[c.ID] {
-			return inputErr("Combo.ID", c.ID, alloc.ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Combo.ID", c.ID, gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[c.ID] = true
 	}
@@ -257,7 +258,7 @@ func (r *Rounds) Set(combos ...Combo) error {
 // SetAllocation sets one row per job of a (see FromAllocation), matching
 // a's GPU types to the mechanism's by name, so a's columns may come in any
 // order and may leave out types (their targets are 0). It returns an
-// *alloc.InputError wrapping ErrUnknownType if a gives time on a type the
+// *gpufair.InputError wrapping gpufair.ErrUnknownType if a gives time on a type the
 // mechanism lacks, any error of FromAllocation, and any error of Set;
 // nothing changes then.
 func (r *Rounds) SetAllocation(jobs []alloc.Job, a *alloc.Allocation) error {
@@ -269,7 +270,7 @@ func (r *Rounds) SetAllocation(jobs []alloc.Job, a *alloc.Allocation) error {
 	for k, t := range a.Types {
 		col[k] = slices.Index(r.types, t)
 		if slices.Index(a.Types[:k], t) >= 0 {
-			return inputErr("Allocation.Types", string(t), alloc.ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Allocation.Types", string(t), gpufair.ErrDuplicate, "listed twice")
 		}
 	}
 	for i := range combos {
@@ -278,7 +279,7 @@ func (r *Rounds) SetAllocation(jobs []alloc.Job, a *alloc.Allocation) error {
 			if col[k] >= 0 {
 				x[col[k]] = v
 			} else if v != 0 {
-				return inputErr("Allocation.Types", string(a.Types[k]), ErrUnknownType, "row %q has time on a type the mechanism lacks", combos[i].ID)
+				return gpufair.Invalid("Allocation.Types", string(a.Types[k]), gpufair.ErrUnknownType, "row %q has time on a type the mechanism lacks", combos[i].ID)
 			}
 		}
 		combos[i].Target = x
@@ -332,11 +333,11 @@ func (r *Rounds) Distance() float64 {
 }
 
 // Round runs round q and returns its plan. q must exceed the previous
-// round's index; otherwise Round returns an error wrapping ErrQuantum and
+// round's index; otherwise Round returns an error wrapping gpufair.ErrOrder and
 // changes nothing.
 func (r *Rounds) Round(q int) (*RoundPlan, error) {
 	if r.ran && q <= r.last {
-		return nil, inputErr("Round", "", ErrQuantum, "round %d after %d", q, r.last)
+		return nil, gpufair.Invalid("Round", "", gpufair.ErrOrder, "round %d after %d", q, r.last)
 	}
 	r.ran, r.last = true, q
 	r.cand = r.cand[:0]

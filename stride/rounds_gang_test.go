@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -131,9 +132,9 @@ func TestRoundsSetAllocationMatchesTypes(t *testing.T) {
 		a    *alloc.Allocation
 		want error
 	}{
-		{"time on a type the mechanism lacks", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"tpu"}, GPUs: [][]float64{{0.5}}}, stride.ErrUnknownType},
-		{"type listed twice", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80", "k80"}, GPUs: [][]float64{{0.5, 0}}}, alloc.ErrDuplicate},
-		{"fraction above 1", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80"}, GPUs: [][]float64{{1.5}}}, alloc.ErrValue},
+		{"time on a type the mechanism lacks", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"tpu"}, GPUs: [][]float64{{0.5}}}, gpufair.ErrUnknownType},
+		{"type listed twice", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80", "k80"}, GPUs: [][]float64{{0.5, 0}}}, gpufair.ErrDuplicate},
+		{"fraction above 1", &alloc.Allocation{Rows: []string{"a"}, Types: []topology.GPUType{"k80"}, GPUs: [][]float64{{1.5}}}, gpufair.ErrValue},
 	} {
 		if err := r.SetAllocation(jobs, tc.a); !errors.Is(err, tc.want) {
 			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -134,7 +135,7 @@ func TestRoundsSpaceSharingConflicts(t *testing.T) {
 }
 
 func TestRoundsBadInput(t *testing.T) {
-	if _, err := stride.NewRounds(oneEach(), []topology.GPUType{"tpu"}); !errors.Is(err, stride.ErrUnknownType) {
+	if _, err := stride.NewRounds(oneEach(), []topology.GPUType{"tpu"}); !errors.Is(err, gpufair.ErrUnknownType) {
 		t.Errorf("unknown type: %v", err)
 	}
 	r, _ := stride.NewRounds(oneEach(), []topology.GPUType{"v100", "k80"})
@@ -143,12 +144,12 @@ func TestRoundsBadInput(t *testing.T) {
 		c    stride.Combo
 		want error
 	}{
-		{"gang larger than the type", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 2, Target: []float64{0.5, 0}}, stride.ErrTooLarge},
-		{"fractions above 1", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{0.7, 0.7}}, alloc.ErrValue},
-		{"NaN", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{math.NaN(), 0}}, alloc.ErrValue},
-		{"shape", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{0.5}}, alloc.ErrShape},
-		{"no jobs", stride.Combo{ID: "x", Gang: 1, Target: []float64{0.5, 0}}, alloc.ErrEmpty},
-		{"zero gang", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Target: []float64{0.5, 0}}, alloc.ErrValue},
+		{"gang larger than the type", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 2, Target: []float64{0.5, 0}}, gpufair.ErrTooLarge},
+		{"fractions above 1", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{0.7, 0.7}}, gpufair.ErrValue},
+		{"NaN", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{math.NaN(), 0}}, gpufair.ErrValue},
+		{"shape", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Gang: 1, Target: []float64{0.5}}, gpufair.ErrShape},
+		{"no jobs", stride.Combo{ID: "x", Gang: 1, Target: []float64{0.5, 0}}, gpufair.ErrEmpty},
+		{"zero gang", stride.Combo{ID: "x", Jobs: []alloc.JobID{"x"}, Target: []float64{0.5, 0}}, gpufair.ErrValue},
 	} {
 		if err := r.Set(tc.c); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Set() error = %v, want %v", tc.name, err, tc.want)
@@ -157,7 +158,7 @@ func TestRoundsBadInput(t *testing.T) {
 	if _, err := r.Round(1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Round(1); !errors.Is(err, stride.ErrQuantum) {
+	if _, err := r.Round(1); !errors.Is(err, gpufair.ErrOrder) {
 		t.Errorf("repeated round: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 )
 
@@ -68,7 +69,7 @@ type Scheduler struct {
 // at least 1.
 func NewScheduler(gpus int) (*Scheduler, error) {
 	if gpus < 1 {
-		return nil, inputErr("Server.GPUs", "", alloc.ErrValue, "%d GPUs", gpus)
+		return nil, gpufair.Invalid("Server.GPUs", "", gpufair.ErrValue, "%d GPUs", gpus)
 	}
 	return &Scheduler{gpus: gpus}, nil
 }
@@ -100,15 +101,15 @@ func (s *Scheduler) minPass() float64 {
 }
 
 // Add puts j on the server at the smallest pass present. It returns an
-// *alloc.InputError wrapping alloc.ErrValue for an empty ID or a size below
-// 1, ErrTooLarge for a job larger than the server, ErrTickets for bad
-// tickets and alloc.ErrDuplicate for an ID already present.
+// *gpufair.InputError wrapping gpufair.ErrValue for an empty ID or a size below
+// 1, gpufair.ErrTooLarge for a job larger than the server, ErrTickets for bad
+// tickets and gpufair.ErrDuplicate for an ID already present.
 func (s *Scheduler) Add(j Job) error {
 	if err := validJob(j, s.gpus, "server"); err != nil {
 		return err
 	}
 	if s.find(j.ID) >= 0 {
-		return inputErr("Job.ID", string(j.ID), alloc.ErrDuplicate, "already on the server")
+		return gpufair.Invalid("Job.ID", string(j.ID), gpufair.ErrDuplicate, "already on the server")
 	}
 	p := s.minPass()
 	e := &entry{Job: j, stride: j.Stride(), base: p, pass: p}
@@ -121,11 +122,11 @@ func validJob(j Job, room int, where string) error {
 	id := string(j.ID)
 	switch {
 	case j.ID == "":
-		return inputErr("Job.ID", "", alloc.ErrValue, "empty job ID")
+		return gpufair.Invalid("Job.ID", "", gpufair.ErrValue, "empty job ID")
 	case j.Size < 1:
-		return inputErr("Job.Size", id, alloc.ErrValue, "size %d", j.Size)
+		return gpufair.Invalid("Job.Size", id, gpufair.ErrValue, "size %d", j.Size)
 	case j.Size > room:
-		return inputErr("Job.Size", id, ErrTooLarge, "%d GPUs on a %s of %d", j.Size, where, room)
+		return gpufair.Invalid("Job.Size", id, gpufair.ErrTooLarge, "%d GPUs on a %s of %d", j.Size, where, room)
 	}
 	return checkTickets("Job.Tickets", id, j.Tickets)
 }
@@ -144,7 +145,7 @@ func (s *Scheduler) Remove(id alloc.JobID) bool {
 }
 
 // SetTickets changes job id's tickets, and so its stride from its current
-// pass on. It returns ErrTickets for bad tickets and alloc.ErrUnknownID if
+// pass on. It returns ErrTickets for bad tickets and gpufair.ErrUnknownID if
 // the job is not on the server.
 func (s *Scheduler) SetTickets(id alloc.JobID, t float64) error {
 	if err := checkTickets("Job.Tickets", string(id), t); err != nil {
@@ -152,7 +153,7 @@ func (s *Scheduler) SetTickets(id alloc.JobID, t float64) error {
 	}
 	i := s.find(id)
 	if i < 0 {
-		return inputErr("Job.ID", string(id), alloc.ErrUnknownID, "not on the server")
+		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not on the server")
 	}
 	s.jobs[i].retune(t)
 	return nil
@@ -187,7 +188,7 @@ func (s *Scheduler) Tickets() float64 {
 // Schedule runs quantum q on all of the server's GPUs and returns the jobs
 // that run, in the order they were chosen. q must exceed the previous
 // quantum's index (gaps are idle quanta); otherwise Schedule returns an
-// error wrapping ErrQuantum and changes nothing.
+// error wrapping gpufair.ErrOrder and changes nothing.
 func (s *Scheduler) Schedule(q int) ([]Job, error) {
 	if err := s.tick(q); err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (s *Scheduler) Schedule(q int) ([]Job, error) {
 
 func (s *Scheduler) tick(q int) error {
 	if s.ran && q <= s.last {
-		return inputErr("Quantum", "", ErrQuantum, "quantum %d after %d", q, s.last)
+		return gpufair.Invalid("Quantum", "", gpufair.ErrOrder, "quantum %d after %d", q, s.last)
 	}
 	s.ran, s.last = true, q
 	return nil

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -184,14 +185,14 @@ func (s *Split) retuneAggregate(l int) {
 }
 
 // AddSmall puts j on server l, under that server's own stride. It returns
-// the errors of Scheduler.Add, and alloc.ErrUnknownID for a server out of
+// the errors of Scheduler.Add, and gpufair.ErrUnknownID for a server out of
 // range.
 func (s *Split) AddSmall(j Job, l int) error {
 	if l < 0 || l >= len(s.local) {
-		return inputErr("Server", string(j.ID), alloc.ErrUnknownID, "server %d of %d", l, len(s.local))
+		return gpufair.Invalid("Server", string(j.ID), gpufair.ErrUnknownID, "server %d of %d", l, len(s.local))
 	}
 	if _, ok := s.where[j.ID]; ok {
-		return inputErr("Job.ID", string(j.ID), alloc.ErrDuplicate, "already scheduled")
+		return gpufair.Invalid("Job.ID", string(j.ID), gpufair.ErrDuplicate, "already scheduled")
 	}
 	if err := s.local[l].Add(j); err != nil {
 		return err
@@ -203,9 +204,9 @@ func (s *Split) AddSmall(j Job, l int) error {
 
 // AddLarge puts a multi-server job under the central scheduler, on parts
 // whose GPUs add up to j.Size, at most one part per server. It returns an
-// *alloc.InputError wrapping alloc.ErrValue for parts that do not add up,
-// alloc.ErrUnknownID for a server out of range, alloc.ErrDuplicate for a
-// server or job listed twice, ErrTooLarge for a part larger than its server
+// *gpufair.InputError wrapping gpufair.ErrValue for parts that do not add up,
+// gpufair.ErrUnknownID for a server out of range, gpufair.ErrDuplicate for a
+// server or job listed twice, gpufair.ErrTooLarge for a part larger than its server
 // and ErrTickets for bad tickets.
 func (s *Split) AddLarge(j Job, parts []Part) error {
 	if err := validJob(j, j.Size, "gang"); err != nil {
@@ -213,26 +214,26 @@ func (s *Split) AddLarge(j Job, parts []Part) error {
 	}
 	id := string(j.ID)
 	if _, ok := s.where[j.ID]; ok {
-		return inputErr("Job.ID", id, alloc.ErrDuplicate, "already scheduled")
+		return gpufair.Invalid("Job.ID", id, gpufair.ErrDuplicate, "already scheduled")
 	}
 	sum := 0
 	seen := map[int]bool{}
 	for _, p := range parts {
 		switch {
 		case p.Server < 0 || p.Server >= len(s.local):
-			return inputErr("Part.Server", id, alloc.ErrUnknownID, "server %d of %d", p.Server, len(s.local))
+			return gpufair.Invalid("Part.Server", id, gpufair.ErrUnknownID, "server %d of %d", p.Server, len(s.local))
 		case seen[p.Server]:
-			return inputErr("Part.Server", id, alloc.ErrDuplicate, "server %d twice", p.Server)
+			return gpufair.Invalid("Part.Server", id, gpufair.ErrDuplicate, "server %d twice", p.Server)
 		case p.GPUs < 1:
-			return inputErr("Part.GPUs", id, alloc.ErrValue, "%d GPUs on server %d", p.GPUs, p.Server)
+			return gpufair.Invalid("Part.GPUs", id, gpufair.ErrValue, "%d GPUs on server %d", p.GPUs, p.Server)
 		case p.GPUs > s.c.Servers[p.Server].GPUs:
-			return inputErr("Part.GPUs", id, ErrTooLarge, "%d GPUs on server %q of %d", p.GPUs, s.c.Servers[p.Server].Name, s.c.Servers[p.Server].GPUs)
+			return gpufair.Invalid("Part.GPUs", id, gpufair.ErrTooLarge, "%d GPUs on server %q of %d", p.GPUs, s.c.Servers[p.Server].Name, s.c.Servers[p.Server].GPUs)
 		}
 		seen[p.Server] = true
 		sum += p.GPUs
 	}
 	if sum != j.Size {
-		return inputErr("Part.GPUs", id, alloc.ErrValue, "parts add up to %d GPUs for a job of %d", sum, j.Size)
+		return gpufair.Invalid("Part.GPUs", id, gpufair.ErrValue, "parts add up to %d GPUs for a job of %d", sum, j.Size)
 	}
 	p := s.centralMin()
 	lj := &largeJob{entry: entry{Job: j, stride: j.Stride(), base: p, pass: p}, parts: slices.Clone(parts)}
@@ -270,14 +271,14 @@ func (s *Split) Remove(id alloc.JobID) bool {
 }
 
 // SetTickets changes job id's tickets. It returns ErrTickets for bad tickets
-// and alloc.ErrUnknownID for a job that is not scheduled.
+// and gpufair.ErrUnknownID for a job that is not scheduled.
 func (s *Split) SetTickets(id alloc.JobID, t float64) error {
 	if err := checkTickets("Job.Tickets", string(id), t); err != nil {
 		return err
 	}
 	l, ok := s.where[id]
 	if !ok {
-		return inputErr("Job.ID", string(id), alloc.ErrUnknownID, "not scheduled")
+		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not scheduled")
 	}
 	if l == onLarge {
 		s.large[s.findLarge(id)].retune(t)
@@ -326,10 +327,10 @@ func (s *Split) AggregatePass(l int) (float64, bool) {
 
 // Schedule runs quantum q across the cluster and returns the plan. q must
 // exceed the previous quantum's index; otherwise Schedule returns an error
-// wrapping ErrQuantum and changes nothing.
+// wrapping gpufair.ErrOrder and changes nothing.
 func (s *Split) Schedule(q int) (*Plan, error) {
 	if s.ran && q <= s.last {
-		return nil, inputErr("Quantum", "", ErrQuantum, "quantum %d after %d", q, s.last)
+		return nil, gpufair.Invalid("Quantum", "", gpufair.ErrOrder, "quantum %d after %d", q, s.last)
 	}
 	s.ran, s.last = true, q
 	s.items = s.items[:0]

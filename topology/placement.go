@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/gpufair/gpufair"
 )
 
 // Placement errors; test with errors.Is.
 var (
 	// ErrNoCapacity reports a gang larger than the free GPUs of its type.
 	ErrNoCapacity = errors.New("topology: not enough free GPUs")
-	// ErrUnknownType reports a GPU type no server of the cluster holds.
-	ErrUnknownType = errors.New("topology: unknown GPU type")
 	// ErrSlot reports a GPU slot that does not exist or is not in the
 	// state (free or taken) the call needs.
 	ErrSlot = errors.New("topology: bad GPU slot")
@@ -76,7 +76,7 @@ func (p *Placer) Free(t GPUType) int {
 func (p *Placer) FreeOn(s int) int { return p.free[s] }
 
 // Place takes n free GPUs of type t on the fewest servers and returns them
-// in server then slot order. It returns ErrUnknownType if no server holds t
+// in server then slot order. It returns gpufair.ErrUnknownType if no server holds t
 // and ErrNoCapacity if fewer than n GPUs of t are free, ErrGang if n is
 // below 1; nothing is taken then.
 func (p *Placer) Place(t GPUType, n int) ([]GPU, error) {
@@ -92,7 +92,7 @@ func (p *Placer) Place(t GPUType, n int) ([]GPU, error) {
 		}
 	}
 	if len(cand) == 0 {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownType, t)
+		return nil, fmt.Errorf("%w: %q", gpufair.ErrUnknownType, t)
 	}
 	if total < n {
 		return nil, fmt.Errorf("%w: %d of %q wanted, %d free", ErrNoCapacity, n, t, total)

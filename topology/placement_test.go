@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 	"pgregory.net/rapid"
 )
@@ -39,7 +40,7 @@ func TestPlaceFewestServers(t *testing.T) {
 	if _, err := p.Place("v100", 0); !errors.Is(err, topology.ErrGang) {
 		t.Errorf("Place of 0 GPUs: %v", err)
 	}
-	if _, err := p.Place("k80", 1); !errors.Is(err, topology.ErrUnknownType) {
+	if _, err := p.Place("k80", 1); !errors.Is(err, gpufair.ErrUnknownType) {
 		t.Errorf("unknown type: %v", err)
 	}
 	if err := p.Reserve([]topology.GPU{{Server: 1, Slot: 0}}); !errors.Is(err, topology.ErrSlot) {

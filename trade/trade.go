@@ -7,16 +7,14 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
 
-// Sentinel errors; bad input is reported as *alloc.InputError wrapping one
+// Sentinel errors; bad input is reported as *gpufair.InputError wrapping one
 // of these or one of alloc's sentinels. Test with errors.Is.
 var (
-	// ErrUnknownType reports a rate for a GPU type the market lacks, or a
-	// market type a user gives no rate for.
-	ErrUnknownType = errors.New("trade: unknown GPU type")
 	// ErrMaxTrades reports a run stopped by Settings.MaxTrades before
 	// trading was exhausted; the trades made so far stand.
 	ErrMaxTrades = errors.New("trade: trade limit reached")
@@ -110,7 +108,7 @@ type member struct {
 
 // NewMarket returns a market without users over count[k] GPUs of types[k],
 // with types listed from slowest to fastest. It returns an
-// *alloc.InputError for an empty, mismatched or duplicated type list and
+// *gpufair.InputError for an empty, mismatched or duplicated type list and
 // for counts that are not positive and finite.
 func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market, error) {
 	c, err := alloc.NewCluster(types, count)
@@ -122,7 +120,7 @@ func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market,
 		m.s = *s
 	}
 	if m.s.Unit < 0 || math.IsNaN(m.s.Unit) || math.IsInf(m.s.Unit, 0) {
-		return nil, &alloc.InputError{Field: "Settings.Unit", Err: fmt.Errorf("%w: %v", alloc.ErrValue, m.s.Unit)}
+		return nil, &gpufair.InputError{Field: "Settings.Unit", Err: fmt.Errorf("%w: %v", gpufair.ErrValue, m.s.Unit)}
 	}
 	if m.s.MaxTrades <= 0 {
 		m.s.MaxTrades = 1 << 20
@@ -140,26 +138,26 @@ func (m *Market) find(id alloc.UserID) (int, bool) {
 func (m *Market) member(u User) (*member, error) {
 	id := string(u.ID)
 	if u.ID == "" {
-		return nil, &alloc.InputError{Field: "User.ID", Err: fmt.Errorf("%w: empty user ID", alloc.ErrValue)}
+		return nil, &gpufair.InputError{Field: "User.ID", Err: fmt.Errorf("%w: empty user ID", gpufair.ErrValue)}
 	}
 	if !(u.Tickets > 0) || math.IsInf(u.Tickets, 0) {
-		return nil, &alloc.InputError{Field: "User.Tickets", ID: id, Err: fmt.Errorf("%w: %v tickets", alloc.ErrValue, u.Tickets)}
+		return nil, &gpufair.InputError{Field: "User.Tickets", ID: id, Err: fmt.Errorf("%w: %v tickets", gpufair.ErrValue, u.Tickets)}
 	}
 	mb := &member{User: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
 	for k, t := range m.types {
 		r, ok := u.Rates[t]
 		if !ok {
-			return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: no rate for %q", ErrUnknownType, t)}
+			return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: no rate for %q", gpufair.ErrUnknownType, t)}
 		}
 		if !(r > 0) || math.IsInf(r, 0) {
-			return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: rate %v on %q", alloc.ErrValue, r, t)}
+			return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: rate %v on %q", gpufair.ErrValue, r, t)}
 		}
 		mb.rate[k] = r
 	}
 	if len(u.Rates) != len(m.types) {
 		for t := range u.Rates {
 			if !slices.Contains(m.types, t) {
-				return nil, &alloc.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: %q", ErrUnknownType, t)}
+				return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: %q", gpufair.ErrUnknownType, t)}
 			}
 		}
 	}
@@ -167,9 +165,9 @@ func (m *Market) member(u User) (*member, error) {
 }
 
 // Join adds a user. The trades in force are undone first; the records that
-// undo them are returned (and logged). It returns an *alloc.InputError for
-// an empty or known ID, bad tickets or rates (alloc.ErrValue), and rates for
-// unknown or missing types (ErrUnknownType).
+// undo them are returned (and logged). It returns an *gpufair.InputError for
+// an empty or known ID, bad tickets or rates (gpufair.ErrValue), and rates for
+// unknown or missing types (gpufair.ErrUnknownType).
 func (m *Market) Join(u User, q int) ([]Trade, error) {
 	mb, err := m.member(u)
 	if err != nil {
@@ -177,7 +175,7 @@ func (m *Market) Join(u User, q int) ([]Trade, error) {
 	}
 	i, ok := m.find(u.ID)
 	if ok {
-		return nil, &alloc.InputError{Field: "User.ID", ID: string(u.ID), Err: fmt.Errorf("%w: already in the market", alloc.ErrDuplicate)}
+		return nil, &gpufair.InputError{Field: "User.ID", ID: string(u.ID), Err: fmt.Errorf("%w: already in the market", gpufair.ErrDuplicate)}
 	}
 	undone := m.undo(q)
 	m.users = slices.Insert(m.users, i, mb)
@@ -186,11 +184,11 @@ func (m *Market) Join(u User, q int) ([]Trade, error) {
 }
 
 // Leave removes a user, undoing the trades in force as Join does. It
-// returns alloc.ErrUnknownID for an unknown user.
+// returns gpufair.ErrUnknownID for an unknown user.
 func (m *Market) Leave(id alloc.UserID, q int) ([]Trade, error) {
 	i, ok := m.find(id)
 	if !ok {
-		return nil, &alloc.InputError{Field: "User.ID", ID: string(id), Err: fmt.Errorf("%w: not in the market", alloc.ErrUnknownID)}
+		return nil, &gpufair.InputError{Field: "User.ID", ID: string(id), Err: fmt.Errorf("%w: not in the market", gpufair.ErrUnknownID)}
 	}
 	undone := m.undo(q)
 	m.users = slices.Delete(m.users, i, i+1)
@@ -286,7 +284,7 @@ func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 // Cost: O(P·(n log n + trades)) per pass over the P type pairs, n users.
 func (m *Market) Run(q int) ([]Trade, error) {
 	if m.ran && q < m.last {
-		return nil, &alloc.InputError{Field: "Quantum", Err: fmt.Errorf("%w: quantum %d after %d", alloc.ErrValue, q, m.last)}
+		return nil, &gpufair.InputError{Field: "Quantum", Err: fmt.Errorf("%w: quantum %d after %d", gpufair.ErrValue, q, m.last)}
 	}
 	m.ran, m.last = true, q
 	var out []Trade

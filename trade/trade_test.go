@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 	"github.com/gpufair/gpufair/trade"
@@ -209,13 +210,13 @@ func TestBadInput(t *testing.T) {
 		u    trade.User
 		want error
 	}{
-		{"unknown type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1, "fast": 2, "tpu": 3}}, trade.ErrUnknownType},
-		{"missing type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1}}, trade.ErrUnknownType},
-		{"zero tickets", trade.User{ID: "x", Tickets: 0, Rates: rates(1, 2)}, alloc.ErrValue},
-		{"NaN rate", trade.User{ID: "x", Tickets: 1, Rates: rates(math.NaN(), 2)}, alloc.ErrValue},
-		{"zero rate", trade.User{ID: "x", Tickets: 1, Rates: rates(0, 2)}, alloc.ErrValue},
-		{"empty ID", trade.User{Tickets: 1, Rates: rates(1, 2)}, alloc.ErrValue},
-		{"duplicate", trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)}, alloc.ErrDuplicate},
+		{"unknown type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1, "fast": 2, "tpu": 3}}, gpufair.ErrUnknownType},
+		{"missing type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1}}, gpufair.ErrUnknownType},
+		{"zero tickets", trade.User{ID: "x", Tickets: 0, Rates: rates(1, 2)}, gpufair.ErrValue},
+		{"NaN rate", trade.User{ID: "x", Tickets: 1, Rates: rates(math.NaN(), 2)}, gpufair.ErrValue},
+		{"zero rate", trade.User{ID: "x", Tickets: 1, Rates: rates(0, 2)}, gpufair.ErrValue},
+		{"empty ID", trade.User{Tickets: 1, Rates: rates(1, 2)}, gpufair.ErrValue},
+		{"duplicate", trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)}, gpufair.ErrDuplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMarket(t, types, []float64{1, 1}, nil, trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)})
@@ -223,20 +224,20 @@ func TestBadInput(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Join() error = %v, want %v", err, tc.want)
 			}
-			var ie *alloc.InputError
+			var ie *gpufair.InputError
 			if !errors.As(err, &ie) {
-				t.Errorf("error %T is not an *alloc.InputError", err)
+				t.Errorf("error %T is not an *gpufair.InputError", err)
 			}
 		})
 	}
-	if _, err := trade.NewMarket(types, []float64{1, 0}, nil); !errors.Is(err, alloc.ErrValue) {
+	if _, err := trade.NewMarket(types, []float64{1, 0}, nil); !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("zero count: %v", err)
 	}
-	if _, err := trade.NewMarket(types, []float64{1, 1}, &trade.Settings{Unit: -1}); !errors.Is(err, alloc.ErrValue) {
+	if _, err := trade.NewMarket(types, []float64{1, 1}, &trade.Settings{Unit: -1}); !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("negative unit: %v", err)
 	}
 	m := newMarket(t, types, []float64{1, 1}, nil)
-	if _, err := m.Leave("nobody", 1); !errors.Is(err, alloc.ErrUnknownID) {
+	if _, err := m.Leave("nobody", 1); !errors.Is(err, gpufair.ErrUnknownID) {
 		t.Errorf("Leave(unknown): %v", err)
 	}
 }

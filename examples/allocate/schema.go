@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/speedup"
 )
 
 // request is the input document.
@@ -80,6 +81,7 @@ func decode(r io.Reader) (*request, error) {
 	if err := dec.Decode(&req); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
+		var cell *speedup.CellError
 		switch {
 		case errors.As(err, &syn):
 			return nil, fmt.Errorf("invalid JSON at byte %d: %v", syn.Offset, err)
@@ -89,7 +91,8 @@ func decode(r io.Reader) (*request, error) {
 			return nil, errors.New("empty input: want a JSON object")
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return nil, errors.New("invalid JSON: the input ends inside a value")
-		case strings.Contains(err.Error(), "speedup:"):
+		case errors.As(err, &cell), errors.Is(err, gpufair.ErrShape), errors.Is(err, gpufair.ErrValue):
+			// Only the throughput matrix validates itself while decoding.
 			return nil, fmt.Errorf("problem.throughputs: %w", err)
 		}
 		return nil, err
