@@ -27,7 +27,7 @@ type Allocation struct {
 }
 
 // NewAllocation returns a zero allocation of len(rows) rows over the types of c.
-func NewAllocation(rows []string, c Cluster) *Allocation {
+func NewAllocation(rows []string, c Capacity) *Allocation {
 	a := &Allocation{
 		Rows:  append([]string(nil), rows...),
 		Types: append([]topology.GPUType(nil), c.Types...),
@@ -79,7 +79,7 @@ func (a *Allocation) Utilities(vals []Valuation) []float64 {
 // Validate checks the allocation against c: matching types, a bundle of the
 // right length per row, finite non-negative amounts (within FeasTol) and no
 // type used beyond its count (within FeasTol, relative to the count).
-func (a *Allocation) Validate(c Cluster) error {
+func (a *Allocation) Validate(c Capacity) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}

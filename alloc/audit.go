@@ -43,7 +43,7 @@ type AuditReport struct {
 //
 // Errors are those of the checks run: *gpufair.InputError for bad input (checked
 // before any LP runs), and wrapped lp or mechanism errors.
-func Audit(ctx context.Context, a *Allocation, c Cluster, vals []Valuation, weights []float64, s *AuditSettings) (*AuditReport, error) {
+func Audit(ctx context.Context, a *Allocation, c Capacity, vals []Valuation, weights []float64, s *AuditSettings) (*AuditReport, error) {
 	if s == nil {
 		s = &AuditSettings{}
 	}

@@ -59,7 +59,7 @@ func FuzzAudit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rows, types uint8, weighted, raw bool, data []byte) {
 		n, m := int(rows%5), int(types%4)
 		x := fuzzFloats(data, m+2*n*m+n, raw)
-		c := alloc.Cluster{Count: x[:m]}
+		c := alloc.Capacity{Count: x[:m]}
 		for k := range m {
 			c.Types = append(c.Types, gen.TypeName(k))
 		}

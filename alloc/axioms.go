@@ -45,7 +45,7 @@ func checkBundles(a *Allocation) error {
 
 // checkAllocation checks a against c (see Allocation.Validate) after the
 // checks of checkBundles, so that a nil or empty allocation is an error too.
-func checkAllocation(a *Allocation, c Cluster) error {
+func checkAllocation(a *Allocation, c Capacity) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // GPU among three users, exactly. It is sharing-incentive and
 // Pareto-efficient, but u3 envies u2.
 func ExampleAudit() {
-	c, _ := alloc.NewCluster([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
+	c, _ := alloc.NewCapacity([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
 	a := alloc.NewAllocation([]string{"u1", "u2", "u3"}, c)
 	a.GPUs = [][]float64{{1, 4.0 / 45}, {0, 7.0 / 15}, {0, 4.0 / 9}}
 	vals := []alloc.Valuation{alloc.Linear{1, 2}, alloc.Linear{1, 3}, alloc.Linear{1, 4}}
@@ -32,7 +32,7 @@ func ExampleAudit() {
 // highest reported rate (OEF's expression (5)): u2, who gets nothing, wins
 // the slow GPU by reporting 1.05 instead of 1 on it.
 func ExampleProbeStrategyProofness() {
-	c, _ := alloc.NewCluster([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
+	c, _ := alloc.NewCapacity([]topology.GPUType{"GPU1", "GPU2"}, []float64{1, 1})
 	maxEff := func(_ context.Context, rep [][]float64) (*alloc.Allocation, error) {
 		a := alloc.NewAllocation([]string{"u1", "u2", "u3"}, c)
 		for k := range c.Types {
@@ -56,8 +56,8 @@ func ExampleProbeStrategyProofness() {
 // Jobs owned by users: aggregate the job rows per owner, and value each
 // owner's bundle by the best use among its jobs.
 func ExampleAllocation_ByOwner() {
-	c, _ := alloc.NewCluster([]topology.GPUType{"K80", "V100"}, []float64{2, 2})
-	users := []alloc.User{{ID: "alice", Weight: 1}, {ID: "bob", Weight: 1}}
+	c, _ := alloc.NewCapacity([]topology.GPUType{"K80", "V100"}, []float64{2, 2})
+	users := []alloc.Tenant{{ID: "alice", Weight: 1}, {ID: "bob", Weight: 1}}
 	jobs := []alloc.Job{
 		{ID: "a1", Owner: "alice", Gang: 1, Weight: 1},
 		{ID: "a2", Owner: "alice", Gang: 1, Weight: 1},

@@ -21,41 +21,41 @@ func TestAxiomInputErrors(t *testing.T) {
 	vals := []alloc.Valuation{alloc.Linear{1, 2}, alloc.Linear{1, 3}}
 	for _, tc := range []struct {
 		name      string
-		edit      func(a *alloc.Allocation, c *alloc.Cluster, v *[]alloc.Valuation, w *[]float64)
+		edit      func(a *alloc.Allocation, c *alloc.Capacity, v *[]alloc.Valuation, w *[]float64)
 		wantField string
 		wantErr   error
 	}{
-		{"NaN amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+		{"NaN amount", func(a *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) {
 			a.GPUs[1][0] = math.NaN()
 		}, "Allocation.GPUs", gpufair.ErrValue},
-		{"negative amount", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][1] = -1 }, "Allocation.GPUs", gpufair.ErrValue},
-		{"short bundle", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+		{"negative amount", func(a *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][1] = -1 }, "Allocation.GPUs", gpufair.ErrValue},
+		{"short bundle", func(a *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) {
 			a.GPUs[0] = a.GPUs[0][:1]
 		}, "Allocation.GPUs", gpufair.ErrShape},
-		{"labels and rows differ", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.Rows = a.Rows[:1] }, "Allocation.GPUs", gpufair.ErrShape},
-		{"no rows", func(a *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+		{"labels and rows differ", func(a *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) { a.Rows = a.Rows[:1] }, "Allocation.GPUs", gpufair.ErrShape},
+		{"no rows", func(a *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
 			a.Rows, a.GPUs, *v = nil, nil, nil
 		}, "Allocation.GPUs", gpufair.ErrEmpty},
-		{"over capacity", func(a *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][0] = 2 }, "Allocation.GPUs", gpufair.ErrValue},
-		{"zero capacity", func(_ *alloc.Allocation, c *alloc.Cluster, _ *[]alloc.Valuation, _ *[]float64) {
+		{"over capacity", func(a *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) { a.GPUs[0][0] = 2 }, "Allocation.GPUs", gpufair.ErrValue},
+		{"zero capacity", func(_ *alloc.Allocation, c *alloc.Capacity, _ *[]alloc.Valuation, _ *[]float64) {
 			c.Count = []float64{0, 1}
-		}, "Cluster.Count", gpufair.ErrValue},
-		{"too few valuations", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { *v = (*v)[:1] }, "Valuations", gpufair.ErrShape},
-		{"nil valuation", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = nil }, "Valuations", gpufair.ErrEmpty},
-		{"short Linear", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+		}, "Capacity.Count", gpufair.ErrValue},
+		{"too few valuations", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) { *v = (*v)[:1] }, "Valuations", gpufair.ErrShape},
+		{"nil valuation", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) { (*v)[1] = nil }, "Valuations", gpufair.ErrEmpty},
+		{"short Linear", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[1] = alloc.Linear{1}
 		}, "Valuations", gpufair.ErrShape},
-		{"Inf rate", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+		{"Inf rate", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{1, math.Inf(1)}
 		}, "Valuations", gpufair.ErrValue},
-		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Cluster, v *[]alloc.Valuation, _ *[]float64) {
+		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{0, 0}
 		}, "Valuations", gpufair.ErrValue},
-		{"weights length", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", gpufair.ErrShape},
-		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Cluster, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", gpufair.ErrValue},
+		{"weights length", func(_ *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", gpufair.ErrShape},
+		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, c, v := good(), alloc.Cluster{Types: twoTypes.Types, Count: append([]float64(nil), twoTypes.Count...)}, append([]alloc.Valuation(nil), vals...)
+			a, c, v := good(), alloc.Capacity{Types: twoTypes.Types, Count: append([]float64(nil), twoTypes.Count...)}, append([]alloc.Valuation(nil), vals...)
 			var w []float64
 			tc.edit(a, &c, &v, &w)
 			_, err := alloc.Audit(context.Background(), a, c, v, w, nil)
@@ -83,7 +83,7 @@ func TestAxiomInputErrors(t *testing.T) {
 
 func TestByOwnerErrors(t *testing.T) {
 	a := alloc.NewAllocation([]string{"j1", "j2"}, twoTypes)
-	users := []alloc.User{{ID: "u", Weight: 1}}
+	users := []alloc.Tenant{{ID: "u", Weight: 1}}
 	jobs := []alloc.Job{{ID: "j1", Owner: "u", Gang: 1, Weight: 1}, {ID: "j2", Owner: "v", Gang: 1, Weight: 1}}
 	if _, err := a.ByOwner(jobs, users); !errors.Is(err, gpufair.ErrUnknownID) {
 		t.Errorf("unknown owner: error = %v, want gpufair.ErrUnknownID", err)

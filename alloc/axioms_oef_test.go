@@ -16,13 +16,13 @@ const exactTol = 1e-12
 
 // oefInstance turns a paper example into an allocation, a cluster and
 // linear valuations.
-func oefInstance(t *testing.T, e testcases.OEFExample) (*alloc.Allocation, alloc.Cluster, []alloc.Valuation, []alloc.Linear) {
+func oefInstance(t *testing.T, e testcases.OEFExample) (*alloc.Allocation, alloc.Capacity, []alloc.Valuation, []alloc.Linear) {
 	t.Helper()
 	types := make([]topology.GPUType, len(e.Types))
 	for k, s := range e.Types {
 		types[k] = topology.GPUType(s)
 	}
-	c, err := alloc.NewCluster(types, e.Count)
+	c, err := alloc.NewCapacity(types, e.Count)
 	if err != nil {
 		t.Fatal(err)
 	}

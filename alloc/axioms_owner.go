@@ -22,11 +22,11 @@ import (
 //
 // Errors: *gpufair.InputError for a nil allocation, rows that are not jobs in order,
 // invalid jobs or users, or owners that are not users.
-func (a *Allocation) ByOwner(jobs []Job, users []User) (*Allocation, error) {
+func (a *Allocation) ByOwner(jobs []Job, users []Tenant) (*Allocation, error) {
 	if err := checkBundles(a); err != nil {
 		return nil, err
 	}
-	if err := ValidateUsers(users); err != nil {
+	if err := ValidateTenants(users); err != nil {
 		return nil, err
 	}
 	if err := ValidateJobs(jobs, users); err != nil {
@@ -82,8 +82,8 @@ func (b BestOf) Value(bundle []float64) float64 {
 // SharingIncentive's input check: such a user has no stake).
 //
 // Errors: *gpufair.InputError for invalid jobs or users, or a length mismatch.
-func OwnerValuations(jobs []Job, users []User, vals []Linear) ([]Valuation, error) {
-	if err := ValidateUsers(users); err != nil {
+func OwnerValuations(jobs []Job, users []Tenant, vals []Linear) ([]Valuation, error) {
+	if err := ValidateTenants(users); err != nil {
 		return nil, err
 	}
 	if err := ValidateJobs(jobs, users); err != nil {
@@ -110,7 +110,7 @@ func OwnerValuations(jobs []Job, users []User, vals []Linear) ([]Valuation, erro
 }
 
 // OwnerWeights returns the users' weights, in order.
-func OwnerWeights(users []User) []float64 {
+func OwnerWeights(users []Tenant) []float64 {
 	w := make([]float64, len(users))
 	for i, u := range users {
 		w[i] = u.Weight
@@ -118,8 +118,8 @@ func OwnerWeights(users []User) []float64 {
 	return w
 }
 
-func ownerIndex(users []User) map[UserID]int {
-	index := make(map[UserID]int, len(users))
+func ownerIndex(users []Tenant) map[TenantID]int {
+	index := make(map[TenantID]int, len(users))
 	for u, user := range users {
 		index[user.ID] = u
 	}

@@ -75,7 +75,7 @@ type ParetoReport struct {
 // error wrapping the lp sentinel when the LP fails. The LP has a feasible
 // point (x) and a bounded objective, so an lp error means a numerical
 // failure or a time limit.
-func ParetoEfficiency(ctx context.Context, a *Allocation, c Cluster, vals []Linear, s *ParetoSettings) (*ParetoReport, error) {
+func ParetoEfficiency(ctx context.Context, a *Allocation, c Capacity, vals []Linear, s *ParetoSettings) (*ParetoReport, error) {
 	if s == nil {
 		s = &ParetoSettings{}
 	}

@@ -23,7 +23,7 @@ const propTol = 1e-9
 const secondOpinionTol = 1e-4
 
 // weightedSplit returns the allocation giving row i w_i/Σw of every type.
-func weightedSplit(c alloc.Cluster, weights []float64) *alloc.Allocation {
+func weightedSplit(c alloc.Capacity, weights []float64) *alloc.Allocation {
 	rows := make([]string, len(weights))
 	var total float64
 	for _, w := range weights {
@@ -120,7 +120,7 @@ func TestPropertySharingFromEnvy(t *testing.T) {
 // weightedSumMax returns an allocation maximising Σ_i λ_i·u_i(y) over the
 // cluster: each type goes to a row with the largest λ_i·v_ik. With λ > 0 it
 // is Pareto-efficient.
-func weightedSumMax(c alloc.Cluster, lin []alloc.Linear, lambda []float64) *alloc.Allocation {
+func weightedSumMax(c alloc.Capacity, lin []alloc.Linear, lambda []float64) *alloc.Allocation {
 	a := alloc.NewAllocation(make([]string, len(lin)), c)
 	for k, n := range c.Count {
 		best := 0
@@ -137,7 +137,7 @@ func weightedSumMax(c alloc.Cluster, lin []alloc.Linear, lambda []float64) *allo
 // secondOpinion decides Pareto efficiency with n other LPs: for each row
 // j, maximise u_j(y) subject to u_i(y) ≥ u_i(x_i) for all i and capacity.
 // It returns the largest relative gain max_j (u_j(y*) − u_j(x_j))/s_j.
-func secondOpinion(t *rapid.T, a *alloc.Allocation, c alloc.Cluster, lin []alloc.Linear) float64 {
+func secondOpinion(t *rapid.T, a *alloc.Allocation, c alloc.Capacity, lin []alloc.Linear) float64 {
 	n, m := len(lin), len(c.Count)
 	best := 0.0
 	for j := range n {
@@ -221,9 +221,9 @@ func TestPropertyParetoAgreesWithSecondLP(t *testing.T) {
 func TestPropertyByOwnerKeepsTotals(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(gen.ProblemSizes{Types: 3, Users: 4, Jobs: 8}).Draw(t, "problem")
-		a := gen.Allocation(p.Cluster, len(p.Jobs)).Draw(t, "allocation")
+		a := gen.Allocation(p.Capacity, len(p.Jobs)).Draw(t, "allocation")
 		a.Rows = p.JobIDs()
-		owned, err := a.ByOwner(p.Jobs, p.Users)
+		owned, err := a.ByOwner(p.Jobs, p.Tenants)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,14 +232,14 @@ func TestPropertyByOwnerKeepsTotals(t *testing.T) {
 				t.Fatalf("type %d: %v GPUs by job, %v by owner", k, u, owned.Used()[k])
 			}
 		}
-		vals, err := alloc.OwnerValuations(p.Jobs, p.Users, jobLinear(p))
+		vals, err := alloc.OwnerValuations(p.Jobs, p.Tenants, jobLinear(p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A user's best use of its jobs' GPUs is worth at least what its
 		// jobs get from them as allocated.
 		jv := p.Valuations()
-		for u, user := range p.Users {
+		for u, user := range p.Tenants {
 			var got float64
 			for i, j := range p.Jobs {
 				if j.Owner == user.ID {
@@ -280,7 +280,7 @@ func TestParetoRegressions(t *testing.T) {
 			[][]float64{{5.960464122267716e-08}, {0}, {0.4999999701976794}}},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			c := alloc.Cluster{Count: tc.count}
+			c := alloc.Capacity{Count: tc.count}
 			for k := range tc.count {
 				c.Types = append(c.Types, gen.TypeName(k))
 			}

@@ -28,7 +28,7 @@ type SharingIncentiveReport struct {
 // one valuation per row and weights, when not nil, one positive weight per
 // row; a share a row values at zero cannot be compared with and is an input
 // error too. Errors are *gpufair.InputError values naming the input.
-func SharingIncentive(a *Allocation, c Cluster, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
+func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
 	if err := checkAllocation(a, c); err != nil {
 		return nil, err
 	}

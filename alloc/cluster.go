@@ -7,18 +7,18 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
-// Cluster is the capacity of a heterogeneous cluster: Count[k] GPUs of
+// Capacity is the capacity of a heterogeneous cluster: Count[k] GPUs of
 // Types[k]. Counts are float64 so that a cluster may also be a slice of time
 // (for example 2.5 GPUs of a type for one round); each must be positive and
 // finite.
-type Cluster struct {
+type Capacity struct {
 	Types []topology.GPUType `json:"types"`
 	Count []float64          `json:"count"`
 }
 
-// NewCluster returns a validated Cluster. It copies its arguments.
-func NewCluster(types []topology.GPUType, count []float64) (Cluster, error) {
-	c := Cluster{
+// NewCapacity returns a validated Cluster. It copies its arguments.
+func NewCapacity(types []topology.GPUType, count []float64) (Capacity, error) {
+	c := Capacity{
 		Types: append([]topology.GPUType(nil), types...),
 		Count: append([]float64(nil), count...),
 	}
@@ -27,34 +27,34 @@ func NewCluster(types []topology.GPUType, count []float64) (Cluster, error) {
 
 // Validate reports an empty cluster, mismatched lengths, duplicate or empty
 // type names, and counts that are not positive and finite.
-func (c Cluster) Validate() error {
+func (c Capacity) Validate() error {
 	if len(c.Types) == 0 {
-		return gpufair.Invalid("Cluster.Types", "", gpufair.ErrEmpty, "no GPU types")
+		return gpufair.Invalid("Capacity.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}
 	if len(c.Types) != len(c.Count) {
-		return gpufair.Invalid("Cluster.Count", "", gpufair.ErrShape, "%d counts for %d GPU types", len(c.Count), len(c.Types))
+		return gpufair.Invalid("Capacity.Count", "", gpufair.ErrShape, "%d counts for %d GPU types", len(c.Count), len(c.Types))
 	}
 	seen := make(map[topology.GPUType]bool, len(c.Types))
 	for k, t := range c.Types {
 		if t == "" {
-			return gpufair.Invalid("Cluster.Types", "", gpufair.ErrValue, "type %d has an empty name", k)
+			return gpufair.Invalid("Capacity.Types", "", gpufair.ErrValue, "type %d has an empty name", k)
 		}
 		if seen[t] {
-			return gpufair.Invalid("Cluster.Types", string(t), gpufair.ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Capacity.Types", string(t), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[t] = true
 		if n := c.Count[k]; !(n > 0) || math.IsInf(n, 0) {
-			return gpufair.Invalid("Cluster.Count", string(t), gpufair.ErrValue, "count %v is not positive and finite", n)
+			return gpufair.Invalid("Capacity.Count", string(t), gpufair.ErrValue, "count %v is not positive and finite", n)
 		}
 	}
 	return nil
 }
 
 // NumTypes returns the number of GPU types.
-func (c Cluster) NumTypes() int { return len(c.Types) }
+func (c Capacity) NumTypes() int { return len(c.Types) }
 
 // Total returns the number of GPUs of all types.
-func (c Cluster) Total() float64 {
+func (c Capacity) Total() float64 {
 	var s float64
 	for _, n := range c.Count {
 		s += n
@@ -63,7 +63,7 @@ func (c Cluster) Total() float64 {
 }
 
 // TypeIndex returns the column of GPU type t.
-func (c Cluster) TypeIndex(t topology.GPUType) (int, bool) {
+func (c Capacity) TypeIndex(t topology.GPUType) (int, bool) {
 	for k, x := range c.Types {
 		if x == t {
 			return k, true

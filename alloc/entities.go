@@ -6,64 +6,67 @@ import (
 	"github.com/gpufair/gpufair"
 )
 
-// UserID identifies a user (tenant).
-type UserID string
+// TenantID identifies a tenant: a user, team or organisation whose jobs
+// share the cluster and who is owed a fair share of it.
+type TenantID string
 
 // JobID identifies a job.
 type JobID string
 
-// User is a tenant sharing the cluster. Weight scales the user's fair share
-// (a user of weight 2 is entitled to twice the share of a user of weight 1);
-// it must be positive and finite.
-type User struct {
-	ID     UserID  `json:"id"`
-	Weight float64 `json:"weight"`
+// Tenant is a party sharing the cluster: Gavel's user or entity, OEF's
+// user, Themis' app owner, Gandiva_fair's user. Weight scales the tenant's
+// fair share (a tenant of weight 2 is entitled to twice the share of a tenant
+// of weight 1; Gandiva_fair calls it tickets); it must be positive and
+// finite.
+type Tenant struct {
+	ID     TenantID `json:"id"`
+	Weight float64  `json:"weight"`
 }
 
-// Job is a unit of work owned by a user. Gang is the number of GPUs the job
+// Job is a unit of work owned by a tenant. Gang is the number of GPUs the job
 // occupies at once (Gavel's scale factor); it is at least 1. Weight is the
 // job's priority within the cluster or its owner (Gavel's w_m); it must be
 // positive and finite.
 type Job struct {
-	ID     JobID   `json:"id"`
-	Owner  UserID  `json:"owner,omitempty"`
-	Gang   int     `json:"gang"`
-	Weight float64 `json:"weight"`
+	ID     JobID    `json:"id"`
+	Owner  TenantID `json:"owner,omitempty"`
+	Gang   int      `json:"gang"`
+	Weight float64  `json:"weight"`
 }
 
-// ValidateUsers checks that users is non-empty, IDs are non-empty and unique
+// ValidateTenants checks that tenants is non-empty, IDs are non-empty and unique
 // and weights are positive and finite.
-func ValidateUsers(users []User) error {
-	if len(users) == 0 {
-		return gpufair.Invalid("Users", "", gpufair.ErrEmpty, "no users")
+func ValidateTenants(tenants []Tenant) error {
+	if len(tenants) == 0 {
+		return gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "no tenants")
 	}
-	seen := make(map[UserID]bool, len(users))
-	for i, u := range users {
+	seen := make(map[TenantID]bool, len(tenants))
+	for i, u := range tenants {
 		if u.ID == "" {
-			return gpufair.Invalid("Users.ID", "", gpufair.ErrValue, "user %d has an empty ID", i)
+			return gpufair.Invalid("Tenants.ID", "", gpufair.ErrValue, "user %d has an empty ID", i)
 		}
 		if seen[u.ID] {
-			return gpufair.Invalid("Users.ID", string(u.ID), gpufair.ErrDuplicate, "listed twice")
+			return gpufair.Invalid("Tenants.ID", string(u.ID), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[u.ID] = true
 		if !positiveFinite(u.Weight) {
-			return gpufair.Invalid("Users.Weight", string(u.ID), gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
+			return gpufair.Invalid("Tenants.Weight", string(u.ID), gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
 		}
 	}
 	return nil
 }
 
 // ValidateJobs checks that jobs is non-empty, IDs are non-empty and unique,
-// gangs are at least 1 and weights are positive and finite. If users is not
+// gangs are at least 1 and weights are positive and finite. If tenants is not
 // nil, every job's owner must be among them.
-func ValidateJobs(jobs []Job, users []User) error {
+func ValidateJobs(jobs []Job, tenants []Tenant) error {
 	if len(jobs) == 0 {
 		return gpufair.Invalid("Jobs", "", gpufair.ErrEmpty, "no jobs")
 	}
-	var owners map[UserID]bool
-	if users != nil {
-		owners = make(map[UserID]bool, len(users))
-		for _, u := range users {
+	var owners map[TenantID]bool
+	if tenants != nil {
+		owners = make(map[TenantID]bool, len(tenants))
+		for _, u := range tenants {
 			owners[u.ID] = true
 		}
 	}

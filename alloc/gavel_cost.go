@@ -88,7 +88,7 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 	if err != nil {
 		return nil, err
 	}
-	jobs, types := len(p.Jobs), p.Cluster.NumTypes()
+	jobs, types := len(p.Jobs), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	y := m.AddGrid("Y", jobs, types, 0, lp.Inf)
 	u := m.AddVar("u", 0, lp.Inf, 0)
@@ -108,7 +108,7 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 		}
 	}
 	gang := p.gangs()
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		m.AddConstraint("capacity", append(y.ColTerms(k, gang), lp.Term{Var: u, Coef: -n}), lp.LE, 0)
 	}
 	m.AddConstraint("bill", bill, lp.EQ, 1)
@@ -156,7 +156,7 @@ func (pol MinCost) inputs(p *Problem) ([]float64, error) {
 // time within 1 and every type within its count. It modifies x.
 func scaleToCapacity(p *Problem, x [][]float64) [][]float64 {
 	load := 0.0
-	used := make([]float64, p.Cluster.NumTypes())
+	used := make([]float64, p.Capacity.NumTypes())
 	for i, row := range x {
 		var t float64
 		for k, f := range row {
@@ -165,7 +165,7 @@ func scaleToCapacity(p *Problem, x [][]float64) [][]float64 {
 		}
 		load = max(load, t)
 	}
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		load = max(load, used[k]/n)
 	}
 	if load == 0 || math.IsInf(load, 0) {

@@ -13,7 +13,7 @@ import (
 // gavelExample is Gavel §4.1's example: three jobs on one V100 and one K80.
 func gavelExample() *alloc.Problem {
 	types := []topology.GPUType{"V100", "K80"}
-	c, _ := alloc.NewCluster(types, []float64{1, 1})
+	c, _ := alloc.NewCapacity(types, []float64{1, 1})
 	jobs := []alloc.Job{{ID: "job0", Gang: 1, Weight: 1}, {ID: "job1", Gang: 1, Weight: 1}, {ID: "job2", Gang: 1, Weight: 1}}
 	tp, _ := speedup.New([]string{"job0", "job1", "job2"}, types, [][]float64{{40, 10}, {12, 4}, {100, 50}})
 	p, err := alloc.NewProblem(c, nil, jobs, tp)
@@ -124,7 +124,7 @@ func ExampleMinCost() {
 func ExampleSpaceSharing() {
 	// Gavel §3.1: jobs 0 and 1 co-located on a V100 run at 20 and 7.5.
 	types := []topology.GPUType{"V100", "P100", "K80"}
-	c, _ := alloc.NewCluster(types, []float64{1, 1, 1})
+	c, _ := alloc.NewCapacity(types, []float64{1, 1, 1})
 	jobs := []alloc.Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 1, Weight: 1}, {ID: "c", Gang: 1, Weight: 1}, {ID: "d", Gang: 1, Weight: 1}}
 	// Jobs a and c are of type "resnet", b and d of type "lstm".
 	tp, _ := speedup.New([]string{"a", "b", "c", "d"}, types, [][]float64{{40, 20, 10}, {15, 10, 5}, {40, 20, 10}, {15, 10, 5}})
@@ -156,7 +156,7 @@ func ExampleNewPlacementProblem() {
 	// Four V100s, two of them in one free server; two 2-GPU jobs whose
 	// rates drop when their workers are spread over servers.
 	types := []topology.GPUType{"V100"}
-	c, _ := alloc.NewCluster(types, []float64{4})
+	c, _ := alloc.NewCapacity(types, []float64{4})
 	jobs := []alloc.Job{{ID: "lm", Gang: 2, Weight: 1}, {ID: "resnet", Gang: 2, Weight: 1}}
 	tp, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{10}, {10}})
 	spread, _ := speedup.New([]string{"lm", "resnet"}, types, [][]float64{{6}, {9}})

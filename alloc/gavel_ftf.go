@@ -109,7 +109,7 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Validate(p.Cluster); err != nil {
+	if err := a.Validate(p.Capacity); err != nil {
 		return nil, err
 	}
 	if len(a.GPUs) != len(p.Jobs) {

@@ -76,7 +76,7 @@ func genSteps(t *rapid.T, n int, label string) []float64 {
 // whose rows are p's jobs and each job's time Σ_k GPUs_k/Gang is at most 1.
 func checkGavelFeasible(t fataler, p *Problem, a *Allocation) {
 	t.Helper()
-	if err := a.Validate(p.Cluster); err != nil {
+	if err := a.Validate(p.Capacity); err != nil {
 		t.Fatalf("infeasible allocation: %v", err)
 	}
 	if len(a.Rows) != len(p.Jobs) {

@@ -51,8 +51,8 @@ func checkAligned(field string, v []float64, ids []string, rule valueRule) error
 
 // typeNames returns the cluster's GPU types as strings, for error messages.
 func (p *Problem) typeNames() []string {
-	s := make([]string, len(p.Cluster.Types))
-	for k, t := range p.Cluster.Types {
+	s := make([]string, len(p.Capacity.Types))
+	for k, t := range p.Capacity.Types {
 		s[k] = string(t)
 	}
 	return s
@@ -76,7 +76,7 @@ func (p *Problem) bestAlone(i int) float64 {
 		if rates[k] == 0 || left <= 0 {
 			break
 		}
-		x := min(left, p.Cluster.Count[k]/g)
+		x := min(left, p.Capacity.Count[k]/g)
 		best += rates[k] * x
 		left -= x
 	}
@@ -106,9 +106,9 @@ func (p *Problem) isolatedThroughputs() (rates []float64, x [][]float64) {
 	rates = make([]float64, len(p.Jobs))
 	x = make([][]float64, len(p.Jobs))
 	for i, j := range p.Jobs {
-		row := make([]float64, len(p.Cluster.Count))
+		row := make([]float64, len(p.Capacity.Count))
 		var sum float64
-		for k, c := range p.Cluster.Count {
+		for k, c := range p.Capacity.Count {
 			row[k] = c / (n * float64(j.Gang))
 			sum += row[k]
 		}

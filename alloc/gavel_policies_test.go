@@ -262,7 +262,7 @@ func TestGavelPoliciesBadInput(t *testing.T) {
 	}
 	// A GPU type with zero count is not a valid cluster.
 	bad := *ok
-	bad.Cluster = Cluster{Types: ok.Cluster.Types, Count: []float64{1, 0}}
+	bad.Capacity = Capacity{Types: ok.Capacity.Types, Count: []float64{1, 0}}
 	for _, pol := range []Policy{MaxTotalThroughput{}, FIFO{}, Makespan{RemainingSteps: []float64{1, 1}}} {
 		if _, err := pol.Allocate(context.Background(), &bad); !errors.Is(err, gpufair.ErrValue) {
 			t.Errorf("%s on a zero-count type: error = %v, want gpufair.ErrValue", pol.Name(), err)

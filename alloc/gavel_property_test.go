@@ -16,7 +16,7 @@ func TestPropertyGavelFeasible(t *testing.T) {
 		p := genGavelProblem(5, true).Draw(t, "problem")
 		n := len(p.Jobs)
 		steps := genSteps(t, n, "steps")
-		cost := genSteps(t, p.Cluster.NumTypes(), "cost")
+		cost := genSteps(t, p.Capacity.NumTypes(), "cost")
 		for _, pol := range []Policy{
 			MaxTotalThroughput{}, Makespan{RemainingSteps: steps}, FinishTimeFairness{RemainingSteps: steps, Elapsed: genSteps(t, n, "elapsed")},
 			FIFO{Arrival: genSteps(t, n, "arrival")}, ShortestJobFirst{RemainingSteps: steps}, MinCost{Cost: cost},
@@ -142,7 +142,7 @@ func TestPropertyMinCostMeetsSLOs(t *testing.T) {
 		p := genGavelProblem(5, true).Draw(t, "problem")
 		n := len(p.Jobs)
 		steps := genSteps(t, n, "steps")
-		cost := genSteps(t, p.Cluster.NumTypes(), "cost")
+		cost := genSteps(t, p.Capacity.NumTypes(), "cost")
 		rates, x := p.isolatedThroughputs()
 		slo := make([]float64, n)
 		for i := range slo {

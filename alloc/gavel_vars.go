@@ -21,14 +21,14 @@ type timeFractions struct {
 
 // addTimeFractions adds X and its time and capacity rows to m.
 func addTimeFractions(m *lp.Model, p *Problem) timeFractions {
-	jobs, types := len(p.Jobs), p.Cluster.NumTypes()
+	jobs, types := len(p.Jobs), p.Capacity.NumTypes()
 	x := m.AddGrid("X", jobs, types, 0, 1)
 	ones := allOnes(types)
 	for i := range jobs {
 		m.AddConstraint("time", x.RowTerms(i, ones), lp.LE, 1)
 	}
 	gang := p.gangs()
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		m.AddConstraint("capacity", x.ColTerms(k, gang), lp.LE, n)
 	}
 	return timeFractions{p: p, x: x}
@@ -68,7 +68,7 @@ func timeFractionsToAllocation(p *Problem, x [][]float64) *Allocation {
 			}
 		}
 	}
-	a := NewAllocation(p.JobIDs(), p.Cluster)
+	a := NewAllocation(p.JobIDs(), p.Capacity)
 	for i, row := range x {
 		g := float64(p.Jobs[i].Gang)
 		for k, f := range row {
@@ -76,7 +76,7 @@ func timeFractionsToAllocation(p *Problem, x [][]float64) *Allocation {
 		}
 	}
 	for k, used := range a.Used() {
-		if n := p.Cluster.Count[k]; used > n {
+		if n := p.Capacity.Count[k]; used > n {
 			for i := range a.GPUs {
 				a.GPUs[i][k] *= n / used
 			}
@@ -100,7 +100,7 @@ func (p *Problem) gangs() []float64 {
 // A job with a zero entry cannot be normalised; its index is returned as
 // zero, and -1 when there is none.
 func (p *Problem) equalShareThroughputs() (rates []float64, zero int) {
-	rates, err := p.Throughputs.EqualShareRates(p.Cluster.Count)
+	rates, err := p.Throughputs.EqualShareRates(p.Capacity.Count)
 	if err != nil {
 		// Problem.Validate has checked the shape and the counts.
 		panic("alloc: " + err.Error())

@@ -12,7 +12,7 @@ import (
 
 func TestTimeFractionsRepair(t *testing.T) {
 	types := []topology.GPUType{"K80", "V100"}
-	c := Cluster{Types: types, Count: []float64{1, 2}}
+	c := Capacity{Types: types, Count: []float64{1, 2}}
 	jobs := []Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 2, Weight: 1}}
 	tp, err := speedup.New([]string{"a", "b"}, types, [][]float64{{1, 2}, {1, 3}})
 	if err != nil {

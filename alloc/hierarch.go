@@ -42,7 +42,7 @@ import (
 type Hierarchical struct {
 	// FIFO lists the entities whose jobs are served first in, first out;
 	// the others share fairly among their jobs.
-	FIFO []UserID
+	FIFO []TenantID
 	// Decomposed and LP are as for WaterFilling.
 	Decomposed bool
 	LP         *lp.Settings
@@ -82,18 +82,18 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 	if err := p.Validate(); err != nil {
 		return nil, rowClasses{}, nil, err
 	}
-	if p.Users == nil {
-		return nil, rowClasses{}, nil, gpufair.Invalid("Users", "", gpufair.ErrEmpty, "hierarchical fairness needs the entities as Users")
+	if p.Tenants == nil {
+		return nil, rowClasses{}, nil, gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "hierarchical fairness needs the entities as Tenants")
 	}
 	rates, err := normalisedRates(p, false)
 	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}
-	index := make(map[UserID]int, len(p.Users))
-	for s, u := range p.Users {
+	index := make(map[TenantID]int, len(p.Tenants))
+	for s, u := range p.Tenants {
 		index[u.ID] = s
 	}
-	fifo := make([]bool, len(p.Users))
+	fifo := make([]bool, len(p.Tenants))
 	for _, id := range h.FIFO {
 		s, ok := index[id]
 		if !ok {
@@ -108,18 +108,18 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 		weight[i] = j.Weight
 		extra[i] = float64(s)
 		if fifo[s] {
-			extra[i] = float64(len(p.Users) + i)
+			extra[i] = float64(len(p.Tenants) + i)
 		}
 	}
 	lv, classes := newLevelProblem(p, rates, weight, extra)
 	ew := &entityWeights{
-		weight:  make([]float64, len(p.Users)),
+		weight:  make([]float64, len(p.Tenants)),
 		fifo:    fifo,
-		members: make([][]int, len(p.Users)),
+		members: make([][]int, len(p.Tenants)),
 		jobW:    append([]float64(nil), lv.slope...),
 		size:    lv.size,
 	}
-	for s, u := range p.Users {
+	for s, u := range p.Tenants {
 		ew.weight[s] = u.Weight
 	}
 	for c, i := range classes.rep {

@@ -128,7 +128,7 @@ func normalisedRates(p *Problem, agnostic bool) ([][]float64, error) {
 // slope and the extra key (nil, or one value per job that must also match)
 // and returns the level problem over them with base 0.
 func newLevelProblem(p *Problem, rates [][]float64, slope, extra []float64) (*levelProblem, rowClasses) {
-	types := p.Cluster.NumTypes()
+	types := p.Capacity.NumTypes()
 	key := make([]float64, 0, types+3)
 	classes := groupRows(len(p.Jobs), func(i int) []float64 {
 		key = append(key[:0], rates[i]...)
@@ -145,7 +145,7 @@ func newLevelProblem(p *Problem, rates [][]float64, slope, extra []float64) (*le
 		size:  make([]float64, n),
 		base:  make([]float64, n),
 		slope: make([]float64, n),
-		count: append([]float64(nil), p.Cluster.Count...),
+		count: append([]float64(nil), p.Capacity.Count...),
 	}
 	for c, i := range classes.rep {
 		lv.rate[c] = rates[i]

@@ -79,12 +79,12 @@ func BenchmarkMaxMinDistinct(b *testing.B) {
 // withEntities gives p's jobs to users "e0".."e{n-1}" (weights 1 or 2),
 // round robin.
 func withEntities(p *Problem, n int) {
-	p.Users = make([]User, n)
-	for s := range p.Users {
-		p.Users[s] = User{ID: UserID(fmt.Sprint("e", s)), Weight: float64(1 + s%2)}
+	p.Tenants = make([]Tenant, n)
+	for s := range p.Tenants {
+		p.Tenants[s] = Tenant{ID: TenantID(fmt.Sprint("e", s)), Weight: float64(1 + s%2)}
 	}
 	for i := range p.Jobs {
-		p.Jobs[i].Owner = p.Users[i%n].ID
+		p.Jobs[i].Owner = p.Tenants[i%n].ID
 	}
 }
 
@@ -118,7 +118,7 @@ func waterFillWith(p *Problem, h *Hierarchical, method roundMethod) error {
 // (the default), cold rounds (each round's LP built and solved from
 // scratch, the reference) and decomposed rounds.
 func BenchmarkWaterFilling(b *testing.B) {
-	fifo := &Hierarchical{FIFO: []UserID{"e0", "e1"}}
+	fifo := &Hierarchical{FIFO: []TenantID{"e0", "e1"}}
 	for _, sz := range [][2]int{{512, 3}, {2048, 3}} {
 		p := randomMaxMinProblem(b, sz[0], sz[1], 1)
 		withEntities(p, 16)

@@ -18,7 +18,7 @@ func xhetProblem() *alloc.Problem {
 		panic(err)
 	}
 	jobs := []alloc.Job{{ID: "job0", Gang: 1, Weight: 1}, {ID: "job1", Gang: 1, Weight: 1}, {ID: "job2", Gang: 1, Weight: 1}}
-	p, err := alloc.NewProblem(alloc.Cluster{Types: types, Count: []float64{1, 1}}, nil, jobs, tp)
+	p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: []float64{1, 1}}, nil, jobs, tp)
 	if err != nil {
 		panic(err)
 	}

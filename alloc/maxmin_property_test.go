@@ -30,7 +30,7 @@ var maxMinSizes = gen.ProblemSizes{Types: 3, Users: 3, Jobs: 8, Zeros: true}
 // gang): the condition under which the share itself is a Gavel allocation.
 func fitShares(p *alloc.Problem) {
 	var total, wsum float64
-	for _, n := range p.Cluster.Count {
+	for _, n := range p.Capacity.Count {
 		total += n
 	}
 	for _, j := range p.Jobs {
@@ -40,8 +40,8 @@ func fitShares(p *alloc.Problem) {
 	for _, j := range p.Jobs {
 		f = min(f, float64(j.Gang)*wsum/(total*j.Weight))
 	}
-	for k := range p.Cluster.Count {
-		p.Cluster.Count[k] *= f
+	for k := range p.Capacity.Count {
+		p.Capacity.Count[k] *= f
 	}
 }
 
@@ -131,12 +131,12 @@ func TestPropertyMaxMinSharingIncentive(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)
 			}
-			r, err := alloc.SharingIncentive(a, p.Cluster, p.Valuations(), jobWeights(p))
+			r, err := alloc.SharingIncentive(a, p.Capacity, p.Valuations(), jobWeights(p))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !r.Holds {
-				t.Fatalf("%s: job %d margin %v below its weighted equal share\nrates %v count %v\nalloc %v", pol.Name(), r.Worst, r.Margin[r.Worst], p.Throughputs.Values(), p.Cluster.Count, a.GPUs)
+				t.Fatalf("%s: job %d margin %v below its weighted equal share\nrates %v count %v\nalloc %v", pol.Name(), r.Worst, r.Margin[r.Worst], p.Throughputs.Values(), p.Capacity.Count, a.GPUs)
 			}
 		}
 	})
@@ -170,8 +170,8 @@ func TestPropertyWaterFillingPareto(t *testing.T) {
 			// 1.0000305): a lever on solver noise, not a policy fault.
 			t.Skip("a job has two rates within 1e-3 of each other")
 		}
-		var fifo []alloc.UserID
-		for _, u := range p.Users {
+		var fifo []alloc.TenantID
+		for _, u := range p.Tenants {
 			if rapid.Bool().Draw(t, "fifo") {
 				fifo = append(fifo, u.ID)
 			}
@@ -181,7 +181,7 @@ func TestPropertyWaterFillingPareto(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)
 			}
-			r, err := alloc.ParetoEfficiency(context.Background(), a, p.Cluster, linears(p), &alloc.ParetoSettings{RowCap: gangCaps(p)})
+			r, err := alloc.ParetoEfficiency(context.Background(), a, p.Capacity, linears(p), &alloc.ParetoSettings{RowCap: gangCaps(p)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func gavelOnOEFExample(t testing.TB, e testcases.OEFExample, speedups [][]float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := alloc.NewProblem(alloc.Cluster{Types: types, Count: e.Count}, nil, jobs, tp)
+	p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: e.Count}, nil, jobs, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +270,15 @@ func TestMaxMinOEFExpression3(t *testing.T) {
 	if envy.Holds || envy.Envier != e.Envier || envy.Envied != e.Envied {
 		t.Errorf("envy: holds %v, worst pair (%d, %d); want u3 envying u2", envy.Holds, envy.Envier, envy.Envied)
 	}
-	si, err := alloc.SharingIncentive(a, p.Cluster, p.Valuations(), nil)
+	si, err := alloc.SharingIncentive(a, p.Capacity, p.Valuations(), nil)
 	if err != nil || !si.Holds {
 		t.Errorf("sharing incentive: %+v, %v", si, err)
 	}
-	capped, err := alloc.ParetoEfficiency(context.Background(), a, p.Cluster, linears(p), &alloc.ParetoSettings{RowCap: gangCaps(p)})
+	capped, err := alloc.ParetoEfficiency(context.Background(), a, p.Capacity, linears(p), &alloc.ParetoSettings{RowCap: gangCaps(p)})
 	if err != nil || !capped.Holds {
 		t.Errorf("Pareto under the per-job cap: %+v, %v", capped, err)
 	}
-	free, err := alloc.ParetoEfficiency(context.Background(), a, p.Cluster, linears(p), nil)
+	free, err := alloc.ParetoEfficiency(context.Background(), a, p.Capacity, linears(p), nil)
 	if err != nil || free.Holds {
 		t.Errorf("Pareto without caps: holds %v (%v), want a trade that helps (u1 and u2 trade)", free != nil && free.Holds, err)
 	}
@@ -301,7 +301,7 @@ func maxMinMechanism(e testcases.OEFExample) alloc.Mechanism {
 		if err != nil {
 			return nil, err
 		}
-		p, err := alloc.NewProblem(alloc.Cluster{Types: types, Count: e.Count}, nil, jobs, tp)
+		p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: e.Count}, nil, jobs, tp)
 		if err != nil {
 			return nil, err
 		}

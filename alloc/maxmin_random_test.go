@@ -124,7 +124,7 @@ func checkLevelsAgree(t *testing.T, p *Problem) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Validate(p.Cluster); err != nil {
+	if err := a.Validate(p.Capacity); err != nil {
 		t.Fatal(err)
 	}
 	if got := minOf(normalisedValues(t, p, a)); math.Abs(got-full.t) > 1e-6*full.t {

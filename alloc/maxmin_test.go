@@ -36,7 +36,7 @@ func mmProblem(t fataler, types []topology.GPUType, count []float64, tput [][]fl
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewProblem(Cluster{Types: types, Count: count}, nil, jobs, tp)
+	p, err := NewProblem(Capacity{Types: types, Count: count}, nil, jobs, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestMaxMinGavelXhet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Validate(p.Cluster); err != nil {
+			if err := a.Validate(p.Capacity); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, a.GPUs, cmpopts.EquateApprox(0, 1e-7)); diff != "" {
@@ -162,10 +162,10 @@ func TestMaxMinErrors(t *testing.T) {
 			name: "zero-count type",
 			p: func() *Problem {
 				p := xhet(t)
-				p.Cluster.Count = []float64{1, 0}
+				p.Capacity.Count = []float64{1, 0}
 				return p
 			},
-			wantErr: gpufair.ErrValue, field: "Cluster.Count",
+			wantErr: gpufair.ErrValue, field: "Capacity.Count",
 		},
 		{
 			name: "no jobs",

@@ -132,7 +132,7 @@ func coopOptimalRange(t *testing.T, s [][]float64, count []float64, opt float64,
 // oefPareto runs ParetoEfficiency under the speedup valuations.
 func oefPareto(t oefT, p *alloc.Problem, a *alloc.Allocation) *alloc.ParetoReport {
 	t.Helper()
-	rep, err := alloc.ParetoEfficiency(context.Background(), a, p.Cluster, oefLinear(t, p), nil)
+	rep, err := alloc.ParetoEfficiency(context.Background(), a, p.Capacity, oefLinear(t, p), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 // GPU, speedups <1, 2> and <1, 5>. extra adds jobs (owner, rates).
 func oefExample(weight2 float64, extra ...alloc.Job) *alloc.Problem {
 	types := []topology.GPUType{"RTX3070", "RTX3090"}
-	c, _ := alloc.NewCluster(types, []float64{1, 1})
-	users := []alloc.User{{ID: "u1", Weight: 1}, {ID: "u2", Weight: weight2}}
+	c, _ := alloc.NewCapacity(types, []float64{1, 1})
+	users := []alloc.Tenant{{ID: "u1", Weight: 1}, {ID: "u2", Weight: weight2}}
 	jobs := append([]alloc.Job{{ID: "vgg", Owner: "u1", Gang: 1, Weight: 1}, {ID: "lstm", Owner: "u2", Gang: 1, Weight: 1}}, extra...)
 	rates := [][]float64{{10, 20}, {4, 20}, {10, 30}}[:len(jobs)] // steps/s
 	ids := make([]string, len(jobs))

@@ -36,7 +36,7 @@ func oefProblem(t oefT, count []float64, weights []float64, jobs []oefJob) *allo
 	for k := range count {
 		types[k] = topology.GPUType(fmt.Sprintf("T%d", k))
 	}
-	c, err := alloc.NewCluster(types, count)
+	c, err := alloc.NewCapacity(types, count)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +45,9 @@ func oefProblem(t oefT, count []float64, weights []float64, jobs []oefJob) *allo
 		nu = max(nu, j.owner+1)
 	}
 	nu = max(nu, len(weights))
-	users := make([]alloc.User, nu)
+	users := make([]alloc.Tenant, nu)
 	for u := range users {
-		users[u] = alloc.User{ID: alloc.UserID(fmt.Sprintf("u%d", u+1)), Weight: 1}
+		users[u] = alloc.Tenant{ID: alloc.TenantID(fmt.Sprintf("u%d", u+1)), Weight: 1}
 		if weights != nil {
 			users[u].Weight = weights[u]
 		}
@@ -87,7 +87,7 @@ func allocateOEF(t oefT, p *alloc.Problem, mode alloc.OEFMode, method alloc.OEFM
 	if err != nil {
 		t.Fatalf("OEF{%v, %v}.Allocate() error = %v", mode, method, err)
 	}
-	if err := a.Validate(p.Cluster); err != nil {
+	if err := a.Validate(p.Capacity); err != nil {
 		t.Fatalf("OEF{%v}.Allocate() returned an invalid allocation: %v", mode, err)
 	}
 	return a
@@ -106,11 +106,11 @@ func oefSpeedups(t oefT, p *alloc.Problem) [][]float64 {
 
 // userBundles sums the jobs' rows of a by owner, in the order of p.Users.
 func oefUserBundles(p *alloc.Problem, a *alloc.Allocation) [][]float64 {
-	idx := make(map[alloc.UserID]int, len(p.Users))
-	for u, usr := range p.Users {
+	idx := make(map[alloc.TenantID]int, len(p.Tenants))
+	for u, usr := range p.Tenants {
 		idx[usr.ID] = u
 	}
-	b := make([][]float64, len(p.Users))
+	b := make([][]float64, len(p.Tenants))
 	for u := range b {
 		b[u] = make([]float64, len(a.Types))
 	}

@@ -22,8 +22,8 @@ func newOEFInstance(p *Problem) (*oefInstance, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if p.Users == nil {
-		return nil, gpufair.Invalid("Users", "", gpufair.ErrEmpty, "OEF allocates to users: Problem.Users is nil")
+	if p.Tenants == nil {
+		return nil, gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "OEF allocates to users: Problem.Tenants is nil")
 	}
 	for i, j := range p.Jobs {
 		if isZero(p.Throughputs.Row(i)) {
@@ -39,8 +39,8 @@ func newOEFInstance(p *Problem) (*oefInstance, error) {
 		}
 		return nil, gpufair.Invalid("Throughputs", "", gpufair.ErrValue, "%v", err)
 	}
-	owner := make(map[UserID]int, len(p.Users))
-	for u, usr := range p.Users {
+	owner := make(map[TenantID]int, len(p.Tenants))
+	for u, usr := range p.Tenants {
 		owner[usr.ID] = u
 	}
 	ownerOf := func(i int) int { return owner[p.Jobs[i].Owner] }
@@ -49,12 +49,12 @@ func newOEFInstance(p *Problem) (*oefInstance, error) {
 	})
 	nv := types.numClasses()
 	in := &oefInstance{
-		count:  append([]float64(nil), p.Cluster.Count...),
+		count:  append([]float64(nil), p.Capacity.Count...),
 		speed:  make([][]float64, nv),
 		weight: make([]float64, nv),
 		jobs:   make([][]int, nv),
 	}
-	typesOf := make([]int, len(p.Users))
+	typesOf := make([]int, len(p.Tenants))
 	for v, i := range types.rep {
 		in.speed[v] = norm.Row(i)
 		typesOf[ownerOf(i)]++
@@ -64,7 +64,7 @@ func newOEFInstance(p *Problem) (*oefInstance, error) {
 	}
 	for v, i := range types.rep {
 		u := ownerOf(i)
-		in.weight[v] = p.Users[u].Weight / float64(typesOf[u])
+		in.weight[v] = p.Tenants[u].Weight / float64(typesOf[u])
 	}
 	return in, nil
 }
@@ -129,7 +129,7 @@ func (q *oefLP) repair(y [][]float64) {
 // allocation shares out each class's per-weight bundle: virtual user v gets
 // π_v·y[class of v], split among v's jobs in proportion to Weight·Gang.
 func (in *oefInstance) allocation(p *Problem, cls rowClasses, y [][]float64) *Allocation {
-	a := NewAllocation(p.JobIDs(), p.Cluster)
+	a := NewAllocation(p.JobIDs(), p.Capacity)
 	for v, jobs := range in.jobs {
 		var total float64
 		for _, i := range jobs {

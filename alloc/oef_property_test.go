@@ -197,7 +197,7 @@ func TestOEFCooperativeFairAndEfficient(t *testing.T) {
 		if env := oefEnvyFree(rt, p, a, c); !env.Holds {
 			rt.Fatalf("user %d envies user %d by %v", env.Envier+1, env.Envied+1, env.MaxEnvy)
 		}
-		si, err := alloc.SharingIncentive(a, p.Cluster, linearVals(oefLinear(rt, p)), c.weights)
+		si, err := alloc.SharingIncentive(a, p.Capacity, linearVals(oefLinear(rt, p)), c.weights)
 		if err != nil {
 			rt.Fatal(err)
 		}

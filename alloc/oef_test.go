@@ -115,14 +115,14 @@ func TestOEFBadInput(t *testing.T) {
 		wantErr error
 		field   string
 	}{
-		{"nil users", func() *alloc.Problem { p := ok(); p.Users = nil; return p }, gpufair.ErrEmpty, "Users"},
+		{"nil users", func() *alloc.Problem { p := ok(); p.Tenants = nil; return p }, gpufair.ErrEmpty, "Tenants"},
 		{"all-zero throughput row", func() *alloc.Problem {
 			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 0}})
 		}, gpufair.ErrValue, "Throughputs"},
 		{"zero on the slowest type", func() *alloc.Problem {
 			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 4}})
 		}, gpufair.ErrValue, "Throughputs"},
-		{"zero GPU count", func() *alloc.Problem { p := ok(); p.Cluster.Count = []float64{1, 0}; return p }, gpufair.ErrValue, "Cluster.Count"},
+		{"zero GPU count", func() *alloc.Problem { p := ok(); p.Capacity.Count = []float64{1, 0}; return p }, gpufair.ErrValue, "Capacity.Count"},
 		{"shape", func() *alloc.Problem { p := ok(); p.Jobs = p.Jobs[:1]; return p }, gpufair.ErrShape, "Throughputs"},
 	} {
 		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
@@ -145,7 +145,7 @@ func TestOEFBadInput(t *testing.T) {
 		// would get without it.
 		p := ok()
 		want := allocateOEF(t, p, alloc.Cooperative, alloc.OEFStructured)
-		p.Users = append(p.Users, alloc.User{ID: "u3", Weight: 1})
+		p.Tenants = append(p.Tenants, alloc.Tenant{ID: "u3", Weight: 1})
 		got := allocateOEF(t, p, alloc.Cooperative, alloc.OEFStructured)
 		if diff := cmp.Diff(want.GPUs, got.GPUs); diff != "" {
 			t.Errorf("allocation changed by a user without jobs (-want +got):\n%s", diff)

@@ -28,7 +28,7 @@ const Unconsolidated = "_unconsolidated"
 // problem; the split of a type into pools is the caller's decision.
 type PlacementProblem struct {
 	*Problem
-	physical Cluster
+	physical Capacity
 	of       []int // of[w] is the physical type of worker type w
 }
 
@@ -43,22 +43,22 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 		return nil, gpufair.Invalid("Placement.Unconsolidated", "", gpufair.ErrEmpty, "no throughput matrix")
 	}
 	rows, types := unconsolidated.Dims()
-	if rows != len(p.Jobs) || types != p.Cluster.NumTypes() {
-		return nil, gpufair.Invalid("Placement.Unconsolidated", "", gpufair.ErrShape, "%d×%d rates for %d jobs × %d types", rows, types, len(p.Jobs), p.Cluster.NumTypes())
+	if rows != len(p.Jobs) || types != p.Capacity.NumTypes() {
+		return nil, gpufair.Invalid("Placement.Unconsolidated", "", gpufair.ErrShape, "%d×%d rates for %d jobs × %d types", rows, types, len(p.Jobs), p.Capacity.NumTypes())
 	}
 	if err := checkAligned("Placement.Consolidated", consolidated, p.typeNames(), nonNegative); err != nil {
 		return nil, err
 	}
-	pp := &PlacementProblem{physical: p.Cluster}
+	pp := &PlacementProblem{physical: p.Capacity}
 	var wtypes []topology.GPUType
 	var count []float64
 	var cols [][2]int // (matrix 0 consolidated / 1 unconsolidated, type)
-	for k, t := range p.Cluster.Types {
+	for k, t := range p.Capacity.Types {
 		c := consolidated[k]
-		if c > p.Cluster.Count[k] {
-			return nil, gpufair.Invalid("Placement.Consolidated", string(t), gpufair.ErrValue, "%v GPUs of %v", c, p.Cluster.Count[k])
+		if c > p.Capacity.Count[k] {
+			return nil, gpufair.Invalid("Placement.Consolidated", string(t), gpufair.ErrValue, "%v GPUs of %v", c, p.Capacity.Count[k])
 		}
-		for side, n := range []float64{c, p.Cluster.Count[k] - c} {
+		for side, n := range []float64{c, p.Capacity.Count[k] - c} {
 			if n <= 0 {
 				continue
 			}
@@ -85,7 +85,7 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 	if err != nil {
 		return nil, err
 	}
-	ep, err := NewProblem(Cluster{Types: wtypes, Count: count}, p.Users, p.Jobs, tp)
+	ep, err := NewProblem(Capacity{Types: wtypes, Count: count}, p.Tenants, p.Jobs, tp)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 // Fold returns a, an allocation over the worker types, as GPUs of the
 // physical types (consolidated and unconsolidated pools summed).
 func (pp *PlacementProblem) Fold(a *Allocation) (*Allocation, error) {
-	if err := a.Validate(pp.Cluster); err != nil {
+	if err := a.Validate(pp.Capacity); err != nil {
 		return nil, err
 	}
 	out := NewAllocation(a.Rows, pp.physical)

@@ -17,7 +17,7 @@ func TestPlacementSensitive(t *testing.T) {
 	// run 10 steps/s consolidated; spread out, job 0 drops to 6 and job 1 to
 	// 9. The throughput-maximising split consolidates job 0: 10 + 9.
 	p := gavelProblem(t, []float64{4}, []int{2, 2}, [][]float64{{10}, {10}})
-	un, err := speedup.New(p.JobIDs(), p.Cluster.Types, [][]float64{{6}, {9}})
+	un, err := speedup.New(p.JobIDs(), p.Capacity.Types, [][]float64{{6}, {9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func TestPlacementSensitive(t *testing.T) {
 	}
 	// All GPUs consolidated: the unconsolidated pool disappears.
 	pp, err = NewPlacementProblem(p, un, []float64{4})
-	if err != nil || pp.Cluster.NumTypes() != 1 {
-		t.Errorf("all consolidated: %v, %d worker types, want 1", err, pp.Cluster.NumTypes())
+	if err != nil || pp.Capacity.NumTypes() != 1 {
+		t.Errorf("all consolidated: %v, %d worker types, want 1", err, pp.Capacity.NumTypes())
 	}
 	if _, err := NewPlacementProblem(p, un, []float64{5}); !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("more consolidated GPUs than the type has: error = %v, want gpufair.ErrValue", err)

@@ -19,15 +19,15 @@ import (
 //
 // A Problem is read, never modified, by the policies.
 type Problem struct {
-	Cluster     Cluster         `json:"cluster"`
-	Users       []User          `json:"users,omitempty"`
+	Capacity    Capacity        `json:"capacity"`
+	Tenants     []Tenant        `json:"tenants,omitempty"`
 	Jobs        []Job           `json:"jobs"`
 	Throughputs *speedup.Matrix `json:"throughputs"`
 }
 
 // NewProblem returns a validated Problem. It does not copy its arguments.
-func NewProblem(c Cluster, users []User, jobs []Job, tp *speedup.Matrix) (*Problem, error) {
-	p := &Problem{Cluster: c, Users: users, Jobs: jobs, Throughputs: tp}
+func NewProblem(c Capacity, users []Tenant, jobs []Job, tp *speedup.Matrix) (*Problem, error) {
+	p := &Problem{Capacity: c, Tenants: users, Jobs: jobs, Throughputs: tp}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -40,15 +40,15 @@ func NewProblem(c Cluster, users []User, jobs []Job, tp *speedup.Matrix) (*Probl
 // valid here (a job that fits no GPU type); policies that cannot serve such
 // a job say so.
 func (p *Problem) Validate() error {
-	if err := p.Cluster.Validate(); err != nil {
+	if err := p.Capacity.Validate(); err != nil {
 		return err
 	}
-	if p.Users != nil {
-		if err := ValidateUsers(p.Users); err != nil {
+	if p.Tenants != nil {
+		if err := ValidateTenants(p.Tenants); err != nil {
 			return err
 		}
 	}
-	if err := ValidateJobs(p.Jobs, p.Users); err != nil {
+	if err := ValidateJobs(p.Jobs, p.Tenants); err != nil {
 		return err
 	}
 	if p.Throughputs == nil {
@@ -58,12 +58,12 @@ func (p *Problem) Validate() error {
 	if rows != len(p.Jobs) {
 		return gpufair.Invalid("Throughputs", "", gpufair.ErrShape, "%d rows for %d jobs", rows, len(p.Jobs))
 	}
-	if types != len(p.Cluster.Types) {
-		return gpufair.Invalid("Throughputs", "", gpufair.ErrShape, "%d GPU types for a cluster of %d", types, len(p.Cluster.Types))
+	if types != len(p.Capacity.Types) {
+		return gpufair.Invalid("Throughputs", "", gpufair.ErrShape, "%d GPU types for a cluster of %d", types, len(p.Capacity.Types))
 	}
 	for k, t := range p.Throughputs.Types() {
-		if t != p.Cluster.Types[k] {
-			return gpufair.Invalid("Throughputs", string(t), gpufair.ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Cluster.Types[k])
+		if t != p.Capacity.Types[k] {
+			return gpufair.Invalid("Throughputs", string(t), gpufair.ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Capacity.Types[k])
 		}
 	}
 	for i, r := range p.Throughputs.Rows() {

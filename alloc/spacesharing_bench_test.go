@@ -54,7 +54,7 @@ func gavelSharingWorkload(tb testing.TB, n int, seed uint64) (*Problem, []string
 		tb.Fatal(err)
 	}
 	c := float64(max(8, n/4))
-	p, err := NewProblem(Cluster{Types: types, Count: []float64{c, c, c}}, nil, jobs, m)
+	p, err := NewProblem(Capacity{Types: types, Count: []float64{c, c, c}}, nil, jobs, m)
 	if err != nil {
 		tb.Fatal(err)
 	}

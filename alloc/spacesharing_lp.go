@@ -85,7 +85,7 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 			if c == d && rc.size[c] < 2 {
 				continue
 			}
-			for k := range p.Cluster.Types {
+			for k := range p.Capacity.Types {
 				r, ok := rates[pairKey{sc.labels[c], sc.labels[d], k}]
 				if !ok || r[0]+r[1] == 0 {
 					continue
@@ -115,7 +115,7 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey]
 	t := make(map[pairKey][2]float64, 2*len(s.Pairs))
 	for _, pr := range s.Pairs {
 		id := pr.A + "+" + pr.B
-		k, ok := p.Cluster.TypeIndex(pr.Type)
+		k, ok := p.Capacity.TypeIndex(pr.Type)
 		if !ok {
 			return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
 		}
@@ -155,7 +155,7 @@ func (sc sharingClasses) share(q classPair, c int) float64 {
 // throughput. norm nil means max total; otherwise max-min of
 // norm_c·throughput_c.
 func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, []lp.Var, [][]lp.Term) {
-	nc, types := sc.rc.numClasses(), p.Cluster.NumTypes()
+	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
 	y := make([]lp.Var, len(sc.pairs))
@@ -190,7 +190,7 @@ func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, 
 	for c := range timeRow {
 		m.AddConstraint("time", timeRow[c], lp.LE, 1)
 	}
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		m.AddConstraint("capacity", capRow[k], lp.LE, n)
 	}
 	if norm == nil {
@@ -227,7 +227,7 @@ func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, 
 
 // result turns a solution of the class LP into per-job values.
 func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.Var, thr [][]lp.Term) *SharingResult {
-	nc, types := sc.rc.numClasses(), p.Cluster.NumTypes()
+	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	alone := x.Values(sol)
 	// Per-class GPUs: alone, then half of each pair's gang per member.
 	gpus := make([][]float64, nc)
@@ -237,13 +237,13 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 			gpus[c][k] = min(max(f, 0), 1) * float64(p.Jobs[i].Gang)
 		}
 	}
-	res := &SharingResult{Allocation: NewAllocation(p.JobIDs(), p.Cluster), Throughput: make([]float64, len(p.Jobs))}
+	res := &SharingResult{Allocation: NewAllocation(p.JobIDs(), p.Capacity), Throughput: make([]float64, len(p.Jobs))}
 	for q, pr := range sc.pairs {
 		t := max(sol.Value(y[q]), 0)
 		if t == 0 {
 			continue
 		}
-		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: p.Cluster.Types[pr.k], Time: t})
+		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: p.Capacity.Types[pr.k], Time: t})
 		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
 		gpus[pr.c][pr.k] += sc.share(pr, pr.c) * t * g / 2
 		if pr.c != pr.d {
@@ -261,13 +261,13 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 		copy(res.Allocation.GPUs[i], gpus[c])
 		res.Throughput[i] = classThr[c]
 	}
-	clampToCapacity(res.Allocation, p.Cluster)
+	clampToCapacity(res.Allocation, p.Capacity)
 	return res
 }
 
 // clampToCapacity scales down any column used beyond its count, the repair
 // of solver noise (LP-NOTES: up to a few 1e-6).
-func clampToCapacity(a *Allocation, c Cluster) {
+func clampToCapacity(a *Allocation, c Capacity) {
 	for k, used := range a.Used() {
 		if n := c.Count[k]; used > n {
 			for i := range a.GPUs {

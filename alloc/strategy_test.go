@@ -15,7 +15,7 @@ import (
 	"github.com/gpufair/gpufair/trade"
 )
 
-var twoTypes = alloc.Cluster{Types: []topology.GPUType{"GPU1", "GPU2"}, Count: []float64{1, 1}}
+var twoTypes = alloc.Capacity{Types: []topology.GPUType{"GPU1", "GPU2"}, Count: []float64{1, 1}}
 
 func labels(n int) []string {
 	out := make([]string, n)
@@ -76,7 +76,7 @@ func gandivaFair(_ context.Context, reported [][]float64) (*alloc.Allocation, er
 	}
 	ids := labels(len(reported))
 	for i, r := range reported {
-		u := trade.User{ID: alloc.UserID(ids[i]), Tickets: 1, Rates: map[topology.GPUType]float64{"GPU1": r[0], "GPU2": r[1]}}
+		u := trade.User{ID: alloc.TenantID(ids[i]), Tickets: 1, Rates: map[topology.GPUType]float64{"GPU1": r[0], "GPU2": r[1]}}
 		if _, err := m.Join(u, 0); err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func gandivaFair(_ context.Context, reported [][]float64) (*alloc.Allocation, er
 	}
 	a := alloc.NewAllocation(ids, twoTypes)
 	for i, id := range ids {
-		h, _ := m.Holdings(alloc.UserID(id))
+		h, _ := m.Holdings(alloc.TenantID(id))
 		copy(a.GPUs[i], h)
 	}
 	return a, nil

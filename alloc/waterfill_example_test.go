@@ -24,7 +24,7 @@ func ExampleWaterFilling() {
 	for i, id := range ids {
 		jobs = append(jobs, alloc.Job{ID: alloc.JobID(id), Gang: 1, Weight: []float64{3, 1, 1, 1}[i]})
 	}
-	p, err := alloc.NewProblem(alloc.Cluster{Types: types, Count: []float64{4}}, nil, jobs, tp)
+	p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: []float64{4}}, nil, jobs, tp)
 	if err != nil {
 		panic(err)
 	}
@@ -55,20 +55,20 @@ func ExampleHierarchical() {
 	if err != nil {
 		panic(err)
 	}
-	users := []alloc.User{{ID: "product", Weight: 1}, {ID: "research", Weight: 1}}
+	users := []alloc.Tenant{{ID: "product", Weight: 1}, {ID: "research", Weight: 1}}
 	var jobs []alloc.Job
 	for _, id := range ids {
-		owner := alloc.UserID("product")
+		owner := alloc.TenantID("product")
 		if id[0] == 'r' {
 			owner = "research"
 		}
 		jobs = append(jobs, alloc.Job{ID: alloc.JobID(id), Owner: owner, Gang: 1, Weight: 1})
 	}
-	p, err := alloc.NewProblem(alloc.Cluster{Types: types, Count: []float64{3}}, users, jobs, tp)
+	p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: []float64{3}}, users, jobs, tp)
 	if err != nil {
 		panic(err)
 	}
-	a, err := alloc.Hierarchical{FIFO: []alloc.UserID{"research"}}.Allocate(context.Background(), p)
+	a, err := alloc.Hierarchical{FIFO: []alloc.TenantID{"research"}}.Allocate(context.Background(), p)
 	if err != nil {
 		panic(err)
 	}

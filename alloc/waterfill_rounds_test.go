@@ -23,8 +23,8 @@ func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 		types := rapid.IntRange(1, 4).Draw(t, "types")
 		p := randomMaxMinProblem(t, jobs, types, rapid.Uint64().Draw(t, "seed"))
 		withEntities(p, rapid.IntRange(1, 4).Draw(t, "entities"))
-		var fifo []UserID
-		for _, u := range p.Users {
+		var fifo []TenantID
+		for _, u := range p.Tenants {
 			if rapid.Bool().Draw(t, "fifo") {
 				fifo = append(fifo, u.ID)
 			}
@@ -76,7 +76,7 @@ func TestWarmRoundsBenchInstance(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			p := randomMaxMinProblem(t, 128, 3, seed)
 			withEntities(p, 16)
-			h := Hierarchical{FIFO: []UserID{"e0", "e1"}}
+			h := Hierarchical{FIFO: []TenantID{"e0", "e1"}}
 			var got [2][]float64
 			for i, method := range []roundMethod{warmRounds, coldRounds} {
 				lv, _, ew, err := h.problem(p)

@@ -22,8 +22,8 @@ func gavelHierarchyExample(t testing.TB) *Problem {
 	p := mmProblem(t, []topology.GPUType{"V100"}, []float64{4},
 		[][]float64{{1}, {1}, {1}, {1}}, nil, []float64{3, 1, 1, 1})
 	for i := range p.Jobs {
-		p.Users = append(p.Users, User{ID: UserID(fmt.Sprint("u", i)), Weight: p.Jobs[i].Weight})
-		p.Jobs[i].Owner = p.Users[i].ID
+		p.Tenants = append(p.Tenants, Tenant{ID: TenantID(fmt.Sprint("u", i)), Weight: p.Jobs[i].Weight})
+		p.Jobs[i].Owner = p.Tenants[i].ID
 	}
 	return p
 }
@@ -95,20 +95,20 @@ func TestHierarchicalFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	users := []User{{ID: "product", Weight: 1}, {ID: "research", Weight: 1}}
+	users := []Tenant{{ID: "product", Weight: 1}, {ID: "research", Weight: 1}}
 	var jobs []Job
 	for _, id := range ids {
-		owner := UserID("product")
+		owner := TenantID("product")
 		if id[0] == 'r' {
 			owner = "research"
 		}
 		jobs = append(jobs, Job{ID: JobID(id), Owner: owner, Gang: 1, Weight: 1})
 	}
-	p, err := NewProblem(Cluster{Types: types, Count: []float64{4}}, users, jobs, tp)
+	p, err := NewProblem(Capacity{Types: types, Count: []float64{4}}, users, jobs, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Hierarchical{FIFO: []UserID{"research"}}.Allocate(context.Background(), p)
+	a, err := Hierarchical{FIFO: []TenantID{"research"}}.Allocate(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +118,8 @@ func TestHierarchicalFIFO(t *testing.T) {
 	}
 	// With 3 GPUs the second research job competes with product's jobs:
 	// round 2 raises p1, p2 by 0.5z' and r2 by z' with 1 GPU left: z' = 0.5.
-	p.Cluster.Count = []float64{3}
-	a, err = Hierarchical{FIFO: []UserID{"research"}}.Allocate(context.Background(), p)
+	p.Capacity.Count = []float64{3}
+	a, err = Hierarchical{FIFO: []TenantID{"research"}}.Allocate(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +131,14 @@ func TestHierarchicalFIFO(t *testing.T) {
 
 func TestHierarchicalErrors(t *testing.T) {
 	p := gavelHierarchyExample(t)
-	if _, err := (Hierarchical{FIFO: []UserID{"nobody"}}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrUnknownID, "Hierarchical.FIFO") {
+	if _, err := (Hierarchical{FIFO: []TenantID{"nobody"}}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrUnknownID, "Hierarchical.FIFO") {
 		t.Errorf("unknown FIFO entity: error = %v", err)
 	}
-	p.Users = nil
+	p.Tenants = nil
 	for i := range p.Jobs {
 		p.Jobs[i].Owner = ""
 	}
-	if _, err := (Hierarchical{}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrEmpty, "Users") {
+	if _, err := (Hierarchical{}).Allocate(context.Background(), p); !isInputErr(err, gpufair.ErrEmpty, "Tenants") {
 		t.Errorf("no users: error = %v", err)
 	}
 }
@@ -152,7 +152,7 @@ func paretoGain(t *testing.T, p *Problem, a *Allocation, i int) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := p.Cluster.NumTypes()
+	types := p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	y := m.AddGrid("y", len(p.Jobs), types, 0, lp.Inf)
 	ones := make([]float64, types)
@@ -170,7 +170,7 @@ func paretoGain(t *testing.T, p *Problem, a *Allocation, i int) float64 {
 		}
 		m.AddConstraint("time", y.RowTerms(j, ones), lp.LE, float64(job.Gang))
 	}
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		m.AddConstraint("capacity", y.ColTerms(k, nil), lp.LE, n)
 	}
 	sol, err := lp.Solve(context.Background(), m, nil)
@@ -193,7 +193,7 @@ func TestWaterFillingParetoAndLeximin(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := a.Validate(p.Cluster); err != nil {
+				if err := a.Validate(p.Capacity); err != nil {
 					t.Fatal(err)
 				}
 				for i := range p.Jobs {

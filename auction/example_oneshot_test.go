@@ -14,7 +14,7 @@ import (
 // proportionally fair allocation b0 buys t0 and b1 buys t1; without b0, b1
 // would have had both (value 2), so b0 keeps c = 1/2 and pays the rest.
 func ExamplePartialAllocation() {
-	c, _ := alloc.NewCluster([]topology.GPUType{"t0", "t1"}, []float64{1, 1})
+	c, _ := alloc.NewCapacity([]topology.GPUType{"t0", "t1"}, []float64{1, 1})
 	out, err := auction.PartialAllocation(context.Background(), c, []string{"b0", "b1"}, []alloc.Valuation{alloc.Linear{1, 0}, alloc.Linear{1, 1}}, nil)
 	if err != nil {
 		fmt.Println(err)

@@ -49,7 +49,7 @@ const keepTol = 1e-6
 //
 // Errors are those of ProportionalFair; a failed re-solve is wrapped with the
 // bidder left out. ctx is checked between solves.
-func PartialAllocation(ctx context.Context, c alloc.Cluster, bidders []string, vals []alloc.Valuation, s *Settings) (*Outcome, error) {
+func PartialAllocation(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Outcome, error) {
 	pf, err := ProportionalFair(ctx, c, bidders, vals, s)
 	if err != nil {
 		return nil, err

@@ -94,7 +94,7 @@ const crossoverGap = 1e-3
 // a Linear of the wrong length or with a negative, NaN or infinite rate, and
 // a bidder who values nothing in the cluster are *gpufair.InputError. It
 // panics if len(vals) != len(bidders).
-func ProportionalFair(ctx context.Context, c alloc.Cluster, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
+func ProportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
 	if len(vals) != len(bidders) {
 		panic(fmt.Sprintf("auction: %d valuations for %d bidders", len(vals), len(bidders)))
 	}
@@ -112,7 +112,7 @@ func ProportionalFair(ctx context.Context, c alloc.Cluster, bidders []string, va
 // fraction of type k's capacity bidder i gets, and bidder i's valuation is
 // divided by scale_i, which moves neither the optimum nor the prices.
 type problem struct {
-	c       alloc.Cluster
+	c       alloc.Capacity
 	bidders []string
 	n, m    int
 	lin     [][]float64   // normalised rates a_ik·cap_k/scale_i, nil for a non-linear bidder
@@ -122,7 +122,7 @@ type problem struct {
 	bundle, grad, grad2 []float64
 }
 
-func newProblem(c alloc.Cluster, bidders []string, vals []alloc.Valuation) (*problem, error) {
+func newProblem(c alloc.Capacity, bidders []string, vals []alloc.Valuation) (*problem, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

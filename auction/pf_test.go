@@ -20,12 +20,12 @@ import (
 // allocations of non-unique optima may differ more, so tests compare values).
 const valTol = 1e-6
 
-func cluster(counts ...float64) alloc.Cluster {
+func cluster(counts ...float64) alloc.Capacity {
 	types := make([]topology.GPUType, len(counts))
 	for k := range types {
 		types[k] = topology.GPUType(fmt.Sprintf("t%d", k))
 	}
-	c, err := alloc.NewCluster(types, counts)
+	c, err := alloc.NewCapacity(types, counts)
 	if err != nil {
 		panic(err)
 	}
@@ -202,7 +202,7 @@ func genMarket() *rapid.Generator[market] {
 }
 
 type market struct {
-	c    alloc.Cluster
+	c    alloc.Capacity
 	vals []alloc.Valuation
 }
 
@@ -295,7 +295,7 @@ func TestStrategyProofnessProbe(t *testing.T) {
 // next to the tight edge's capacity): the exact equilibrium must stay
 // within capacity.
 func TestCrossoverTinyPrice(t *testing.T) {
-	c := alloc.Cluster{Types: []topology.GPUType{"t0", "t1", "t2"}, Count: []float64{1, 1, 1}}
+	c := alloc.Capacity{Types: []topology.GPUType{"t0", "t1", "t2"}, Count: []float64{1, 1, 1}}
 	vals := []alloc.Valuation{alloc.Linear{1.7462298274040222e-10, 0, 10}, alloc.Linear{0, 1, 0}}
 	r, err := ProportionalFair(context.Background(), c, names(2), vals, nil)
 	if err != nil {

@@ -40,13 +40,13 @@ func Cluster(hosts ...*Host) (topology.Cluster, error) {
 // schedulable GPUs of each type, summed over hosts, with the types in order
 // of first appearance (hosts in the order given, then device index). It
 // returns ErrNoHosts if there is no schedulable GPU.
-func Capacity(hosts ...*Host) (alloc.Cluster, error) {
+func Capacity(hosts ...*Host) (alloc.Capacity, error) {
 	var types []topology.GPUType
 	var count []float64
 	idx := map[topology.GPUType]int{}
 	for i, h := range hosts {
 		if h == nil {
-			return alloc.Cluster{}, fmt.Errorf("%w: host %d is nil", ErrNoHosts, i)
+			return alloc.Capacity{}, fmt.Errorf("%w: host %d is nil", ErrNoHosts, i)
 		}
 		ts, ns := h.Capacity()
 		for k, t := range ts {
@@ -61,7 +61,7 @@ func Capacity(hosts ...*Host) (alloc.Cluster, error) {
 		}
 	}
 	if len(types) == 0 {
-		return alloc.Cluster{}, ErrNoHosts
+		return alloc.Capacity{}, ErrNoHosts
 	}
-	return alloc.NewCluster(types, count)
+	return alloc.NewCapacity(types, count)
 }

@@ -112,7 +112,7 @@ func TestHostServersAndCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Capacity() error = %v", err)
 	}
-	if diff := cmp.Diff(alloc.Cluster{Types: []topology.GPUType{"p100", "k80"}, Count: []float64{2, 4}}, capa); diff != "" {
+	if diff := cmp.Diff(alloc.Capacity{Types: []topology.GPUType{"p100", "k80"}, Count: []float64{2, 4}}, capa); diff != "" {
 		t.Errorf("Capacity() mismatch (-want +got):\n%s", diff)
 	}
 	// The topology cluster agrees with the alloc capacity.

@@ -162,7 +162,7 @@ func TestProbeMixedTypes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Capacity() error = %v", err)
 	}
-	if diff := cmp.Diff(alloc.Cluster{Types: []topology.GPUType{"v100", "t4", "a100"}, Count: []float64{2, 2, 8}}, capa); diff != "" {
+	if diff := cmp.Diff(alloc.Capacity{Types: []topology.GPUType{"v100", "t4", "a100"}, Count: []float64{2, 2, 8}}, capa); diff != "" {
 		t.Errorf("Capacity() mismatch (-want +got):\n%s", diff)
 	}
 	if _, err := gpu.Cluster(h, h); !errors.Is(err, topology.ErrInvalid) {

@@ -56,12 +56,12 @@ func (equalShare) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocati
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	a := alloc.NewAllocation(p.JobIDs(), p.Cluster)
+	a := alloc.NewAllocation(p.JobIDs(), p.Capacity)
 	n := float64(len(p.Jobs))
 	for i, j := range p.Jobs {
 		g := float64(j.Gang)
 		var sum float64
-		for k, c := range p.Cluster.Count {
+		for k, c := range p.Capacity.Count {
 			if p.Throughputs.At(i, k) > 0 {
 				sum += c / (n * g)
 			}
@@ -70,7 +70,7 @@ func (equalShare) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocati
 		if sum > 1 {
 			scale = 1 / sum
 		}
-		for k, c := range p.Cluster.Count {
+		for k, c := range p.Capacity.Count {
 			if p.Throughputs.At(i, k) > 0 {
 				a.GPUs[i][k] = math.Min(c/n*scale, c)
 			}

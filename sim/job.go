@@ -15,7 +15,7 @@ type Job struct {
 	ID alloc.JobID
 	// Owner is the tenant the job belongs to; empty means the job is a
 	// tenant of its own.
-	Owner alloc.UserID
+	Owner alloc.TenantID
 	// Kind says what the job trains, for reports (Gavel's job type, such
 	// as "ResNet-50 (batch size 64)").
 	Kind string
@@ -46,9 +46,9 @@ func (j *Job) weight() float64 {
 }
 
 // owner returns the job's tenant, the job itself when Owner is empty.
-func (j *Job) owner() alloc.UserID {
+func (j *Job) owner() alloc.TenantID {
 	if j.Owner == "" {
-		return alloc.UserID(j.ID)
+		return alloc.TenantID(j.ID)
 	}
 	return j.Owner
 }

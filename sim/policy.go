@@ -28,7 +28,7 @@ type PolicyScheduler struct {
 	pol     alloc.Policy
 	set     PolicySettings
 	rounds  *stride.Rounds
-	cluster alloc.Cluster
+	cluster alloc.Capacity
 	solves  int
 	solved  int // round of the last solve
 	fresh   bool
@@ -73,7 +73,7 @@ func NewPolicyScheduler(pol alloc.Policy, c topology.Cluster, types []topology.G
 	for k, x := range n {
 		count[k] = float64(x)
 	}
-	ac, err := alloc.NewCluster(types, count)
+	ac, err := alloc.NewCapacity(types, count)
 	if err != nil {
 		return nil, err
 	}
@@ -152,18 +152,18 @@ const targetGrain = 1e-9
 // gang and weight, owned by its tenant; one tenant of weight 1 per owner, in
 // order of first appearance; throughputs Job.Rates, except 0 on a type whose
 // GPUs are fewer than the job's gang (it cannot run there).
-func Problem(c alloc.Cluster, active []Active) (*alloc.Problem, error) {
+func Problem(c alloc.Capacity, active []Active) (*alloc.Problem, error) {
 	jobs := make([]alloc.Job, len(active))
 	rows := make([]string, len(active))
 	rates := make([][]float64, len(active))
-	var users []alloc.User
-	seen := make(map[alloc.UserID]bool)
+	var users []alloc.Tenant
+	seen := make(map[alloc.TenantID]bool)
 	for i, a := range active {
 		j := a.Job
 		o := j.owner()
 		if !seen[o] {
 			seen[o] = true
-			users = append(users, alloc.User{ID: o, Weight: 1})
+			users = append(users, alloc.Tenant{ID: o, Weight: 1})
 		}
 		jobs[i] = alloc.Job{ID: j.ID, Owner: o, Gang: j.Gang, Weight: j.weight()}
 		rows[i] = string(j.ID)

@@ -13,7 +13,7 @@ import (
 // and Rho are NaN for a job that never ran or did not finish.
 type JobResult struct {
 	ID      alloc.JobID
-	Owner   alloc.UserID
+	Owner   alloc.TenantID
 	Kind    string
 	Gang    int
 	Arrival float64

@@ -39,12 +39,12 @@ func benchFair(b *testing.B, servers, jobs int, seed uint64) *stride.Fair {
 	}
 	const users = 100
 	for u := range users {
-		if err := f.AddUser(stride.User{ID: alloc.UserID(fmt.Sprintf("u%03d", u)), Tickets: float64(1 + rng.IntN(10))}); err != nil {
+		if err := f.AddUser(stride.User{ID: alloc.TenantID(fmt.Sprintf("u%03d", u)), Tickets: float64(1 + rng.IntN(10))}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for j := range jobs {
-		s := stride.Submission{ID: alloc.JobID(fmt.Sprintf("j%05d", j)), Owner: alloc.UserID(fmt.Sprintf("u%03d", rng.IntN(users))), Size: philly(rng)}
+		s := stride.Submission{ID: alloc.JobID(fmt.Sprintf("j%05d", j)), Owner: alloc.TenantID(fmt.Sprintf("u%03d", rng.IntN(users))), Size: philly(rng)}
 		if _, err := f.Submit(s); err != nil {
 			b.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func BenchmarkRounder(b *testing.B) {
 	const users = 100
 	var tn []stride.Tenant
 	for u := range users {
-		t := stride.Tenant{ID: alloc.UserID(fmt.Sprintf("u%03d", u))}
+		t := stride.Tenant{ID: alloc.TenantID(fmt.Sprintf("u%03d", u))}
 		for j := range 40 {
 			t.Jobs = append(t.Jobs, alloc.Job{ID: alloc.JobID(fmt.Sprintf("u%03d-%02d", u, j)), Gang: min(philly(rng), 4), Weight: 1})
 		}

@@ -43,14 +43,14 @@ func ExampleSplit() {
 	f, _ := stride.NewFair(topology.Cluster{Servers: []topology.Server{
 		{Name: "s0", Type: "p100", GPUs: 4}, {Name: "s1", Type: "p100", GPUs: 4},
 	}}, nil)
-	jobs := map[alloc.UserID][]int{"u1": {8}, "u2": {2, 2}, "u3": {1, 1, 1, 1}}
-	for _, u := range []alloc.UserID{"u1", "u2", "u3"} {
+	jobs := map[alloc.TenantID][]int{"u1": {8}, "u2": {2, 2}, "u3": {1, 1, 1, 1}}
+	for _, u := range []alloc.TenantID{"u1", "u2", "u3"} {
 		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
 		for k, size := range jobs[u] {
 			_, _ = f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s/%d", u, k)), Owner: u, Size: size})
 		}
 	}
-	got := map[alloc.UserID]int{}
+	got := map[alloc.TenantID]int{}
 	for q := 1; q <= 3; q++ {
 		plan, _ := f.Quantum(q)
 		for _, r := range plan.Runs {
@@ -74,11 +74,11 @@ func ExampleFair() {
 	f, _ := stride.NewFair(topology.Cluster{Servers: []topology.Server{
 		{Name: "s0", Type: "gpu", GPUs: 4}, {Name: "s1", Type: "gpu", GPUs: 4},
 	}}, nil)
-	for _, u := range []alloc.UserID{"A", "B", "C"} {
+	for _, u := range []alloc.TenantID{"A", "B", "C"} {
 		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
 	}
 	for _, id := range []alloc.JobID{"A1", "A2", "B1", "B2", "C1"} {
-		p, _ := f.Submit(stride.Submission{ID: id, Owner: alloc.UserID(id[:1]), Size: 2})
+		p, _ := f.Submit(stride.Submission{ID: id, Owner: alloc.TenantID(id[:1]), Size: 2})
 		fmt.Printf("%s on s%d\n", id, p.Parts[0].Server)
 	}
 	for _, a := range f.Accounts() {

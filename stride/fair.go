@@ -15,7 +15,7 @@ import (
 // User is a tenant of a Fair cluster, entitled to a share of each GPU type
 // proportional to its Tickets.
 type User struct {
-	ID      alloc.UserID
+	ID      alloc.TenantID
 	Tickets float64
 }
 
@@ -29,7 +29,7 @@ type User struct {
 // model).
 type Submission struct {
 	ID    alloc.JobID
-	Owner alloc.UserID
+	Owner alloc.TenantID
 	Size  int
 	Type  topology.GPUType
 	Perf  map[topology.GPUType]float64
@@ -52,7 +52,7 @@ type Migration struct {
 
 // Account is a user's ticket accounting on one GPU type.
 type Account struct {
-	User alloc.UserID
+	User alloc.TenantID
 	Type topology.GPUType
 	// Demand is Σ r_ik, the GPUs of the user's jobs on the type.
 	Demand int
@@ -130,8 +130,8 @@ func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
 // Split returns the underlying split stride scheduler, for inspection.
 func (f *Fair) Split() *Split { return f.split }
 
-func (f *Fair) user(id alloc.UserID) (*fairUser, int) {
-	i, ok := slices.BinarySearchFunc(f.users, id, func(u *fairUser, id alloc.UserID) int { return cmp.Compare(u.ID, id) })
+func (f *Fair) user(id alloc.TenantID) (*fairUser, int) {
+	i, ok := slices.BinarySearchFunc(f.users, id, func(u *fairUser, id alloc.TenantID) int { return cmp.Compare(u.ID, id) })
 	if !ok {
 		return nil, i
 	}
@@ -158,7 +158,7 @@ func (f *Fair) AddUser(u User) error {
 
 // RemoveUser removes a user and all its jobs, and returns the jobs removed.
 // It returns gpufair.ErrUnknownID for an unknown user.
-func (f *Fair) RemoveUser(id alloc.UserID) ([]alloc.JobID, error) {
+func (f *Fair) RemoveUser(id alloc.TenantID) ([]alloc.JobID, error) {
 	fu, i := f.user(id)
 	if fu == nil {
 		return nil, gpufair.Invalid("User.ID", string(id), gpufair.ErrUnknownID, "not a user")
@@ -187,7 +187,7 @@ func (f *Fair) Accounts() []Account {
 
 // accounts returns the accounting of type t, counting extra more GPUs for
 // user extraFor (a job about to be placed).
-func (f *Fair) accounts(t topology.GPUType, extraFor alloc.UserID, extra int) []Account {
+func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) []Account {
 	var acc []Account
 	var tickets []float64
 	var demand []float64
@@ -282,7 +282,7 @@ func Readjust(gpus float64, tickets, demand []float64) (effective, share []float
 // loads returns equation (2) for every server of type t under accounting acc
 // (servers of other types get 0).
 func (f *Fair) loads(t topology.GPUType, acc []Account) []float64 {
-	tpg := make(map[alloc.UserID]float64, len(acc))
+	tpg := make(map[alloc.TenantID]float64, len(acc))
 	for _, a := range acc {
 		tpg[a.User] = a.Effective / float64(a.Demand)
 	}
@@ -477,7 +477,7 @@ func (f *Fair) JobTickets(id alloc.JobID) (float64, bool) {
 }
 
 // Owner returns the owner of job id.
-func (f *Fair) Owner(id alloc.JobID) (alloc.UserID, bool) {
+func (f *Fair) Owner(id alloc.JobID) (alloc.TenantID, bool) {
 	j, ok := f.jobs[id]
 	if !ok {
 		return "", false
@@ -517,7 +517,7 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 		if !(gap > threshold) {
 			continue
 		}
-		tpg := make(map[alloc.UserID]float64, len(acc))
+		tpg := make(map[alloc.TenantID]float64, len(acc))
 		for _, a := range acc {
 			tpg[a.User] = a.Effective / float64(a.Demand)
 		}

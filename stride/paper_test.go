@@ -21,9 +21,9 @@ func servers(n, g int, t topology.GPUType) topology.Cluster {
 }
 
 // gpuQuanta runs quanta 1..n of f and returns each user's GPU-quanta.
-func gpuQuanta(t *testing.T, f *stride.Fair, from, n int) map[alloc.UserID]int {
+func gpuQuanta(t *testing.T, f *stride.Fair, from, n int) map[alloc.TenantID]int {
 	t.Helper()
-	got := map[alloc.UserID]int{}
+	got := map[alloc.TenantID]int{}
 	for q := from; q < from+n; q++ {
 		p, err := f.Quantum(q)
 		if err != nil {
@@ -114,7 +114,7 @@ func TestSection51OneServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for u, size := range map[alloc.UserID]int{"user1": 1, "user2": 2, "user3": 4} {
+	for u, size := range map[alloc.TenantID]int{"user1": 1, "user2": 2, "user3": 4} {
 		if err := f.AddUser(stride.User{ID: u, Tickets: 100}); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestSection51OneServer(t *testing.T) {
 	// GPUs on average, and the server never idles.
 	for cycle := range 3 {
 		got := gpuQuanta(t, f, 1+12*cycle, 12)
-		want := map[alloc.UserID]int{"user1": 16, "user2": 16, "user3": 16}
+		want := map[alloc.TenantID]int{"user1": 16, "user2": 16, "user3": 16}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("cycle %d GPU-quanta (-want +got):\n%s", cycle, diff)
 		}
@@ -148,8 +148,8 @@ func TestSection52SplitStride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := map[alloc.UserID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
-	for _, u := range []alloc.UserID{"user1", "user2", "user3"} {
+	jobs := map[alloc.TenantID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
+	for _, u := range []alloc.TenantID{"user1", "user2", "user3"} {
 		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
 		for k, size := range jobs[u] {
 			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", u, k)), Owner: u, Size: size}); err != nil {
@@ -174,7 +174,7 @@ func TestSection52SplitStride(t *testing.T) {
 	}
 	for cycle := range 4 {
 		got := gpuQuanta(t, f, 1+3*cycle, 3)
-		want := map[alloc.UserID]int{"user1": 8, "user2": 8, "user3": 8}
+		want := map[alloc.TenantID]int{"user1": 8, "user2": 8, "user3": 8}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("cycle %d GPU-quanta (-want +got):\n%s", cycle, diff)
 		}
@@ -184,7 +184,7 @@ func TestSection52SplitStride(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := gpuQuanta(t, f, 100, 5)
-	if diff := cmp.Diff(map[alloc.UserID]int{"user2": 20, "user3": 20}, got); diff != "" {
+	if diff := cmp.Diff(map[alloc.TenantID]int{"user2": 20, "user3": 20}, got); diff != "" {
 		t.Errorf("after user1 leaves (-want +got):\n%s", diff)
 	}
 }
@@ -193,7 +193,7 @@ func TestSection52SplitStride(t *testing.T) {
 // 2-GPU job arrives. C gets 2 GPUs, A and B 3 each.
 func TestFigure1InterUserFairness(t *testing.T) {
 	f, _ := stride.NewFair(servers(2, 4, "gpu"), nil)
-	for _, u := range []alloc.UserID{"A", "B", "C"} {
+	for _, u := range []alloc.TenantID{"A", "B", "C"} {
 		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
 	}
 	// Each user submits its jobs in turn; ticket-load placement then puts
@@ -219,7 +219,7 @@ func TestFigure1InterUserFairness(t *testing.T) {
 	if len(p.Parts) != 1 {
 		t.Fatalf("C's job placed on %v", p.Parts)
 	}
-	want := map[alloc.UserID]float64{"A": 3, "B": 3, "C": 2}
+	want := map[alloc.TenantID]float64{"A": 3, "B": 3, "C": 2}
 	for _, a := range f.Accounts() {
 		if a.Share != want[a.User] {
 			t.Errorf("%s fair share %v, want %v", a.User, a.Share, want[a.User])

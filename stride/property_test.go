@@ -232,13 +232,13 @@ func TestFairStateMachine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		users := map[alloc.UserID][]alloc.JobID{}
-		owner := map[alloc.JobID]alloc.UserID{}
-		var userIDs []alloc.UserID
+		users := map[alloc.TenantID][]alloc.JobID{}
+		owner := map[alloc.JobID]alloc.TenantID{}
+		var userIDs []alloc.TenantID
 		nextUser, nextJob, q := 0, 0, 0
 		t.Repeat(map[string]func(*rapid.T){
 			"addUser": func(t *rapid.T) {
-				id := alloc.UserID(fmt.Sprintf("u%d", nextUser))
+				id := alloc.TenantID(fmt.Sprintf("u%d", nextUser))
 				nextUser++
 				if err := f.AddUser(stride.User{ID: id, Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))}); err != nil {
 					t.Fatal(err)
@@ -398,7 +398,7 @@ func TestSplitNoStarvation(t *testing.T) {
 		nu := rapid.IntRange(1, 4).Draw(t, "users")
 		var all []alloc.JobID
 		for u := range nu {
-			uid := alloc.UserID(fmt.Sprintf("u%d", u))
+			uid := alloc.TenantID(fmt.Sprintf("u%d", u))
 			_ = f.AddUser(stride.User{ID: uid, Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))})
 			for j := range rapid.IntRange(1, 5).Draw(t, "jobs") {
 				k := rapid.IntRange(0, len(types)-1).Draw(t, "type")
@@ -494,7 +494,7 @@ func TestUserShareConverges(t *testing.T) {
 		f, _ := stride.NewFair(servers(1, g, "v100"), nil)
 		n := 0
 		for u := range rapid.IntRange(1, 5).Draw(t, "users") {
-			uid := alloc.UserID(fmt.Sprintf("u%d", u))
+			uid := alloc.TenantID(fmt.Sprintf("u%d", u))
 			_ = f.AddUser(stride.User{ID: uid, Tickets: float64(rapid.IntRange(1, 10).Draw(t, "tickets"))})
 			for j := range rapid.IntRange(1, 5).Draw(t, "jobs") {
 				if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", uid, j)), Owner: uid, Size: d}); err != nil {
@@ -503,11 +503,11 @@ func TestUserShareConverges(t *testing.T) {
 				n++
 			}
 		}
-		share := map[alloc.UserID]float64{}
+		share := map[alloc.TenantID]float64{}
 		for _, a := range f.Accounts() {
 			share[a.User] = a.Share
 		}
-		got := map[alloc.UserID]float64{}
+		got := map[alloc.TenantID]float64{}
 		for q := 1; q <= 300; q++ {
 			p, err := f.Quantum(q)
 			if err != nil {

@@ -13,7 +13,7 @@ import (
 // Tenant is a user of the rounding placer and the jobs it wants to run;
 // each job's Gang is the GPUs it needs at once.
 type Tenant struct {
-	ID   alloc.UserID
+	ID   alloc.TenantID
 	Jobs []alloc.Job
 }
 
@@ -68,7 +68,7 @@ func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) 
 	}
 	r := &Rounder{types: slices.Clone(types), count: count, placer: p}
 	largest := slices.Max(count)
-	seen := map[alloc.UserID]bool{}
+	seen := map[alloc.TenantID]bool{}
 	jobs := map[alloc.JobID]bool{}
 	for _, tn := range tenants {
 		id := string(tn.ID)

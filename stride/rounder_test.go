@@ -22,7 +22,7 @@ const devTol = 1e-9
 func tenants(gangs ...[]int) []stride.Tenant {
 	var out []stride.Tenant
 	for i, gs := range gangs {
-		tn := stride.Tenant{ID: alloc.UserID(fmt.Sprintf("u%d", i))}
+		tn := stride.Tenant{ID: alloc.TenantID(fmt.Sprintf("u%d", i))}
 		for j, g := range gs {
 			tn.Jobs = append(tn.Jobs, alloc.Job{ID: alloc.JobID(fmt.Sprintf("u%d-%d", i, j)), Owner: tn.ID, Gang: g, Weight: 1})
 		}

@@ -73,7 +73,7 @@ func TestRoundsGangsFromAllocation(t *testing.T) {
 		jobs = append(jobs, alloc.Job{ID: jobID(i), Gang: 1, Weight: 1})
 		rows = append(rows, string(jobID(i)))
 	}
-	a := alloc.NewAllocation(rows, alloc.Cluster{Types: []topology.GPUType{"v100"}, Count: []float64{4}})
+	a := alloc.NewAllocation(rows, alloc.Capacity{Types: []topology.GPUType{"v100"}, Count: []float64{4}})
 	a.GPUs[0][0] = 2 // half the time on 4 GPUs
 	for i := 1; i <= 4; i++ {
 		a.GPUs[i][0] = 0.5

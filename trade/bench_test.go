@@ -22,7 +22,7 @@ func benchMarket(b *testing.B, n int, seed uint64) *trade.Market {
 	}
 	for i := range n {
 		p := 1 + 3*rng.Float64()
-		u := trade.User{ID: alloc.UserID(fmt.Sprintf("u%04d", i)), Tickets: 1 + float64(rng.IntN(4)),
+		u := trade.User{ID: alloc.TenantID(fmt.Sprintf("u%04d", i)), Tickets: 1 + float64(rng.IntN(4)),
 			Rates: map[topology.GPUType]float64{"k80": 1, "p100": p, "v100": p + 3*rng.Float64()}}
 		if _, err := m.Join(u, 0); err != nil {
 			b.Fatal(err)

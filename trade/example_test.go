@@ -14,7 +14,7 @@ import (
 func ExampleMarket() {
 	m, _ := trade.NewMarket([]topology.GPUType{"K80", "V100"}, []float64{60, 12}, &trade.Settings{Unit: 1})
 	for _, u := range []struct {
-		id    alloc.UserID
+		id    alloc.TenantID
 		speed float64
 	}{{"A", 1.25}, {"B", 5}, {"C", 6.25}} {
 		_, _ = m.Join(trade.User{ID: u.id, Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": u.speed}}, 0)
@@ -23,7 +23,7 @@ func ExampleMarket() {
 	for _, t := range trades {
 		fmt.Println(t)
 	}
-	for _, u := range []alloc.UserID{"A", "B", "C"} {
+	for _, u := range []alloc.TenantID{"A", "B", "C"} {
 		h, _ := m.Holdings(u)
 		v, _ := m.Value(u)
 		fmt.Printf("%s: %v K80, %v V100, throughput %v\n", u, h[0], h[1], v)

@@ -34,7 +34,7 @@ func genUser(types []topology.GPUType, id string) *rapid.Generator[trade.User] {
 			// Quarter steps make ties between users likely.
 			r[ty] = float64(rapid.IntRange(1, 40).Draw(t, "rate")) / 4
 		}
-		return trade.User{ID: alloc.UserID(id), Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets")), Rates: r}
+		return trade.User{ID: alloc.TenantID(id), Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets")), Rates: r}
 	})
 }
 
@@ -110,7 +110,7 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		byID := map[alloc.UserID]trade.User{}
+		byID := map[alloc.TenantID]trade.User{}
 		for _, u := range users {
 			byID[u.ID] = u
 		}
@@ -120,7 +120,7 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 			}
 			// Both sides gain or break even: the price lies between the
 			// seller's speedup and the buyer's.
-			speedup := func(id alloc.UserID) float64 { return byID[id].Rates[tr.Fast] / byID[id].Rates[tr.Slow] }
+			speedup := func(id alloc.TenantID) float64 { return byID[id].Rates[tr.Fast] / byID[id].Rates[tr.Slow] }
 			if s, b := speedup(tr.Seller), speedup(tr.Buyer); tr.Rate < s*(1-relTol) || tr.Rate > b*(1+relTol) {
 				t.Fatalf("trade %+v at %v outside [seller's speedup %v, buyer's %v]", tr, tr.Rate, s, b)
 			}

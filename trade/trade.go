@@ -30,7 +30,7 @@ const holdTol = 1e-12
 // jobs (throughput, or speedup over some reference; only ratios matter).
 // Rates must be positive and finite, and given for every type of the market.
 type User struct {
-	ID      alloc.UserID
+	ID      alloc.TenantID
 	Tickets float64
 	Rates   map[topology.GPUType]float64
 }
@@ -42,8 +42,8 @@ type Trade struct {
 	Quantum  int
 	Fast     topology.GPUType
 	Slow     topology.GPUType
-	Buyer    alloc.UserID
-	Seller   alloc.UserID
+	Buyer    alloc.TenantID
+	Seller   alloc.TenantID
 	FastGPUs float64
 	SlowGPUs float64
 	Rate     float64
@@ -111,7 +111,7 @@ type member struct {
 // *gpufair.InputError for an empty, mismatched or duplicated type list and
 // for counts that are not positive and finite.
 func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market, error) {
-	c, err := alloc.NewCluster(types, count)
+	c, err := alloc.NewCapacity(types, count)
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +131,8 @@ func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market,
 // Types returns the market's GPU types, slowest first.
 func (m *Market) Types() []topology.GPUType { return slices.Clone(m.types) }
 
-func (m *Market) find(id alloc.UserID) (int, bool) {
-	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.UserID) int { return cmp.Compare(u.ID, id) })
+func (m *Market) find(id alloc.TenantID) (int, bool) {
+	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.TenantID) int { return cmp.Compare(u.ID, id) })
 }
 
 func (m *Market) member(u User) (*member, error) {
@@ -185,7 +185,7 @@ func (m *Market) Join(u User, q int) ([]Trade, error) {
 
 // Leave removes a user, undoing the trades in force as Join does. It
 // returns gpufair.ErrUnknownID for an unknown user.
-func (m *Market) Leave(id alloc.UserID, q int) ([]Trade, error) {
+func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
 	i, ok := m.find(id)
 	if !ok {
 		return nil, &gpufair.InputError{Field: "User.ID", ID: string(id), Err: fmt.Errorf("%w: not in the market", gpufair.ErrUnknownID)}
@@ -231,7 +231,7 @@ func (m *Market) reshare() {
 }
 
 // Holdings returns user id's GPUs of each type, in the order of Types.
-func (m *Market) Holdings(id alloc.UserID) ([]float64, bool) {
+func (m *Market) Holdings(id alloc.TenantID) ([]float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
 		return nil, false
@@ -240,7 +240,7 @@ func (m *Market) Holdings(id alloc.UserID) ([]float64, bool) {
 }
 
 // Value returns user id's throughput: Σ_k rate_k·holding_k.
-func (m *Market) Value(id alloc.UserID) (float64, bool) {
+func (m *Market) Value(id alloc.TenantID) (float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
 		return 0, false
@@ -263,7 +263,7 @@ func (m *Market) Allocation() *alloc.Allocation {
 	for i, u := range m.users {
 		rows[i] = string(u.ID)
 	}
-	a := alloc.NewAllocation(rows, alloc.Cluster{Types: m.types, Count: m.count})
+	a := alloc.NewAllocation(rows, alloc.Capacity{Types: m.types, Count: m.count})
 	for i, u := range m.users {
 		copy(a.GPUs[i], u.hold)
 	}

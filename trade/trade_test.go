@@ -44,11 +44,11 @@ func TestTable3(t *testing.T) {
 		trade.User{ID: "B", Tickets: 1, Rates: k80v100(5)},
 		trade.User{ID: "C", Tickets: 1, Rates: k80v100(6.25)},
 	)
-	before := map[alloc.UserID]float64{}
-	for _, u := range []alloc.UserID{"A", "B", "C"} {
+	before := map[alloc.TenantID]float64{}
+	for _, u := range []alloc.TenantID{"A", "B", "C"} {
 		before[u], _ = m.Value(u)
 	}
-	if diff := cmp.Diff(map[alloc.UserID]float64{"A": 25, "B": 40, "C": 45}, before); diff != "" {
+	if diff := cmp.Diff(map[alloc.TenantID]float64{"A": 25, "B": 40, "C": 45}, before); diff != "" {
 		t.Errorf("fair-share throughput (-want +got):\n%s", diff)
 	}
 	trades, err := m.Run(1)
@@ -59,8 +59,8 @@ func TestTable3(t *testing.T) {
 	if diff := cmp.Diff([]trade.Trade{one, one, one, one}, trades); diff != "" {
 		t.Errorf("trades (-want +got):\n%s", diff)
 	}
-	want := map[alloc.UserID][]float64{"A": {40, 0}, "B": {20, 4}, "C": {0, 8}}
-	wantValue := map[alloc.UserID]float64{"A": 40, "B": 40, "C": 50}
+	want := map[alloc.TenantID][]float64{"A": {40, 0}, "B": {20, 4}, "C": {0, 8}}
+	wantValue := map[alloc.TenantID]float64{"A": 40, "B": 40, "C": 50}
 	for u, w := range want {
 		h, _ := m.Holdings(u)
 		if diff := cmp.Diff(w, h); diff != "" {
@@ -103,7 +103,7 @@ func TestOEFExpression1(t *testing.T) {
 		t.Errorf("allocation (-want +got):\n%s", diff)
 	}
 	// Every user gains over its equal share (sharing incentive).
-	for i, u := range []alloc.UserID{"u1", "u2", "u3"} {
+	for i, u := range []alloc.TenantID{"u1", "u2", "u3"} {
 		v, _ := m.Value(u)
 		fair := (1 + float64(i+2)) / 3
 		if v <= fair {
@@ -181,7 +181,7 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 			t.Errorf("undo %v of %v", u, w)
 		}
 	}
-	for _, id := range []alloc.UserID{"u1", "u2", "u3", "u4"} {
+	for _, id := range []alloc.TenantID{"u1", "u2", "u3", "u4"} {
 		h, _ := m.Holdings(id)
 		if diff := cmp.Diff([]float64{0.25, 0.25}, h, cmpopts.EquateApprox(0, tol)); diff != "" {
 			t.Errorf("%s after arrival (-want +got):\n%s", id, diff)

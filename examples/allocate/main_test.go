@@ -77,7 +77,7 @@ func TestEveryPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Outputs are rounded to 6 significant digits: allow for it.
-	c := alloc.Cluster{Types: []topology.GPUType{"k80", "v100"}, Count: []float64{2 * (1 + 1e-5), 2 * (1 + 1e-5)}}
+	c := alloc.Capacity{Types: []topology.GPUType{"k80", "v100"}, Count: []float64{2 * (1 + 1e-5), 2 * (1 + 1e-5)}}
 	if len(resp.Results) != len(catalogue()) {
 		t.Errorf("%d results, want one per policy (%d)", len(resp.Results), len(catalogue()))
 	}
@@ -93,20 +93,20 @@ func TestEveryPolicy(t *testing.T) {
 
 // TestErrors checks that bad input gets one line naming the field.
 func TestErrors(t *testing.T) {
-	const ok = `"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}`
+	const ok = `"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}`
 	for _, tc := range []struct {
 		name, in, want string
 	}{
 		{"empty", ``, "empty input"},
 		{"truncated", `{"problem": {`, "invalid JSON: the input ends"},
 		{"syntax", `{"problem": {]}`, "invalid JSON at byte 14"},
-		{"wrong type", `{"problem": {"cluster": {"types": ["k80"], "count": ["one"]}}}`, "problem.cluster.count: want float64"},
+		{"wrong type", `{"problem": {"capacity": {"types": ["k80"], "count": ["one"]}}}`, "problem.capacity.count: want float64"},
 		{"unknown field", `{"problem": {` + ok + `}, "polices": []}`, `unknown field "polices"`},
 		{"two values", `{"problem": {` + ok + `}} {}`, "more than one JSON value"},
-		{"negative count", `{"problem": {"cluster": {"types": ["k80"], "count": [-1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Cluster.Count[k80]"},
-		{"zero weight", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Jobs.Weight[j]"},
-		{"bad cell", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[-2]]}}}`, `problem.throughputs: row "j", type "k80"`},
-		{"rows mismatch", `{"problem": {"cluster": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["x"], "types": ["k80"], "values": [[1]]}}}`, "problem: Throughputs[x]"},
+		{"negative count", `{"problem": {"capacity": {"types": ["k80"], "count": [-1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Capacity.Count[k80]"},
+		{"zero weight", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Jobs.Weight[j]"},
+		{"bad cell", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[-2]]}}}`, `problem.throughputs: row "j", type "k80"`},
+		{"rows mismatch", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["x"], "types": ["k80"], "values": [[1]]}}}`, "problem: Throughputs[x]"},
 		{"unknown policy", `{"problem": {` + ok + `}, "policies": ["fastest"]}`, `policies: unknown policy "fastest"`},
 		{"missing input", `{"problem": {` + ok + `}, "policies": ["makespan"]}`, "policy makespan: inputs.remaining_steps: required"},
 		{"short input", `{"problem": {` + ok + `}, "policies": ["makespan"], "inputs": {"remaining_steps": [1, 2]}}`, "policy makespan:"},

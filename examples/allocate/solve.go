@@ -135,7 +135,7 @@ func auditOf(ctx context.Context, p *alloc.Problem, a *alloc.Allocation) (*audit
 	for i, j := range p.Jobs {
 		caps[i], weights[i] = float64(j.Gang), j.Weight
 	}
-	r, err := alloc.Audit(ctx, a, p.Cluster, p.Valuations(), weights, &alloc.AuditSettings{Pareto: &alloc.ParetoSettings{RowCap: caps}})
+	r, err := alloc.Audit(ctx, a, p.Capacity, p.Valuations(), weights, &alloc.AuditSettings{Pareto: &alloc.ParetoSettings{RowCap: caps}})
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ import (
 // 8.8× faster on a V100, A3C 2.1×, and the recommendation model gains most
 // from a P100.
 type tenant struct {
-	id    alloc.UserID
+	id    alloc.TenantID
 	model string
 	hours float64
 }
@@ -64,7 +64,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "A cluster of %v K80, %v P100 and %v V100 GPUs shared by %d tenants, each running %d single-GPU jobs;\n", gpuCount[0], gpuCount[1], gpuCount[2], len(in.p.Users), jobsPerTenant)
+	fmt.Fprintf(w, "A cluster of %v K80, %v P100 and %v V100 GPUs shared by %d tenants, each running %d single-GPU jobs;\n", gpuCount[0], gpuCount[1], gpuCount[2], len(in.p.Tenants), jobsPerTenant)
 	fmt.Fprintln(w, "rates are training steps per second measured by Gavel's authors (data/gavel).")
 	fmt.Fprintln(w, "Tables show each tenant's GPUs of each type (averaged over time), its rate, and that rate")
 	fmt.Fprintln(w, "relative to an equal 1/n share of every type; the audit holds tenants to the fairness axioms.")
@@ -95,13 +95,13 @@ func newInstance() (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := alloc.NewCluster(gpuTypes, gpuCount)
+	c, err := alloc.NewCapacity(gpuTypes, gpuCount)
 	if err != nil {
 		return nil, err
 	}
 	in := &instance{}
 	var (
-		users []alloc.User
+		users []alloc.Tenant
 		jobs  []alloc.Job
 		ids   []string
 		rates [][]float64
@@ -116,7 +116,7 @@ func newInstance() (*instance, error) {
 			}
 			row[k] = r
 		}
-		users = append(users, alloc.User{ID: t.id, Weight: 1})
+		users = append(users, alloc.Tenant{ID: t.id, Weight: 1})
 		for j := range jobsPerTenant {
 			id := fmt.Sprintf("%s-%d", t.id, j)
 			jobs = append(jobs, alloc.Job{ID: alloc.JobID(id), Owner: t.id, Gang: 1, Weight: 1})

@@ -42,14 +42,14 @@ func policy(pol alloc.Policy, paper, note string) mechanism {
 		if err != nil {
 			return nil, err
 		}
-		return a.ByOwner(in.p.Jobs, in.p.Users)
+		return a.ByOwner(in.p.Jobs, in.p.Tenants)
 	}}
 }
 
 // tenantIDs returns the tenants' IDs as allocation rows.
 func tenantIDs(p *alloc.Problem) []string {
-	ids := make([]string, len(p.Users))
-	for i, u := range p.Users {
+	ids := make([]string, len(p.Tenants))
+	for i, u := range p.Tenants {
 		ids[i] = string(u.ID)
 	}
 	return ids
@@ -59,13 +59,13 @@ func tenantIDs(p *alloc.Problem) []string {
 // and lets them trade fast GPUs for slow ones at the second-highest price.
 func gandivaTrading(_ context.Context, in *instance) (*alloc.Allocation, error) {
 	p := in.p
-	m, err := trade.NewMarket(p.Cluster.Types, p.Cluster.Count, &trade.Settings{Unit: 0.25})
+	m, err := trade.NewMarket(p.Capacity.Types, p.Capacity.Count, &trade.Settings{Unit: 0.25})
 	if err != nil {
 		return nil, err
 	}
-	for i, u := range p.Users {
-		rates := make(map[topology.GPUType]float64, len(p.Cluster.Types))
-		for k, t := range p.Cluster.Types {
+	for i, u := range p.Tenants {
+		rates := make(map[topology.GPUType]float64, len(p.Capacity.Types))
+		for k, t := range p.Capacity.Types {
 			rates[t] = in.rates[i][k]
 		}
 		if _, err := m.Join(trade.User{ID: u.ID, Tickets: u.Weight, Rates: rates}, 0); err != nil {
@@ -76,8 +76,8 @@ func gandivaTrading(_ context.Context, in *instance) (*alloc.Allocation, error) 
 		return nil, err
 	}
 	// The market lists users by ID; the report lists them as p does.
-	a := alloc.NewAllocation(tenantIDs(p), p.Cluster)
-	for i, u := range p.Users {
+	a := alloc.NewAllocation(tenantIDs(p), p.Capacity)
+	for i, u := range p.Tenants {
 		h, _ := m.Holdings(u.ID)
 		copy(a.GPUs[i], h)
 	}
@@ -92,7 +92,7 @@ func themisAuction(ctx context.Context, in *instance) (*alloc.Allocation, error)
 	for i, r := range in.rates {
 		vals[i] = r
 	}
-	out, err := auction.PartialAllocation(ctx, in.p.Cluster, tenantIDs(in.p), vals, nil)
+	out, err := auction.PartialAllocation(ctx, in.p.Capacity, tenantIDs(in.p), vals, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -13,18 +13,18 @@ import (
 // report prints one mechanism's table and audit.
 func report(ctx context.Context, w io.Writer, m mechanism, in *instance, a *alloc.Allocation) error {
 	p := in.p
-	equal := make([]float64, len(p.Cluster.Count))
-	for k, n := range p.Cluster.Count {
-		equal[k] = n / float64(len(p.Users))
+	equal := make([]float64, len(p.Capacity.Count))
+	for k, n := range p.Capacity.Count {
+		equal[k] = n / float64(len(p.Tenants))
 	}
 	fmt.Fprintf(w, "\n== %s (%s) ==\n%s\n", m.name, m.paper, m.note)
 	fmt.Fprintf(w, "%-8s %-34s", "tenant", "model")
-	for _, t := range p.Cluster.Types {
+	for _, t := range p.Capacity.Types {
 		fmt.Fprintf(w, " %6s", t)
 	}
 	fmt.Fprintf(w, " %8s %7s\n", "steps/s", "vs 1/n")
 	var total float64
-	for i, u := range p.Users {
+	for i, u := range p.Tenants {
 		fmt.Fprintf(w, "%-8s %-34s", u.ID, in.models[i])
 		for _, x := range a.GPUs[i] {
 			fmt.Fprintf(w, " %6.2f", x)
@@ -36,12 +36,12 @@ func report(ctx context.Context, w io.Writer, m mechanism, in *instance, a *allo
 	}
 	used := a.Used()
 	var idle []string
-	for k, n := range p.Cluster.Count {
+	for k, n := range p.Capacity.Count {
 		if left := n - used[k]; left > 1e-6 {
-			idle = append(idle, fmt.Sprintf("%.2f %s", left, p.Cluster.Types[k]))
+			idle = append(idle, fmt.Sprintf("%.2f %s", left, p.Capacity.Types[k]))
 		}
 	}
-	fmt.Fprintf(w, "total efficiency %.3f (sum of 'vs 1/n'; %d for an equal split)", total, len(p.Users))
+	fmt.Fprintf(w, "total efficiency %.3f (sum of 'vs 1/n'; %d for an equal split)", total, len(p.Tenants))
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "; unallocated: %s", strings.Join(idle, ", "))
 	}
@@ -60,11 +60,11 @@ func audit(ctx context.Context, w io.Writer, in *instance, a *alloc.Allocation) 
 		vals[i], caps[i] = r, jobsPerTenant
 	}
 	set := &alloc.AuditSettings{Pareto: &alloc.ParetoSettings{RowCap: caps}}
-	r, err := alloc.Audit(ctx, a, p.Cluster, vals, alloc.OwnerWeights(p.Users), set)
+	r, err := alloc.Audit(ctx, a, p.Capacity, vals, alloc.OwnerWeights(p.Tenants), set)
 	if err != nil {
 		return err
 	}
-	name := func(i int) string { return string(p.Users[i].ID) }
+	name := func(i int) string { return string(p.Tenants[i].ID) }
 	si := r.SharingIncentive
 	fmt.Fprintf(w, "  sharing incentive  %-6s worst margin %+.3f (%s: %.3g of the %.3g steps/s an equal share gives)\n",
 		verdict(si.Holds), clean(si.Margin[si.Worst]), name(si.Worst), si.Own[si.Worst], si.Share[si.Worst])

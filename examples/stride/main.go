@@ -108,8 +108,8 @@ func twoServers(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	users := []alloc.UserID{"user1", "user2", "user3"}
-	sizes := map[alloc.UserID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
+	users := []alloc.TenantID{"user1", "user2", "user3"}
+	sizes := map[alloc.TenantID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
 	fmt.Fprintln(w, "Part 2: split stride on two 4-GPU servers (section 5.2)")
 	for _, u := range users {
 		if err := f.AddUser(stride.User{ID: u, Tickets: 100}); err != nil {
@@ -145,8 +145,8 @@ func twoServers(w io.Writer) error {
 
 // quanta runs n quanta of f from quantum `from` and prints each user's
 // GPU-quanta and its average GPUs.
-func quanta(w io.Writer, f *stride.Fair, users []alloc.UserID, from, n int) error {
-	got := map[alloc.UserID]int{}
+func quanta(w io.Writer, f *stride.Fair, users []alloc.TenantID, from, n int) error {
+	got := map[alloc.TenantID]int{}
 	for q := from; q < from+n; q++ {
 		plan, err := f.Quantum(q)
 		if err != nil {

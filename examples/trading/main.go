@@ -53,7 +53,7 @@ func run(w io.Writer) error {
 // rate 1 on slow and speedup[i] on fast, and joins them to a market of
 // count slow and fast GPUs. unit is the most fast GPUs one trade moves (0:
 // no limit).
-func market(slow, fast topology.GPUType, count []float64, unit float64, ids []alloc.UserID, speedup []float64) (*trade.Market, error) {
+func market(slow, fast topology.GPUType, count []float64, unit float64, ids []alloc.TenantID, speedup []float64) (*trade.Market, error) {
 	m, err := trade.NewMarket([]topology.GPUType{slow, fast}, count, &trade.Settings{Unit: unit})
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func market(slow, fast topology.GPUType, count []float64, unit float64, ids []al
 
 // table3 reproduces Table 3 and Figure 9's log.
 func table3(w io.Writer) error {
-	ids := []alloc.UserID{"A", "B", "C"}
+	ids := []alloc.TenantID{"A", "B", "C"}
 	m, err := market("K80", "V100", []float64{60, 12}, 1, ids, []float64{1.25, 5, 6.25})
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func table3(w io.Writer) error {
 
 // printHoldings prints each user's GPUs of each type and its throughput in
 // slow-GPU units.
-func printHoldings(w io.Writer, m *trade.Market, ids []alloc.UserID, title string) {
+func printHoldings(w io.Writer, m *trade.Market, ids []alloc.TenantID, title string) {
 	types := m.Types()
 	fmt.Fprintf(w, "%s:\n", title)
 	for _, id := range ids {
@@ -104,7 +104,7 @@ func printHoldings(w io.Writer, m *trade.Market, ids []alloc.UserID, title strin
 // with true speedups 2, 3 and 4; u1 gains by reporting 2.8.
 func inflation(w io.Writer) error {
 	fmt.Fprintln(w, "\nPart 2: OEF section 2.4, one slow and one fast GPU, speedups u1 2, u2 3, u3 4")
-	ids := []alloc.UserID{"u1", "u2", "u3"}
+	ids := []alloc.TenantID{"u1", "u2", "u3"}
 	for _, reported := range []float64{2, 2.8} {
 		m, err := market("slow", "fast", []float64{1, 1}, 0, ids, []float64{reported, 3, 4})
 		if err != nil {
@@ -127,7 +127,7 @@ func inflation(w io.Writer) error {
 
 // arrival undoes Table 3's trades when a fourth user joins.
 func arrival(w io.Writer) error {
-	ids := []alloc.UserID{"A", "B", "C"}
+	ids := []alloc.TenantID{"A", "B", "C"}
 	m, err := market("K80", "V100", []float64{60, 12}, 1, ids, []float64{1.25, 5, 6.25})
 	if err != nil {
 		return err

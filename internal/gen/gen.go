@@ -16,10 +16,10 @@ func TypeName(k int) topology.GPUType { return topology.GPUType(fmt.Sprint("T", 
 
 // Cluster generates a valid cluster of 1 to maxTypes GPU types named by
 // TypeName, each with 1 to 64 GPUs (whole numbers: real clusters).
-func Cluster(maxTypes int) *rapid.Generator[alloc.Cluster] {
-	return rapid.Custom(func(t *rapid.T) alloc.Cluster {
+func Cluster(maxTypes int) *rapid.Generator[alloc.Capacity] {
+	return rapid.Custom(func(t *rapid.T) alloc.Capacity {
 		m := rapid.IntRange(1, maxTypes).Draw(t, "types")
-		c := alloc.Cluster{Types: make([]topology.GPUType, m), Count: make([]float64, m)}
+		c := alloc.Capacity{Types: make([]topology.GPUType, m), Count: make([]float64, m)}
 		for k := range m {
 			c.Types[k] = TypeName(k)
 			c.Count[k] = float64(rapid.IntRange(1, 64).Draw(t, "count"))
@@ -84,12 +84,12 @@ func OrderedSpeedups(rows, types int) *rapid.Generator[[][]float64] {
 
 // Users generates 1 to maxUsers users "u0", "u1", ... with weights 1 (half
 // of the time) or drawn from [0.5, 4].
-func Users(maxUsers int) *rapid.Generator[[]alloc.User] {
-	return rapid.Custom(func(t *rapid.T) []alloc.User {
+func Users(maxUsers int) *rapid.Generator[[]alloc.Tenant] {
+	return rapid.Custom(func(t *rapid.T) []alloc.Tenant {
 		n := rapid.IntRange(1, maxUsers).Draw(t, "users")
-		users := make([]alloc.User, n)
+		users := make([]alloc.Tenant, n)
 		for i := range users {
-			users[i] = alloc.User{ID: alloc.UserID(fmt.Sprint("u", i)), Weight: Weight().Draw(t, "weight")}
+			users[i] = alloc.Tenant{ID: alloc.TenantID(fmt.Sprint("u", i)), Weight: Weight().Draw(t, "weight")}
 		}
 		return users
 	})
@@ -109,7 +109,7 @@ func Weight() *rapid.Generator[float64] {
 // Jobs generates 1 to maxJobs jobs "j0", "j1", ... owned by users drawn from
 // users (every user owns at least one job when maxJobs allows), with gangs
 // 1, 2, 4 or 8 and weights from Weight.
-func Jobs(users []alloc.User, maxJobs int) *rapid.Generator[[]alloc.Job] {
+func Jobs(users []alloc.Tenant, maxJobs int) *rapid.Generator[[]alloc.Job] {
 	return rapid.Custom(func(t *rapid.T) []alloc.Job {
 		n := rapid.IntRange(max(1, min(len(users), maxJobs)), max(1, maxJobs)).Draw(t, "jobs")
 		jobs := make([]alloc.Job, n)
@@ -164,7 +164,7 @@ func Problem(s ProblemSizes) *rapid.Generator[*alloc.Problem] {
 // that is feasible for c: for each type, rows get shares of its count that
 // sum to at most 1 (exactly 1 about half of the time: work-conserving), and
 // some cells are 0.
-func Allocation(c alloc.Cluster, rows int) *rapid.Generator[*alloc.Allocation] {
+func Allocation(c alloc.Capacity, rows int) *rapid.Generator[*alloc.Allocation] {
 	return rapid.Custom(func(t *rapid.T) *alloc.Allocation {
 		labels := make([]string, rows)
 		for i := range labels {
