@@ -39,12 +39,12 @@ func benchFair(b *testing.B, servers, jobs int, seed uint64) *stride.Fair {
 	}
 	const users = 100
 	for u := range users {
-		if err := f.AddUser(stride.User{ID: alloc.TenantID(fmt.Sprintf("u%03d", u)), Tickets: float64(1 + rng.IntN(10))}); err != nil {
+		if err := f.AddTenant(alloc.Tenant{ID: alloc.TenantID(fmt.Sprintf("u%03d", u)), Weight: float64(1 + rng.IntN(10))}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for j := range jobs {
-		s := stride.Submission{ID: alloc.JobID(fmt.Sprintf("j%05d", j)), Owner: alloc.TenantID(fmt.Sprintf("u%03d", rng.IntN(users))), Size: philly(rng)}
+		s := stride.Submission{ID: alloc.JobID(fmt.Sprintf("j%05d", j)), Owner: alloc.TenantID(fmt.Sprintf("u%03d", rng.IntN(users))), Gang: philly(rng)}
 		if _, err := f.Submit(s); err != nil {
 			b.Fatal(err)
 		}

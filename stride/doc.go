@@ -5,11 +5,11 @@
 //
 // # Gang-aware stride (Scheduler)
 //
-// A job j with Size r_j GPUs and T_j tickets has stride r_j/T_j and a pass
-// value p_j. Each quantum, jobs are taken in increasing (pass, JobID) order
+// A job j (an alloc.Job) of Gang r_j GPUs and Weight T_j (its tickets) has
+// stride r_j/T_j and a pass value p_j. Each quantum, jobs are taken in increasing (pass, JobID) order
 // and each that fits in the GPUs still free runs and advances its pass by its
 // stride; a job that does not fit keeps its pass, so it comes early in the
-// next quantum (Algorithm 1). Dividing by the size is what makes GPU-time,
+// next quantum (Algorithm 1). Dividing by the gang is what makes GPU-time,
 // not run count, proportional to tickets: p_j grows by exactly the job's
 // GPU-quanta divided by its tickets, which is why Table 2's shares (2/3, 1/3
 // and 1/6 of the time for 1-, 2- and 4-GPU jobs of equal tickets) come out
@@ -27,12 +27,14 @@
 //
 // # Ticket accounting (Fair)
 //
-// Fair keeps Gandiva_fair's equations: ticketsPerGPU_i = t_i / Σ_k r_ik (1),
+// Tenants are alloc.Tenant values whose Weight t_i is Gandiva_fair's
+// tickets. Fair keeps the paper's equations: ticketsPerGPU_i = t_i / Σ_k r_ik (1),
 // ticketLoadPerGPU_l = Σ_{jobs on l} r·ticketsPerGPU / g_l (2) and jobTickets
 // = ticketsPerGPU_i·r (3), per GPU type; it places each new job on the
-// servers of lowest ticket load after the job is counted (Algorithm 2),
+// servers of lowest ticket load after the job is counted (Algorithm 2; a
+// job's profile is its throughput per GPU type, Submission.Rates),
 // proposes migrations when loads drift apart by more than a threshold, and
-// gives users whose jobs cannot use their share a smaller effective ticket
+// gives tenants whose jobs cannot use their share a smaller effective ticket
 // count so the rest is shared among the others (weight readjustment, the
 // "bonus" of section 3.2).
 //
@@ -50,6 +52,6 @@
 //
 // Every scheduler is a value with methods; the quantum or round index is a
 // parameter and must increase; nothing depends on map order or on global
-// randomness. Bad input gets *gpufair.InputError values wrapping this
-// package's sentinel errors or alloc's.
+// randomness. Bad input gets *gpufair.InputError values wrapping the
+// sentinel errors of package gpufair.
 package stride

@@ -1,23 +1,15 @@
 package stride
 
-import (
-	"errors"
+import "github.com/gpufair/gpufair"
 
-	"github.com/gpufair/gpufair"
-)
+// maxWeight bounds weights away from +Inf so that strides stay positive.
+const maxWeight = 1e300
 
-// Sentinel errors, wrapped in *gpufair.InputError; test with errors.Is.
-var (
-	// ErrTickets reports tickets that are zero, negative, NaN or infinite.
-	ErrTickets = errors.New("stride: tickets must be positive and finite")
-)
-
-func checkTickets(field, id string, t float64) error {
-	if !(t > 0) || t > maxTickets {
-		return gpufair.Invalid(field, id, ErrTickets, "%v tickets", t)
+// checkWeight returns an *gpufair.InputError wrapping gpufair.ErrValue for a
+// weight (tickets) that is zero, negative, NaN or infinite.
+func checkWeight(field, id string, w float64) error {
+	if !(w > 0) || w > maxWeight {
+		return gpufair.Invalid(field, id, gpufair.ErrValue, "weight %v is not positive and finite", w)
 	}
 	return nil
 }
-
-// maxTickets bounds tickets away from +Inf so that strides stay positive.
-const maxTickets = 1e300

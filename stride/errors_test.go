@@ -28,45 +28,45 @@ func fromAllocationErr(a *alloc.Allocation) error {
 func TestBadInput(t *testing.T) {
 	s, _ := stride.NewScheduler(4)
 	f, _ := stride.NewFair(servers(2, 4, "v100"), &stride.Settings{Rank: []topology.GPUType{"tpu", "v100"}})
-	_ = f.AddUser(stride.User{ID: "a", Tickets: 1})
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 1})
 	split, _ := stride.NewSplit(servers(2, 4, "v100"))
 	for _, tc := range []struct {
 		name string
 		err  error
 		want error
 	}{
-		{"job larger than the server", s.Add(stride.Job{ID: "x", Size: 5, Tickets: 1}), gpufair.ErrTooLarge},
-		{"zero tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: 0}), stride.ErrTickets},
-		{"NaN tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.NaN()}), stride.ErrTickets},
-		{"infinite tickets", s.Add(stride.Job{ID: "x", Size: 1, Tickets: math.Inf(1)}), stride.ErrTickets},
-		{"zero size", s.Add(stride.Job{ID: "x", Size: 0, Tickets: 1}), gpufair.ErrValue},
+		{"job larger than the server", s.Add(alloc.Job{ID: "x", Gang: 5, Weight: 1}), gpufair.ErrTooLarge},
+		{"zero tickets", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: 0}), gpufair.ErrValue},
+		{"NaN tickets", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: math.NaN()}), gpufair.ErrValue},
+		{"infinite tickets", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: math.Inf(1)}), gpufair.ErrValue},
+		{"zero gang", s.Add(alloc.Job{ID: "x", Gang: 0, Weight: 1}), gpufair.ErrValue},
 		{"no server GPUs", func() error { _, err := stride.NewScheduler(0); return err }(), gpufair.ErrValue},
 		{"job larger than the cluster", func() error {
-			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 9})
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 9})
 			return err
 		}(), gpufair.ErrTooLarge},
 		{"unknown GPU type", func() error {
-			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Type: "tpu"})
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 1, Type: "tpu"})
 			return err
 		}(), gpufair.ErrUnknownType},
 		{"unknown owner", func() error {
-			_, err := f.Submit(stride.Submission{ID: "x", Owner: "b", Size: 1})
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "b", Gang: 1})
 			return err
 		}(), gpufair.ErrUnknownID},
-		{"zero user tickets", f.AddUser(stride.User{ID: "z", Tickets: 0}), stride.ErrTickets},
-		{"duplicate user", f.AddUser(stride.User{ID: "a", Tickets: 1}), gpufair.ErrDuplicate},
-		{"parts that do not add up", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}}), gpufair.ErrValue},
-		{"part larger than its server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 5}, {Server: 1, GPUs: 3}}), gpufair.ErrTooLarge},
-		{"part on a missing server", split.AddLarge(stride.Job{ID: "L", Size: 8, Tickets: 1}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 7, GPUs: 4}}), gpufair.ErrUnknownID},
-		{"small job on a missing server", split.AddSmall(stride.Job{ID: "x", Size: 1, Tickets: 1}, 2), gpufair.ErrUnknownID},
-		{"unknown job tickets", split.SetTickets("nope", 1), gpufair.ErrUnknownID},
+		{"zero tenant weight", f.AddTenant(alloc.Tenant{ID: "z", Weight: 0}), gpufair.ErrValue},
+		{"duplicate tenant", f.AddTenant(alloc.Tenant{ID: "a", Weight: 1}), gpufair.ErrDuplicate},
+		{"parts that do not add up", split.AddLarge(alloc.Job{ID: "L", Gang: 8, Weight: 1}, []stride.Part{{Server: 0, GPUs: 4}}), gpufair.ErrValue},
+		{"part larger than its server", split.AddLarge(alloc.Job{ID: "L", Gang: 8, Weight: 1}, []stride.Part{{Server: 0, GPUs: 5}, {Server: 1, GPUs: 3}}), gpufair.ErrTooLarge},
+		{"part on a missing server", split.AddLarge(alloc.Job{ID: "L", Gang: 8, Weight: 1}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 7, GPUs: 4}}), gpufair.ErrUnknownID},
+		{"small job on a missing server", split.AddSmall(alloc.Job{ID: "x", Gang: 1, Weight: 1}, 2), gpufair.ErrUnknownID},
+		{"unknown job tickets", split.SetWeight("nope", 1), gpufair.ErrUnknownID},
 		{"finish unknown job", f.Finish("nope"), gpufair.ErrUnknownID},
 		{"allocation rows without GPUs", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}}), gpufair.ErrShape},
 		{"allocation row of the wrong length", fromAllocationErr(&alloc.Allocation{Rows: []string{"x"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1, 1}}}), gpufair.ErrShape},
 		{"allocation row not a job", fromAllocationErr(&alloc.Allocation{Rows: []string{"y"}, Types: []topology.GPUType{"v100"}, GPUs: [][]float64{{1}}}), gpufair.ErrUnknownID},
 		{"nil allocation", fromAllocationErr(nil), gpufair.ErrEmpty},
 		{"readjust: lengths differ", readjustErr(8, []float64{1, 1}, []float64{1}), gpufair.ErrShape},
-		{"readjust: zero tickets", readjustErr(8, []float64{1, 0}, []float64{1, 1}), stride.ErrTickets},
+		{"readjust: zero tickets", readjustErr(8, []float64{1, 0}, []float64{1, 1}), gpufair.ErrValue},
 		{"readjust: NaN demand", readjustErr(8, []float64{1, 1}, []float64{1, math.NaN()}), gpufair.ErrValue},
 		{"readjust: negative demand", readjustErr(8, []float64{1, 1}, []float64{-1, 1}), gpufair.ErrValue},
 		{"readjust: infinite capacity", readjustErr(math.Inf(1), []float64{1}, []float64{1}), gpufair.ErrValue},
@@ -89,9 +89,40 @@ func TestBadInput(t *testing.T) {
 	}
 	// Settings.Rank skips types the cluster lacks: a job without a type
 	// goes to v100.
-	p, err := f.Submit(stride.Submission{ID: "ok", Owner: "a", Size: 1})
+	p, err := f.Submit(stride.Submission{ID: "ok", Owner: "a", Gang: 1})
 	if err != nil || p.Type != "v100" {
 		t.Errorf("Submit() = %v, %v", p, err)
+	}
+}
+
+// Each rejected input is named by the field of alloc.Tenant, alloc.Job or
+// Submission that holds it.
+func TestBadInputField(t *testing.T) {
+	s, _ := stride.NewScheduler(4)
+	f, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 1})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"tenant weight", f.AddTenant(alloc.Tenant{ID: "z", Weight: -1}), "Tenant.Weight"},
+		{"job weight", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: 0}), "Job.Weight"},
+		{"job gang", s.Add(alloc.Job{ID: "x", Gang: 0, Weight: 1}), "Job.Gang"},
+		{"profiled rate", func() error {
+			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 1, Rates: map[topology.GPUType]float64{"v100": math.Inf(1)}})
+			return err
+		}(), "Job.Rates"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ie *gpufair.InputError
+			if !errors.As(tc.err, &ie) || !errors.Is(tc.err, gpufair.ErrValue) {
+				t.Fatalf("error = %v, want an *gpufair.InputError wrapping gpufair.ErrValue", tc.err)
+			}
+			if ie.Field != tc.want {
+				t.Errorf("Field = %q, want %q", ie.Field, tc.want)
+			}
+		})
 	}
 }
 
@@ -128,9 +159,9 @@ func TestReadjust(t *testing.T) {
 // other idle, Rebalance moves a job over, and only above the threshold.
 func TestRebalance(t *testing.T) {
 	f, _ := stride.NewFair(servers(2, 4, "v100"), nil)
-	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 100})
 	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3"} {
-		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1})
+		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Gang: 1})
 	}
 	// j0, j2 on s0; j1, j3 on s1. Both of s1's jobs end.
 	_ = f.Finish("j1")
@@ -154,32 +185,34 @@ func TestRebalance(t *testing.T) {
 }
 
 // Algorithm 2 line 5: a profiled job goes to the type of least mini-batch
-// time per ticket per GPU; once the user crowds the fast type, its next job
-// goes to the slow one.
+// time per ticket per GPU, which is the greatest rate times tickets per GPU;
+// once the user crowds the fast type, its next job goes to the slow one.
 func TestSubmitByProfile(t *testing.T) {
 	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 4}, {Name: "v", Type: "v100", GPUs: 4}}}
 	f, _ := stride.NewFair(c, nil)
-	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
-	perf := map[topology.GPUType]float64{"k80": 400, "v100": 100} // 4x faster on V100
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 100})
+	// Mini-batch times of 400 and 100: 4x faster on V100.
+	rates := map[topology.GPUType]float64{"k80": 1.0 / 400, "v100": 1.0 / 100}
 	var got []topology.GPUType
 	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3", "j4", "j5"} {
-		p, err := f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1, Perf: perf})
+		p, err := f.Submit(stride.Submission{ID: id, Owner: "a", Gang: 1, Rates: rates})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, p.Type)
 	}
-	// Cost perf·(demand after)/tickets: V100 1, 2, 3, 4, ... against K80
-	// 4, 8, ...: three V100 jobs, then a tie at 4 goes to K80 (listed
-	// first), then V100 again until its cost passes 8.
+	// Cost time·(demand after)/tickets, the reciprocal of rate·tickets per
+	// GPU: V100 1, 2, 3, 4, ... against K80 4, 8, ...: three V100 jobs,
+	// then a tie at 4 goes to K80 (listed first), then V100 again until
+	// its cost passes 8.
 	want := []topology.GPUType{"v100", "v100", "v100", "k80", "v100", "v100"}
 	if !slices.Equal(want, got) {
 		t.Errorf("types %v, want %v", got, want)
 	}
-	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, gpufair.ErrUnknownType) {
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 1, Rates: map[topology.GPUType]float64{"tpu": 1}}); !errors.Is(err, gpufair.ErrUnknownType) {
 		t.Errorf("profile on an unknown type: %v", err)
 	}
-	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Size: 1, Perf: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, gpufair.ErrValue) {
-		t.Errorf("zero profile time: %v", err)
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 1, Rates: map[topology.GPUType]float64{"v100": 0}}); !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("zero profiled rate: %v", err)
 	}
 }

@@ -12,10 +12,10 @@ import (
 // 4-GPU jobs with 50 tickets each run 4, 2 and 1 of 6 quanta.
 func ExampleScheduler() {
 	s, _ := stride.NewScheduler(4)
-	for _, j := range []stride.Job{
-		{ID: "A1", Size: 1, Tickets: 50}, {ID: "A2", Size: 1, Tickets: 50},
-		{ID: "B1", Size: 2, Tickets: 50}, {ID: "B2", Size: 2, Tickets: 50},
-		{ID: "C1", Size: 4, Tickets: 50}, {ID: "C2", Size: 4, Tickets: 50},
+	for _, j := range []alloc.Job{
+		{ID: "A1", Gang: 1, Weight: 50}, {ID: "A2", Gang: 1, Weight: 50},
+		{ID: "B1", Gang: 2, Weight: 50}, {ID: "B2", Gang: 2, Weight: 50},
+		{ID: "C1", Gang: 4, Weight: 50}, {ID: "C2", Gang: 4, Weight: 50},
 	} {
 		_ = s.Add(j)
 	}
@@ -45,9 +45,9 @@ func ExampleSplit() {
 	}}, nil)
 	jobs := map[alloc.TenantID][]int{"u1": {8}, "u2": {2, 2}, "u3": {1, 1, 1, 1}}
 	for _, u := range []alloc.TenantID{"u1", "u2", "u3"} {
-		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
+		_ = f.AddTenant(alloc.Tenant{ID: u, Weight: 100})
 		for k, size := range jobs[u] {
-			_, _ = f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s/%d", u, k)), Owner: u, Size: size})
+			_, _ = f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s/%d", u, k)), Owner: u, Gang: size})
 		}
 	}
 	got := map[alloc.TenantID]int{}
@@ -75,14 +75,14 @@ func ExampleFair() {
 		{Name: "s0", Type: "gpu", GPUs: 4}, {Name: "s1", Type: "gpu", GPUs: 4},
 	}}, nil)
 	for _, u := range []alloc.TenantID{"A", "B", "C"} {
-		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
+		_ = f.AddTenant(alloc.Tenant{ID: u, Weight: 100})
 	}
 	for _, id := range []alloc.JobID{"A1", "A2", "B1", "B2", "C1"} {
-		p, _ := f.Submit(stride.Submission{ID: id, Owner: alloc.TenantID(id[:1]), Size: 2})
+		p, _ := f.Submit(stride.Submission{ID: id, Owner: alloc.TenantID(id[:1]), Gang: 2})
 		fmt.Printf("%s on s%d\n", id, p.Parts[0].Server)
 	}
 	for _, a := range f.Accounts() {
-		fmt.Printf("%s: %d GPUs of jobs, share %.3g\n", a.User, a.Demand, a.Share)
+		fmt.Printf("%s: %d GPUs of jobs, share %.3g\n", a.Tenant, a.Demand, a.Share)
 	}
 	fmt.Println("loads", f.Loads())
 	// Output:
@@ -168,9 +168,9 @@ func ExampleFair_Rebalance() {
 	f, _ := stride.NewFair(topology.Cluster{Servers: []topology.Server{
 		{Name: "s0", Type: "v100", GPUs: 4}, {Name: "s1", Type: "v100", GPUs: 4},
 	}}, nil)
-	_ = f.AddUser(stride.User{ID: "a", Tickets: 100})
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 100})
 	for _, id := range []alloc.JobID{"j0", "j1", "j2", "j3"} {
-		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Size: 1})
+		_, _ = f.Submit(stride.Submission{ID: id, Owner: "a", Gang: 1})
 	}
 	_ = f.Finish("j1")
 	_ = f.Finish("j3")

@@ -2,6 +2,7 @@ package stride
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -12,27 +13,24 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
-// User is a tenant of a Fair cluster, entitled to a share of each GPU type
-// proportional to its Tickets.
-type User struct {
-	ID      alloc.TenantID
-	Tickets float64
-}
-
-// Submission is a job handed to a Fair cluster. Type pins the job to a GPU
-// type. Without a type, a job with a profile (Perf: its mini-batch time on
-// some types, positive) goes to the profiled type of least
-// Perf[g] / ticketsPerGPU_g, the user's tickets per GPU on g once the job is
-// counted (Algorithm 2 line 5: fast GPUs the user is not yet crowding;
-// ties to the type listed first in the cluster); a job with neither goes to
-// the first type of Settings.Rank that the cluster has (line 7: the newest
-// model).
+// Submission is a job handed to a Fair cluster: Gang GPUs at once, for
+// tenant Owner. Its tickets in the stride schedulers come from its owner's
+// Weight (equation 3), so a submission has no weight of its own. Type pins
+// the job to a GPU type. Without a type, a job with a profile (Rates: its
+// throughput in work per second on one GPU of some types, positive; a
+// profiled rate r is a mini-batch time of 1/r) goes to the profiled type of
+// greatest Rates[g]·ticketsPerGPU_g, the owner's tickets (Weight) per GPU on
+// g once the job is counted (Algorithm 2 line 5, which takes the least
+// mini-batch time per ticket per GPU: fast GPUs the tenant is not yet
+// crowding; ties to the type listed first in the cluster). A job with
+// neither goes to the first type of Settings.Rank that the cluster has (line
+// 7: the newest model).
 type Submission struct {
 	ID    alloc.JobID
 	Owner alloc.TenantID
-	Size  int
+	Gang  int
 	Type  topology.GPUType
-	Perf  map[topology.GPUType]float64
+	Rates map[topology.GPUType]float64
 }
 
 // Placement is where Fair put a job: one part on a server for a small job,
@@ -50,20 +48,22 @@ type Migration struct {
 	From, To string
 }
 
-// Account is a user's ticket accounting on one GPU type.
+// Account is a tenant's ticket accounting on one GPU type; a tenant's
+// tickets are its Weight.
 type Account struct {
-	User alloc.TenantID
-	Type topology.GPUType
-	// Demand is Σ r_ik, the GPUs of the user's jobs on the type.
+	Tenant alloc.TenantID
+	Type   topology.GPUType
+	// Demand is Σ r_ik, the GPUs of the tenant's jobs on the type.
 	Demand int
-	// TicketsPerGPU is equation (1) with the user's own tickets; job
-	// tickets (equation 3), and so the stride schedulers, use it.
-	TicketsPerGPU float64
-	// Effective is the user's tickets after weight readjustment: lower
-	// than its tickets when its jobs cannot use its whole share.
+	// WeightPerGPU is equation (1), ticketsPerGPU, with the tenant's own
+	// Weight; job weights (equation 3), and so the stride schedulers,
+	// use it.
+	WeightPerGPU float64
+	// Effective is the tenant's Weight after weight readjustment: lower
+	// than its Weight when its jobs cannot use its whole share.
 	Effective float64
-	// Share is the user's fair share of the type in GPUs: its
-	// effective tickets' part of the type's GPUs, at most Demand.
+	// Share is the tenant's fair share of the type in GPUs: its
+	// effective weight's part of the type's GPUs, at most Demand.
 	Share float64
 }
 
@@ -76,7 +76,7 @@ type Settings struct {
 }
 
 type fairUser struct {
-	User
+	alloc.Tenant
 	jobs   []alloc.JobID // sorted
 	demand map[topology.GPUType]int
 }
@@ -87,10 +87,10 @@ type fairJob struct {
 }
 
 // Fair is Gandiva_fair's scheduler for a cluster of servers, each with GPUs
-// of one type: users hold tickets, jobs are placed by ticket load
+// of one type: tenants hold tickets (their Weight), jobs are placed by ticket load
 // (Algorithm 2), each quantum runs split stride (Split) with the job tickets
 // of equation (3), and Rebalance migrates jobs when server loads drift
-// apart. Accounting is per GPU type: a user's tickets entitle it to the same
+// apart. Accounting is per GPU type: a tenant's tickets entitle it to the same
 // fraction of every type it has jobs on.
 //
 // The zero value is not usable; build one with NewFair.
@@ -105,7 +105,7 @@ type Fair struct {
 	maxSrv map[topology.GPUType]int
 }
 
-// NewFair returns a Fair scheduler with no users on cluster c.
+// NewFair returns a Fair scheduler with no tenants on cluster c.
 func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
 	sp, err := NewSplit(c)
 	if err != nil {
@@ -138,30 +138,31 @@ func (f *Fair) user(id alloc.TenantID) (*fairUser, int) {
 	return f.users[i], i
 }
 
-// AddUser adds a user without jobs. It returns an *gpufair.InputError wrapping
-// gpufair.ErrValue for an empty ID, gpufair.ErrDuplicate for a known user and
-// ErrTickets for bad tickets.
-func (f *Fair) AddUser(u User) error {
+// AddTenant adds a tenant without jobs; its Weight is its tickets. It
+// returns an *gpufair.InputError wrapping gpufair.ErrValue for an empty ID
+// or a Weight that is not positive and finite, and gpufair.ErrDuplicate for
+// a known tenant.
+func (f *Fair) AddTenant(u alloc.Tenant) error {
 	if u.ID == "" {
-		return gpufair.Invalid("User.ID", "", gpufair.ErrValue, "empty user ID")
+		return gpufair.Invalid("Tenant.ID", "", gpufair.ErrValue, "empty tenant ID")
 	}
-	if err := checkTickets("User.Tickets", string(u.ID), u.Tickets); err != nil {
+	if err := checkWeight("Tenant.Weight", string(u.ID), u.Weight); err != nil {
 		return err
 	}
 	fu, i := f.user(u.ID)
 	if fu != nil {
-		return gpufair.Invalid("User.ID", string(u.ID), gpufair.ErrDuplicate, "already a user")
+		return gpufair.Invalid("Tenant.ID", string(u.ID), gpufair.ErrDuplicate, "already a tenant")
 	}
-	f.users = slices.Insert(f.users, i, &fairUser{User: u, demand: map[topology.GPUType]int{}})
+	f.users = slices.Insert(f.users, i, &fairUser{Tenant: u, demand: map[topology.GPUType]int{}})
 	return nil
 }
 
-// RemoveUser removes a user and all its jobs, and returns the jobs removed.
-// It returns gpufair.ErrUnknownID for an unknown user.
-func (f *Fair) RemoveUser(id alloc.TenantID) ([]alloc.JobID, error) {
+// RemoveTenant removes a tenant and all its jobs, and returns the jobs
+// removed. It returns gpufair.ErrUnknownID for an unknown tenant.
+func (f *Fair) RemoveTenant(id alloc.TenantID) ([]alloc.JobID, error) {
 	fu, i := f.user(id)
 	if fu == nil {
-		return nil, gpufair.Invalid("User.ID", string(id), gpufair.ErrUnknownID, "not a user")
+		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not a tenant")
 	}
 	for _, j := range fu.jobs {
 		f.split.Remove(j)
@@ -171,25 +172,25 @@ func (f *Fair) RemoveUser(id alloc.TenantID) ([]alloc.JobID, error) {
 	return fu.jobs, nil
 }
 
-// demand returns Σ r of user u's jobs on type t.
+// demand returns Σ r of tenant u's jobs on type t.
 func (f *Fair) demand(u *fairUser, t topology.GPUType) int { return u.demand[t] }
 
-// Accounts returns every user's accounting on every GPU type it has jobs
-// on, by user then by type in cluster order.
+// Accounts returns every tenant's accounting on every GPU type it has jobs
+// on, by tenant then by type in cluster order.
 func (f *Fair) Accounts() []Account {
 	var out []Account
 	for _, t := range f.types {
 		out = append(out, f.accounts(t, "", 0)...)
 	}
-	slices.SortStableFunc(out, func(a, b Account) int { return cmp.Compare(a.User, b.User) })
+	slices.SortStableFunc(out, func(a, b Account) int { return cmp.Compare(a.Tenant, b.Tenant) })
 	return out
 }
 
 // accounts returns the accounting of type t, counting extra more GPUs for
-// user extraFor (a job about to be placed).
+// tenant extraFor (a job about to be placed).
 func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) []Account {
 	var acc []Account
-	var tickets []float64
+	var weights []float64
 	var demand []float64
 	for _, u := range f.users {
 		d := f.demand(u, t)
@@ -199,14 +200,14 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) 
 		if d == 0 {
 			continue
 		}
-		acc = append(acc, Account{User: u.ID, Type: t, Demand: d, TicketsPerGPU: u.Tickets / float64(d)})
-		tickets = append(tickets, u.Tickets)
+		acc = append(acc, Account{Tenant: u.ID, Type: t, Demand: d, WeightPerGPU: u.Weight / float64(d)})
+		weights = append(weights, u.Weight)
 		demand = append(demand, float64(d))
 	}
 	k := slices.Index(f.types, t)
-	// Cannot fail: users' tickets were checked by AddUser, demands are
+	// Cannot fail: weights were checked by AddTenant, demands are
 	// counts of GPUs and capacities come from a valid cluster.
-	eff, share, _ := Readjust(float64(f.count[k]), tickets, demand)
+	eff, share, _ := Readjust(float64(f.count[k]), weights, demand)
 	for i := range acc {
 		acc[i].Effective, acc[i].Share = eff[i], share[i]
 	}
@@ -214,66 +215,66 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) 
 }
 
 // Readjust is weight readjustment (Chandra et al., used by Gandiva_fair
-// section 3.2) for capacity gpus shared by users with the given tickets and
-// demands: users whose ticket share exceeds their demand get their demand,
-// and the rest is shared again among the others in proportion to their
-// tickets, until every remaining user can use its share. It returns each
-// user's effective tickets (its tickets if it is not capped; otherwise the
-// tickets that entitle it to exactly its demand at the uncapped users' rate
-// of tickets per GPU) and its share in GPUs. If every user is capped,
-// effective tickets equal tickets. It returns an *gpufair.InputError for
-// capacity or demands that are negative or not finite (gpufair.ErrValue),
-// tickets that are not positive and finite (ErrTickets) and slices of
-// different lengths (gpufair.ErrShape).
+// section 3.2) for capacity gpus shared by tenants with the given weights
+// (tickets) and demands: tenants whose weighted share exceeds their demand
+// get their demand, and the rest is shared again among the others in
+// proportion to their weights, until every remaining tenant can use its
+// share. It returns each tenant's effective weight (its weight if it is not
+// capped; otherwise the weight that entitles it to exactly its demand at the
+// uncapped tenants' rate of weight per GPU) and its share in GPUs. If every
+// tenant is capped, effective weights equal weights. It returns an
+// *gpufair.InputError wrapping gpufair.ErrValue for capacity or demands that
+// are negative or not finite and for weights that are not positive and
+// finite, and gpufair.ErrShape for slices of different lengths.
 //
-// Cost O(n log n) for n users.
-func Readjust(gpus float64, tickets, demand []float64) (effective, share []float64, err error) {
-	if len(tickets) != len(demand) {
-		return nil, nil, gpufair.Invalid("Readjust", "", gpufair.ErrShape, "%d tickets, %d demands", len(tickets), len(demand))
+// Cost O(n log n) for n tenants.
+func Readjust(gpus float64, weights, demand []float64) (effective, share []float64, err error) {
+	if len(weights) != len(demand) {
+		return nil, nil, gpufair.Invalid("Readjust", "", gpufair.ErrShape, "%d weights, %d demands", len(weights), len(demand))
 	}
 	if !(gpus >= 0) || math.IsInf(gpus, 0) {
 		return nil, nil, gpufair.Invalid("Readjust", "", gpufair.ErrValue, "capacity %v GPUs", gpus)
 	}
-	for i := range tickets {
-		if err := checkTickets("Readjust", strconv.Itoa(i), tickets[i]); err != nil {
+	for i := range weights {
+		if err := checkWeight("Readjust", strconv.Itoa(i), weights[i]); err != nil {
 			return nil, nil, err
 		}
 		if !(demand[i] >= 0) || math.IsInf(demand[i], 0) {
 			return nil, nil, gpufair.Invalid("Readjust", strconv.Itoa(i), gpufair.ErrValue, "demand %v GPUs", demand[i])
 		}
 	}
-	n := len(tickets)
-	effective, share = slices.Clone(tickets), make([]float64, n)
+	n := len(weights)
+	effective, share = slices.Clone(weights), make([]float64, n)
 	order := make([]int, n)
 	var T float64
 	for i := range order {
 		order[i] = i
-		T += tickets[i]
+		T += weights[i]
 	}
-	// Lowest demand per ticket first: they are the first to be capped.
+	// Lowest demand per unit of weight first: they are the first to be capped.
 	sort.SliceStable(order, func(a, b int) bool {
-		return demand[order[a]]*tickets[order[b]] < demand[order[b]]*tickets[order[a]]
+		return demand[order[a]]*weights[order[b]] < demand[order[b]]*weights[order[a]]
 	})
 	C := gpus
 	capped := 0
 	for _, i := range order {
-		if demand[i]*T > tickets[i]*C {
+		if demand[i]*T > weights[i]*C {
 			break
 		}
 		share[i] = demand[i]
 		C -= demand[i]
-		T -= tickets[i]
+		T -= weights[i]
 		capped++
 	}
 	if capped == n || !(C > 0) {
 		return effective, share, nil
 	}
-	rate := T / C // tickets per GPU among uncapped users
+	rate := T / C // weight per GPU among uncapped tenants
 	for k, i := range order {
 		if k < capped {
 			effective[i] = demand[i] * rate
 		} else {
-			share[i] = tickets[i] / rate
+			share[i] = weights[i] / rate
 		}
 	}
 	return effective, share, nil
@@ -284,7 +285,7 @@ func Readjust(gpus float64, tickets, demand []float64) (effective, share []float
 func (f *Fair) loads(t topology.GPUType, acc []Account) []float64 {
 	tpg := make(map[alloc.TenantID]float64, len(acc))
 	for _, a := range acc {
-		tpg[a.User] = a.Effective / float64(a.Demand)
+		tpg[a.Tenant] = a.Effective / float64(a.Demand)
 	}
 	load := make([]float64, len(f.c.Servers))
 	for _, u := range f.users {
@@ -320,49 +321,55 @@ func (f *Fair) Loads() []float64 {
 }
 
 // Submit places a new job (Algorithm 2) and hands it to the stride
-// schedulers; see Submission for how the GPU type is chosen. A job that fits on one server of its type goes to the server
-// of lowest ticket load per GPU once the job and its owner's new tickets
-// per GPU are counted (ties to the server listed first); a larger job takes
+// schedulers; see Submission for how the GPU type is chosen. A job
+// that fits on one server of its type goes to the server of lowest ticket
+// load per GPU once the job and its owner's new tickets per GPU are counted (ties to the server listed first); a larger job takes
 // whole servers in increasing order of load. It returns an *gpufair.InputError
-// wrapping gpufair.ErrValue for an empty ID or a size below 1,
+// wrapping gpufair.ErrValue for an empty ID or a gang below 1,
 // gpufair.ErrUnknownID for an unknown owner, gpufair.ErrDuplicate for a known
 // job, gpufair.ErrUnknownType for a type (or profiled type) the cluster lacks,
-// gpufair.ErrValue for a profile time that is not positive and finite, and
+// gpufair.ErrValue for a profiled rate that is not positive and finite, and
 // gpufair.ErrTooLarge for a job larger than the GPUs of its type.
 //
-// Cost: O(users + jobs + servers).
+// Cost: O(tenants + jobs + servers).
 func (f *Fair) Submit(s Submission) (Placement, error) {
 	id := string(s.ID)
 	if s.ID == "" {
 		return Placement{}, gpufair.Invalid("Job.ID", "", gpufair.ErrValue, "empty job ID")
 	}
-	if s.Size < 1 {
-		return Placement{}, gpufair.Invalid("Job.Size", id, gpufair.ErrValue, "size %d", s.Size)
+	if s.Gang < 1 {
+		return Placement{}, gpufair.Invalid("Job.Gang", id, gpufair.ErrValue, "gang %d", s.Gang)
 	}
 	u, _ := f.user(s.Owner)
 	if u == nil {
-		return Placement{}, gpufair.Invalid("Job.Owner", id, gpufair.ErrUnknownID, "owner %q is not a user", s.Owner)
+		return Placement{}, gpufair.Invalid("Job.Owner", id, gpufair.ErrUnknownID, "owner %q is not a tenant", s.Owner)
 	}
 	if _, ok := f.jobs[s.ID]; ok {
 		return Placement{}, gpufair.Invalid("Job.ID", id, gpufair.ErrDuplicate, "already submitted")
 	}
-	for g, p := range s.Perf {
+	for _, g := range slices.Sorted(maps.Keys(s.Rates)) {
 		if !slices.Contains(f.types, g) {
-			return Placement{}, gpufair.Invalid("Job.Perf", id, gpufair.ErrUnknownType, "%q", g)
+			return Placement{}, gpufair.Invalid("Job.Rates", id, gpufair.ErrUnknownType, "%q", g)
 		}
-		if !(p > 0) || math.IsInf(p, 0) {
-			return Placement{}, gpufair.Invalid("Job.Perf", id, gpufair.ErrValue, "mini-batch time %v on %q", p, g)
+		if r := s.Rates[g]; !(r > 0) || math.IsInf(r, 0) {
+			return Placement{}, gpufair.Invalid("Job.Rates", id, gpufair.ErrValue, "rate %v on %q", r, g)
 		}
 	}
-	if s.Type == "" && len(s.Perf) > 0 {
-		best := math.Inf(1)
+	if s.Type == "" && len(s.Rates) > 0 {
+		// Greatest r_g·Weight/d_g, d_g the owner's GPUs on g with the job:
+		// the owner's Weight is common to every type and drops out, and
+		// r_g/d_g > r_best/d_best is cross-multiplied so that types whose
+		// rates and demands are in proportion tie exactly.
+		var best float64 // rate of s.Type
+		var bestD int    // owner's GPUs of s.Type with the job
 		for k, g := range f.types {
-			p, ok := s.Perf[g]
-			if !ok || s.Size > f.count[k] {
+			r, ok := s.Rates[g]
+			if !ok || s.Gang > f.count[k] {
 				continue
 			}
-			if c := p * float64(u.demand[g]+s.Size) / u.Tickets; c < best {
-				best, s.Type = c, g
+			d := u.demand[g] + s.Gang
+			if s.Type == "" || r*float64(bestD) > best*float64(d) {
+				best, bestD, s.Type = r, d, g
 			}
 		}
 	}
@@ -373,14 +380,14 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 	if k < 0 {
 		return Placement{}, gpufair.Invalid("Job.Type", id, gpufair.ErrUnknownType, "%q", s.Type)
 	}
-	if s.Size > f.count[k] {
-		return Placement{}, gpufair.Invalid("Job.Size", id, gpufair.ErrTooLarge, "%d GPUs for a cluster of %d %q", s.Size, f.count[k], s.Type)
+	if s.Gang > f.count[k] {
+		return Placement{}, gpufair.Invalid("Job.Gang", id, gpufair.ErrTooLarge, "%d GPUs for a cluster of %d %q", s.Gang, f.count[k], s.Type)
 	}
-	acc := f.accounts(s.Type, s.Owner, s.Size)
+	acc := f.accounts(s.Type, s.Owner, s.Gang)
 	load := f.loads(s.Type, acc)
 	var tpg float64
 	for _, a := range acc {
-		if a.User == s.Owner {
+		if a.Tenant == s.Owner {
 			tpg = a.Effective / float64(a.Demand)
 		}
 	}
@@ -391,26 +398,26 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 		}
 	}
 	j := &fairJob{Submission: s}
-	if s.Size <= f.maxSrv[s.Type] {
+	if s.Gang <= f.maxSrv[s.Type] {
 		best := -1
 		var bestLoad float64
 		for _, l := range cand {
 			g := f.c.Servers[l].GPUs
-			if g < s.Size {
+			if g < s.Gang {
 				continue
 			}
-			after := load[l] + float64(s.Size)*tpg/float64(g)
+			after := load[l] + float64(s.Gang)*tpg/float64(g)
 			if best < 0 || after < bestLoad {
 				best, bestLoad = l, after
 			}
 		}
-		j.parts = []Part{{Server: best, GPUs: s.Size}}
-		if err := f.split.AddSmall(Job{ID: s.ID, Size: s.Size, Tickets: 1}, best); err != nil {
+		j.parts = []Part{{Server: best, GPUs: s.Gang}}
+		if err := f.split.AddSmall(alloc.Job{ID: s.ID, Owner: s.Owner, Gang: s.Gang, Weight: 1}, best); err != nil {
 			return Placement{}, err
 		}
 	} else {
 		sort.SliceStable(cand, func(a, b int) bool { return load[cand[a]] < load[cand[b]] })
-		need := s.Size
+		need := s.Gang
 		for _, l := range cand {
 			if need == 0 {
 				break
@@ -420,30 +427,30 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 			need -= g
 		}
 		slices.SortFunc(j.parts, func(a, b Part) int { return cmp.Compare(a.Server, b.Server) })
-		if err := f.split.AddLarge(Job{ID: s.ID, Size: s.Size, Tickets: 1}, j.parts); err != nil {
+		if err := f.split.AddLarge(alloc.Job{ID: s.ID, Owner: s.Owner, Gang: s.Gang, Weight: 1}, j.parts); err != nil {
 			return Placement{}, err
 		}
 	}
 	f.jobs[s.ID] = j
-	u.demand[s.Type] += s.Size
+	u.demand[s.Type] += s.Gang
 	i, _ := slices.BinarySearch(u.jobs, s.ID)
 	u.jobs = slices.Insert(u.jobs, i, s.ID)
 	f.retune(u)
 	return Placement{Job: s.ID, Type: s.Type, Parts: slices.Clone(j.parts)}, nil
 }
 
-// retune sets the job tickets (equation 3) of u's jobs.
+// retune sets the weights of u's jobs to their tickets, equation (3).
 func (f *Fair) retune(u *fairUser) {
 	for _, t := range f.types {
 		d := f.demand(u, t)
 		if d == 0 {
 			continue
 		}
-		tpg := u.Tickets / float64(d)
+		tpg := u.Weight / float64(d)
 		for _, id := range u.jobs {
 			if j := f.jobs[id]; j.Type == t {
-				// Cannot fail: the job is scheduled and tickets are positive.
-				_ = f.split.SetTickets(id, tpg*float64(j.Size))
+				// Cannot fail: the job is scheduled and its weight positive.
+				_ = f.split.SetWeight(id, tpg*float64(j.Gang))
 			}
 		}
 	}
@@ -459,21 +466,22 @@ func (f *Fair) Finish(id alloc.JobID) error {
 	f.split.Remove(id)
 	delete(f.jobs, id)
 	u, _ := f.user(j.Owner)
-	u.demand[j.Type] -= j.Size
+	u.demand[j.Type] -= j.Gang
 	i, _ := slices.BinarySearch(u.jobs, id)
 	u.jobs = slices.Delete(u.jobs, i, i+1)
 	f.retune(u)
 	return nil
 }
 
-// JobTickets returns job id's tickets, equation (3).
-func (f *Fair) JobTickets(id alloc.JobID) (float64, bool) {
+// JobWeight returns job id's weight in the stride schedulers: its tickets,
+// equation (3), its owner's ticketsPerGPU on its type times its gang.
+func (f *Fair) JobWeight(id alloc.JobID) (float64, bool) {
 	j, ok := f.jobs[id]
 	if !ok {
 		return 0, false
 	}
 	u, _ := f.user(j.Owner)
-	return u.Tickets / float64(f.demand(u, j.Type)) * float64(j.Size), true
+	return u.Weight / float64(f.demand(u, j.Type)) * float64(j.Gang), true
 }
 
 // Owner returns the owner of job id.
@@ -519,16 +527,16 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 		}
 		tpg := make(map[alloc.TenantID]float64, len(acc))
 		for _, a := range acc {
-			tpg[a.User] = a.Effective / float64(a.Demand)
+			tpg[a.Tenant] = a.Effective / float64(a.Demand)
 		}
 		gHi, gLo := float64(f.c.Servers[hi].GPUs), float64(f.c.Servers[lo].GPUs)
 		var best alloc.JobID
 		bestGap := gap
 		for _, e := range f.split.Local(hi).jobs {
-			if e.Size > f.c.Servers[lo].GPUs {
+			if e.Gang > f.c.Servers[lo].GPUs {
 				continue
 			}
-			w := float64(e.Size) * tpg[f.jobs[e.ID].Owner]
+			w := float64(e.Gang) * tpg[f.jobs[e.ID].Owner]
 			g := load[hi] - w/gHi - (load[lo] + w/gLo)
 			if g < 0 {
 				g = -g
@@ -543,10 +551,10 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 		j := f.jobs[best]
 		f.split.Remove(best)
 		u, _ := f.user(j.Owner)
-		tickets := u.Tickets / float64(f.demand(u, t)) * float64(j.Size)
-		// Cannot fail: the job fits the server and its tickets are valid.
-		_ = f.split.AddSmall(Job{ID: best, Size: j.Size, Tickets: tickets}, lo)
-		j.parts = []Part{{Server: lo, GPUs: j.Size}}
+		w := u.Weight / float64(f.demand(u, t)) * float64(j.Gang)
+		// Cannot fail: the job fits the server and its weight is valid.
+		_ = f.split.AddSmall(alloc.Job{ID: best, Owner: j.Owner, Gang: j.Gang, Weight: w}, lo)
+		j.parts = []Part{{Server: lo, GPUs: j.Gang}}
 		out = append(out, Migration{Job: best, From: f.c.Servers[hi].Name, To: f.c.Servers[lo].Name})
 	}
 	return out

@@ -45,10 +45,10 @@ func TestTable2GangAwareStride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, j := range []stride.Job{
-		{ID: "A1", Size: 1, Tickets: 50}, {ID: "A2", Size: 1, Tickets: 50},
-		{ID: "B1", Size: 2, Tickets: 50}, {ID: "B2", Size: 2, Tickets: 50},
-		{ID: "C1", Size: 4, Tickets: 50}, {ID: "C2", Size: 4, Tickets: 50},
+	for _, j := range []alloc.Job{
+		{ID: "A1", Gang: 1, Weight: 50}, {ID: "A2", Gang: 1, Weight: 50},
+		{ID: "B1", Gang: 2, Weight: 50}, {ID: "B2", Gang: 2, Weight: 50},
+		{ID: "C1", Gang: 4, Weight: 50}, {ID: "C2", Gang: 4, Weight: 50},
 	} {
 		if err := s.Add(j); err != nil {
 			t.Fatal(err)
@@ -63,7 +63,7 @@ func TestTable2GangAwareStride(t *testing.T) {
 		used := 0
 		for _, j := range got {
 			runs[j.ID]++
-			used += j.Size
+			used += j.Gang
 		}
 		if used != 4 {
 			t.Errorf("quantum %d uses %d of 4 GPUs", q, used)
@@ -88,10 +88,10 @@ func TestTable2NeedsSizeNormalisedStride(t *testing.T) {
 	s, _ := stride.NewScheduler(4)
 	// Tickets proportional to size give stride 1/50 for every job: the
 	// same as unnormalised strides with 50 tickets each.
-	for _, j := range []stride.Job{
-		{ID: "A1", Size: 1, Tickets: 50}, {ID: "A2", Size: 1, Tickets: 50},
-		{ID: "B1", Size: 2, Tickets: 100}, {ID: "B2", Size: 2, Tickets: 100},
-		{ID: "C1", Size: 4, Tickets: 200}, {ID: "C2", Size: 4, Tickets: 200},
+	for _, j := range []alloc.Job{
+		{ID: "A1", Gang: 1, Weight: 50}, {ID: "A2", Gang: 1, Weight: 50},
+		{ID: "B1", Gang: 2, Weight: 100}, {ID: "B2", Gang: 2, Weight: 100},
+		{ID: "C1", Gang: 4, Weight: 200}, {ID: "C2", Gang: 4, Weight: 200},
 	} {
 		_ = s.Add(j)
 	}
@@ -115,18 +115,18 @@ func TestSection51OneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for u, size := range map[alloc.TenantID]int{"user1": 1, "user2": 2, "user3": 4} {
-		if err := f.AddUser(stride.User{ID: u, Tickets: 100}); err != nil {
+		if err := f.AddTenant(alloc.Tenant{ID: u, Weight: 100}); err != nil {
 			t.Fatal(err)
 		}
 		for k := range 4 {
-			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", u, k)), Owner: u, Size: size}); err != nil {
+			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", u, k)), Owner: u, Gang: size}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for _, a := range f.Accounts() {
 		if a.Share != 4./3 {
-			t.Errorf("%s fair share %v, want 4/3", a.User, a.Share)
+			t.Errorf("%s fair share %v, want 4/3", a.Tenant, a.Share)
 		}
 	}
 	// 12 quanta make one full cycle: every user gets 16 GPU-quanta, 4/3
@@ -150,9 +150,9 @@ func TestSection52SplitStride(t *testing.T) {
 	}
 	jobs := map[alloc.TenantID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
 	for _, u := range []alloc.TenantID{"user1", "user2", "user3"} {
-		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
+		_ = f.AddTenant(alloc.Tenant{ID: u, Weight: 100})
 		for k, size := range jobs[u] {
-			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", u, k)), Owner: u, Size: size}); err != nil {
+			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", u, k)), Owner: u, Gang: size}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -169,7 +169,7 @@ func TestSection52SplitStride(t *testing.T) {
 	}
 	for _, a := range f.Accounts() {
 		if a.Share != 8./3 {
-			t.Errorf("%s fair share %v, want 8/3", a.User, a.Share)
+			t.Errorf("%s fair share %v, want 8/3", a.Tenant, a.Share)
 		}
 	}
 	for cycle := range 4 {
@@ -194,13 +194,13 @@ func TestSection52SplitStride(t *testing.T) {
 func TestFigure1InterUserFairness(t *testing.T) {
 	f, _ := stride.NewFair(servers(2, 4, "gpu"), nil)
 	for _, u := range []alloc.TenantID{"A", "B", "C"} {
-		_ = f.AddUser(stride.User{ID: u, Tickets: 100})
+		_ = f.AddTenant(alloc.Tenant{ID: u, Weight: 100})
 	}
 	// Each user submits its jobs in turn; ticket-load placement then puts
 	// one job of A and one of B on each server, as in the figure.
 	for _, s := range []stride.Submission{
-		{ID: "A1", Owner: "A", Size: 2}, {ID: "A2", Owner: "A", Size: 2},
-		{ID: "B1", Owner: "B", Size: 2}, {ID: "B2", Owner: "B", Size: 2},
+		{ID: "A1", Owner: "A", Gang: 2}, {ID: "A2", Owner: "A", Gang: 2},
+		{ID: "B1", Owner: "B", Gang: 2}, {ID: "B2", Owner: "B", Gang: 2},
 	} {
 		if _, err := f.Submit(s); err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func TestFigure1InterUserFairness(t *testing.T) {
 		}
 	}
 	gpuQuanta(t, f, 1, 10) // A and B alone: they run every quantum.
-	p, err := f.Submit(stride.Submission{ID: "C1", Owner: "C", Size: 2})
+	p, err := f.Submit(stride.Submission{ID: "C1", Owner: "C", Gang: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,8 +221,8 @@ func TestFigure1InterUserFairness(t *testing.T) {
 	}
 	want := map[alloc.TenantID]float64{"A": 3, "B": 3, "C": 2}
 	for _, a := range f.Accounts() {
-		if a.Share != want[a.User] {
-			t.Errorf("%s fair share %v, want %v", a.User, a.Share, want[a.User])
+		if a.Share != want[a.Tenant] {
+			t.Errorf("%s fair share %v, want %v", a.Tenant, a.Share, want[a.Tenant])
 		}
 	}
 	// Realised: over n quanta each user is within one quantum of its
@@ -249,12 +249,12 @@ func TestFigure2BalancedSplit(t *testing.T) {
 	for l := range 2 {
 		for k := range 4 {
 			id := alloc.JobID(fmt.Sprintf("s%d-%d", l, k))
-			if err := s.AddSmall(stride.Job{ID: id, Size: 1, Tickets: 50}, l); err != nil {
+			if err := s.AddSmall(alloc.Job{ID: id, Gang: 1, Weight: 50}, l); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := s.AddLarge(stride.Job{ID: "big", Size: 8, Tickets: 100}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 1, GPUs: 4}}); err != nil {
+	if err := s.AddLarge(alloc.Job{ID: "big", Gang: 8, Weight: 100}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 1, GPUs: 4}}); err != nil {
 		t.Fatal(err)
 	}
 	big := 0

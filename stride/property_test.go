@@ -19,15 +19,15 @@ const passTol = 1e-9
 func jobID(i int) alloc.JobID { return alloc.JobID(fmt.Sprintf("j%02d", i)) }
 
 // genServerJobs draws a server size and jobs that fit it.
-func genServerJobs(t *rapid.T) (int, []stride.Job) {
+func genServerJobs(t *rapid.T) (int, []alloc.Job) {
 	g := rapid.IntRange(1, 8).Draw(t, "gpus")
 	n := rapid.IntRange(1, 10).Draw(t, "jobs")
-	jobs := make([]stride.Job, n)
+	jobs := make([]alloc.Job, n)
 	for i := range jobs {
-		jobs[i] = stride.Job{
-			ID:      jobID(i),
-			Size:    rapid.IntRange(1, g).Draw(t, "size"),
-			Tickets: float64(rapid.IntRange(1, 20).Draw(t, "tickets")),
+		jobs[i] = alloc.Job{
+			ID:     jobID(i),
+			Gang:   rapid.IntRange(1, g).Draw(t, "size"),
+			Weight: float64(rapid.IntRange(1, 20).Draw(t, "tickets")),
 		}
 	}
 	return g, jobs
@@ -66,8 +66,8 @@ func TestGangAwareStrideRules(t *testing.T) {
 			free := g
 			var want []alloc.JobID
 			for _, j := range order {
-				if j.Size <= free {
-					free -= j.Size
+				if j.Gang <= free {
+					free -= j.Gang
 					want = append(want, j.ID)
 				}
 			}
@@ -75,7 +75,7 @@ func TestGangAwareStrideRules(t *testing.T) {
 			used := 0
 			for _, j := range ran {
 				got = append(got, j.ID)
-				used += j.Size
+				used += j.Gang
 			}
 			if used > g {
 				t.Fatalf("quantum %d uses %d of %d GPUs", q, used, g)
@@ -90,7 +90,7 @@ func TestGangAwareStrideRules(t *testing.T) {
 				p, _ := s.Pass(j.ID)
 				wantP := before[j.ID]
 				if slices.Contains(got, j.ID) {
-					wantP += j.Stride()
+					wantP += strideOf(j)
 				}
 				if math.Abs(p-wantP) > passTol*math.Max(1, wantP) {
 					t.Fatalf("quantum %d: %s pass %v, want %v", q, j.ID, p, wantP)
@@ -118,7 +118,7 @@ func TestNoStarvation(t *testing.T) {
 			for _, k := range s.Jobs() {
 				pk, _ := s.Pass(k.ID)
 				if k.ID != id && pk <= p+passTol {
-					wait += int(math.Floor((p-pk)/k.Stride()+passTol)) + 1
+					wait += int(math.Floor((p-pk)/strideOf(k)+passTol)) + 1
 				}
 			}
 			deadline[id] = q + wait
@@ -132,7 +132,7 @@ func TestNoStarvation(t *testing.T) {
 				setDeadline(q+1, j.ID)
 			}
 			for id, d := range deadline {
-				if q >= d && !slices.ContainsFunc(ran, func(j stride.Job) bool { return j.ID == id }) {
+				if q >= d && !slices.ContainsFunc(ran, func(j alloc.Job) bool { return j.ID == id }) {
 					t.Fatalf("%s did not run by quantum %d", id, d)
 				}
 			}
@@ -157,7 +157,7 @@ func TestConvergesToTicketShare(t *testing.T) {
 		for i := range n {
 			tickets[i] = float64(rapid.IntRange(1, 20).Draw(t, "tickets"))
 			demand[i] = float64(d)
-			_ = s.Add(stride.Job{ID: jobID(i), Size: d, Tickets: tickets[i]})
+			_ = s.Add(alloc.Job{ID: jobID(i), Gang: d, Weight: tickets[i]})
 		}
 		_, share, err := stride.Readjust(float64(g), tickets, demand)
 		if err != nil {
@@ -169,7 +169,7 @@ func TestConvergesToTicketShare(t *testing.T) {
 			for _, j := range ran {
 				var k int
 				fmt.Sscanf(string(j.ID), "j%d", &k)
-				got[k] += float64(j.Size)
+				got[k] += float64(j.Gang)
 			}
 			for i := range n {
 				if e := math.Abs(got[i] - float64(q)*share[i]); e > float64(n*d)+passTol {
@@ -189,7 +189,7 @@ func TestPairwiseOneQuantum(t *testing.T) {
 		n := rapid.IntRange(2, 10).Draw(t, "jobs")
 		s, _ := stride.NewScheduler(1)
 		for i := range n {
-			_ = s.Add(stride.Job{ID: jobID(i), Size: 1, Tickets: float64(rapid.IntRange(1, 20).Draw(t, "tickets"))})
+			_ = s.Add(alloc.Job{ID: jobID(i), Gang: 1, Weight: float64(rapid.IntRange(1, 20).Draw(t, "tickets"))})
 		}
 		for q := 1; q <= 200; q++ {
 			_, _ = s.Schedule(q)
@@ -197,8 +197,8 @@ func TestPairwiseOneQuantum(t *testing.T) {
 			lo, _ := s.Pass(jobs[0].ID)
 			for _, j := range jobs {
 				p, _ := s.Pass(j.ID)
-				if p-lo > j.Stride()+passTol {
-					t.Fatalf("quantum %d: %s pass %v is more than its stride %v past %v", q, j.ID, p, j.Stride(), lo)
+				if p-lo > strideOf(j)+passTol {
+					t.Fatalf("quantum %d: %s pass %v is more than its stride %v past %v", q, j.ID, p, strideOf(j), lo)
 				}
 			}
 		}
@@ -240,7 +240,7 @@ func TestFairStateMachine(t *testing.T) {
 			"addUser": func(t *rapid.T) {
 				id := alloc.TenantID(fmt.Sprintf("u%d", nextUser))
 				nextUser++
-				if err := f.AddUser(stride.User{ID: id, Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))}); err != nil {
+				if err := f.AddTenant(alloc.Tenant{ID: id, Weight: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))}); err != nil {
 					t.Fatal(err)
 				}
 				users[id] = nil
@@ -252,7 +252,7 @@ func TestFairStateMachine(t *testing.T) {
 				}
 				i := rapid.IntRange(0, len(userIDs)-1).Draw(t, "user")
 				id := userIDs[i]
-				gone, err := f.RemoveUser(id)
+				gone, err := f.RemoveTenant(id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -276,7 +276,7 @@ func TestFairStateMachine(t *testing.T) {
 				size := rapid.IntRange(1, count[k]).Draw(t, "size")
 				id := alloc.JobID(fmt.Sprintf("j%03d", nextJob))
 				nextJob++
-				p, err := f.Submit(stride.Submission{ID: id, Owner: u, Size: size, Type: ty})
+				p, err := f.Submit(stride.Submission{ID: id, Owner: u, Gang: size, Type: ty})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -346,10 +346,10 @@ func TestFairStateMachine(t *testing.T) {
 				perType := map[topology.GPUType]float64{}
 				for _, a := range f.Accounts() {
 					if a.Share > float64(a.Demand)+passTol || a.Share < 0 {
-						t.Fatalf("%s share %v of demand %d", a.User, a.Share, a.Demand)
+						t.Fatalf("%s share %v of demand %d", a.Tenant, a.Share, a.Demand)
 					}
-					if a.Demand != demandOf(f, users[a.User], a.Type, c) {
-						t.Fatalf("%s demand %d", a.User, a.Demand)
+					if a.Demand != demandOf(f, users[a.Tenant], a.Type, c) {
+						t.Fatalf("%s demand %d", a.Tenant, a.Demand)
 					}
 					perType[a.Type] += a.Share
 				}
@@ -371,7 +371,7 @@ func demandOf(f *stride.Fair, jobs []alloc.JobID, ty topology.GPUType, c topolog
 				if c.Servers[l].Type == ty {
 					for _, sj := range f.Split().Local(l).Jobs() {
 						if sj.ID == j {
-							d += sj.Size
+							d += sj.Gang
 						}
 					}
 				}
@@ -399,11 +399,11 @@ func TestSplitNoStarvation(t *testing.T) {
 		var all []alloc.JobID
 		for u := range nu {
 			uid := alloc.TenantID(fmt.Sprintf("u%d", u))
-			_ = f.AddUser(stride.User{ID: uid, Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))})
+			_ = f.AddTenant(alloc.Tenant{ID: uid, Weight: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))})
 			for j := range rapid.IntRange(1, 5).Draw(t, "jobs") {
 				k := rapid.IntRange(0, len(types)-1).Draw(t, "type")
 				id := alloc.JobID(fmt.Sprintf("u%d-%d", u, j))
-				if _, err := f.Submit(stride.Submission{ID: id, Owner: uid, Size: rapid.IntRange(1, count[k]).Draw(t, "size"), Type: types[k]}); err != nil {
+				if _, err := f.Submit(stride.Submission{ID: id, Owner: uid, Gang: rapid.IntRange(1, count[k]).Draw(t, "size"), Type: types[k]}); err != nil {
 					t.Fatal(err)
 				}
 				all = append(all, id)
@@ -456,15 +456,15 @@ func TestSplitBackfilledAggregateRegression(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := stride.NewFair(topology.Cluster{Servers: tc.servers}, nil)
-			_ = f.AddUser(stride.User{ID: "u0", Tickets: 1})
-			_ = f.AddUser(stride.User{ID: "u1", Tickets: 2})
+			_ = f.AddTenant(alloc.Tenant{ID: "u0", Weight: 1})
+			_ = f.AddTenant(alloc.Tenant{ID: "u1", Weight: 2})
 			for i, size := range tc.sizes {
-				if _, err := f.Submit(stride.Submission{ID: jobID(i), Owner: "u0", Size: size, Type: "v100"}); err != nil {
+				if _, err := f.Submit(stride.Submission{ID: jobID(i), Owner: "u0", Gang: size, Type: "v100"}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tc.bigSize > 0 {
-				if _, err := f.Submit(stride.Submission{ID: "big", Owner: "u1", Size: tc.bigSize, Type: "v100"}); err != nil {
+				if _, err := f.Submit(stride.Submission{ID: "big", Owner: "u1", Gang: tc.bigSize, Type: "v100"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -495,9 +495,9 @@ func TestUserShareConverges(t *testing.T) {
 		n := 0
 		for u := range rapid.IntRange(1, 5).Draw(t, "users") {
 			uid := alloc.TenantID(fmt.Sprintf("u%d", u))
-			_ = f.AddUser(stride.User{ID: uid, Tickets: float64(rapid.IntRange(1, 10).Draw(t, "tickets"))})
+			_ = f.AddTenant(alloc.Tenant{ID: uid, Weight: float64(rapid.IntRange(1, 10).Draw(t, "tickets"))})
 			for j := range rapid.IntRange(1, 5).Draw(t, "jobs") {
-				if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", uid, j)), Owner: uid, Size: d}); err != nil {
+				if _, err := f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprintf("%s-%d", uid, j)), Owner: uid, Gang: d}); err != nil {
 					t.Fatal(err)
 				}
 				n++
@@ -505,7 +505,7 @@ func TestUserShareConverges(t *testing.T) {
 		}
 		share := map[alloc.TenantID]float64{}
 		for _, a := range f.Accounts() {
-			share[a.User] = a.Share
+			share[a.Tenant] = a.Share
 		}
 		got := map[alloc.TenantID]float64{}
 		for q := 1; q <= 300; q++ {
@@ -525,3 +525,6 @@ func TestUserShareConverges(t *testing.T) {
 		}
 	})
 }
+
+// strideOf is a job's stride, Gang/Weight, as the schedulers compute it.
+func strideOf(j alloc.Job) float64 { return float64(j.Gang) / j.Weight }

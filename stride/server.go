@@ -8,21 +8,14 @@ import (
 	"github.com/gpufair/gpufair/alloc"
 )
 
-// Job is a gang as the stride schedulers see it: Size GPUs at once, for a
-// share of time proportional to Tickets.
-type Job struct {
-	ID      alloc.JobID
-	Size    int
-	Tickets float64
-}
-
-// Stride returns the job's stride, Size/Tickets.
-func (j Job) Stride() float64 { return float64(j.Size) / j.Tickets }
+// strideOf returns job j's stride, Gang/Weight: what one quantum of its gang
+// adds to its pass.
+func strideOf(j alloc.Job) float64 { return float64(j.Gang) / j.Weight }
 
 // entry is a job's stride state. Its pass is base + n·stride, recomputed
 // rather than accumulated so that equal-rate jobs tie exactly.
 type entry struct {
-	Job
+	alloc.Job
 	stride float64
 	base   float64
 	n      int64
@@ -34,9 +27,9 @@ func (e *entry) advance() {
 	e.pass = e.base + float64(e.n)*e.stride
 }
 
-func (e *entry) retune(t float64) {
-	e.Tickets = t
-	e.stride = float64(e.Size) / t
+func (e *entry) retune(w float64) {
+	e.Weight = w
+	e.stride = strideOf(e.Job)
 	e.base, e.n = e.pass, 0
 }
 
@@ -101,10 +94,11 @@ func (s *Scheduler) minPass() float64 {
 }
 
 // Add puts j on the server at the smallest pass present. It returns an
-// *gpufair.InputError wrapping gpufair.ErrValue for an empty ID or a size below
-// 1, gpufair.ErrTooLarge for a job larger than the server, ErrTickets for bad
-// tickets and gpufair.ErrDuplicate for an ID already present.
-func (s *Scheduler) Add(j Job) error {
+// *gpufair.InputError wrapping gpufair.ErrValue for an empty ID, a Gang below
+// 1 or a Weight that is not positive and finite, gpufair.ErrTooLarge for a
+// job larger than the server and gpufair.ErrDuplicate for an ID already
+// present. The job's Weight is its tickets; its Owner is not used.
+func (s *Scheduler) Add(j alloc.Job) error {
 	if err := validJob(j, s.gpus, "server"); err != nil {
 		return err
 	}
@@ -112,23 +106,23 @@ func (s *Scheduler) Add(j Job) error {
 		return gpufair.Invalid("Job.ID", string(j.ID), gpufair.ErrDuplicate, "already on the server")
 	}
 	p := s.minPass()
-	e := &entry{Job: j, stride: j.Stride(), base: p, pass: p}
+	e := &entry{Job: j, stride: strideOf(j), base: p, pass: p}
 	i, _ := slices.BinarySearchFunc(s.jobs, e, byPass)
 	s.jobs = slices.Insert(s.jobs, i, e)
 	return nil
 }
 
-func validJob(j Job, room int, where string) error {
+func validJob(j alloc.Job, room int, where string) error {
 	id := string(j.ID)
 	switch {
 	case j.ID == "":
 		return gpufair.Invalid("Job.ID", "", gpufair.ErrValue, "empty job ID")
-	case j.Size < 1:
-		return gpufair.Invalid("Job.Size", id, gpufair.ErrValue, "size %d", j.Size)
-	case j.Size > room:
-		return gpufair.Invalid("Job.Size", id, gpufair.ErrTooLarge, "%d GPUs on a %s of %d", j.Size, where, room)
+	case j.Gang < 1:
+		return gpufair.Invalid("Job.Gang", id, gpufair.ErrValue, "gang %d", j.Gang)
+	case j.Gang > room:
+		return gpufair.Invalid("Job.Gang", id, gpufair.ErrTooLarge, "%d GPUs on a %s of %d", j.Gang, where, room)
 	}
-	return checkTickets("Job.Tickets", id, j.Tickets)
+	return checkWeight("Job.Weight", id, j.Weight)
 }
 
 // Remove takes job id off the server and reports whether it was there.
@@ -144,18 +138,19 @@ func (s *Scheduler) Remove(id alloc.JobID) bool {
 	return true
 }
 
-// SetTickets changes job id's tickets, and so its stride from its current
-// pass on. It returns ErrTickets for bad tickets and gpufair.ErrUnknownID if
-// the job is not on the server.
-func (s *Scheduler) SetTickets(id alloc.JobID, t float64) error {
-	if err := checkTickets("Job.Tickets", string(id), t); err != nil {
+// SetWeight changes job id's weight (tickets), and so its stride from its
+// current pass on. It returns gpufair.ErrValue for a weight that is not
+// positive and finite and gpufair.ErrUnknownID if the job is not on the
+// server.
+func (s *Scheduler) SetWeight(id alloc.JobID, w float64) error {
+	if err := checkWeight("Job.Weight", string(id), w); err != nil {
 		return err
 	}
 	i := s.find(id)
 	if i < 0 {
 		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not on the server")
 	}
-	s.jobs[i].retune(t)
+	s.jobs[i].retune(w)
 	return nil
 }
 
@@ -168,19 +163,19 @@ func (s *Scheduler) Pass(id alloc.JobID) (float64, bool) {
 }
 
 // Jobs returns the jobs on the server in (pass, JobID) order.
-func (s *Scheduler) Jobs() []Job {
-	out := make([]Job, len(s.jobs))
+func (s *Scheduler) Jobs() []alloc.Job {
+	out := make([]alloc.Job, len(s.jobs))
 	for i, e := range s.jobs {
 		out[i] = e.Job
 	}
 	return out
 }
 
-// Tickets returns the total tickets of the jobs on the server.
-func (s *Scheduler) Tickets() float64 {
+// Weight returns the total weight (tickets) of the jobs on the server.
+func (s *Scheduler) Weight() float64 {
 	var t float64
 	for _, e := range s.jobs {
-		t += e.Tickets
+		t += e.Weight
 	}
 	return t
 }
@@ -189,7 +184,7 @@ func (s *Scheduler) Tickets() float64 {
 // that run, in the order they were chosen. q must exceed the previous
 // quantum's index (gaps are idle quanta); otherwise Schedule returns an
 // error wrapping gpufair.ErrOrder and changes nothing.
-func (s *Scheduler) Schedule(q int) ([]Job, error) {
+func (s *Scheduler) Schedule(q int) ([]alloc.Job, error) {
 	if err := s.tick(q); err != nil {
 		return nil, err
 	}
@@ -207,15 +202,15 @@ func (s *Scheduler) tick(q int) error {
 
 // run is one quantum of Algorithm 1 on free GPUs; it appends the jobs that
 // run to out and returns the GPUs they use.
-func (s *Scheduler) run(free int, out []Job) ([]Job, int) {
+func (s *Scheduler) run(free int, out []alloc.Job) ([]alloc.Job, int) {
 	used := 0
 	for _, e := range s.jobs {
 		if free == 0 {
 			break
 		}
-		if e.Size <= free {
-			free -= e.Size
-			used += e.Size
+		if e.Gang <= free {
+			free -= e.Gang
+			used += e.Gang
 			e.advance()
 			out = append(out, e.Job)
 		}
@@ -227,12 +222,12 @@ func (s *Scheduler) run(free int, out []Job) ([]Job, int) {
 	return out, used
 }
 
-// smallest returns the size of the smallest job on the server, or 0.
+// smallest returns the gang of the smallest job on the server, or 0.
 func (s *Scheduler) smallest() int {
 	m := 0
 	for _, e := range s.jobs {
-		if m == 0 || e.Size < m {
-			m = e.Size
+		if m == 0 || e.Gang < m {
+			m = e.Gang
 		}
 	}
 	return m

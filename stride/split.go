@@ -167,7 +167,7 @@ func (s *Split) centralMin() float64 {
 
 func (s *Split) retuneAggregate(l int) {
 	a := &s.agg[l]
-	t := s.local[l].Tickets()
+	t := s.local[l].Weight()
 	if s.local[l].Len() == 0 {
 		if a.active {
 			a.active = false
@@ -187,7 +187,7 @@ func (s *Split) retuneAggregate(l int) {
 // AddSmall puts j on server l, under that server's own stride. It returns
 // the errors of Scheduler.Add, and gpufair.ErrUnknownID for a server out of
 // range.
-func (s *Split) AddSmall(j Job, l int) error {
+func (s *Split) AddSmall(j alloc.Job, l int) error {
 	if l < 0 || l >= len(s.local) {
 		return gpufair.Invalid("Server", string(j.ID), gpufair.ErrUnknownID, "server %d of %d", l, len(s.local))
 	}
@@ -203,13 +203,13 @@ func (s *Split) AddSmall(j Job, l int) error {
 }
 
 // AddLarge puts a multi-server job under the central scheduler, on parts
-// whose GPUs add up to j.Size, at most one part per server. It returns an
+// whose GPUs add up to j.Gang, at most one part per server. It returns an
 // *gpufair.InputError wrapping gpufair.ErrValue for parts that do not add up,
 // gpufair.ErrUnknownID for a server out of range, gpufair.ErrDuplicate for a
-// server or job listed twice, gpufair.ErrTooLarge for a part larger than its server
-// and ErrTickets for bad tickets.
-func (s *Split) AddLarge(j Job, parts []Part) error {
-	if err := validJob(j, j.Size, "gang"); err != nil {
+// server or job listed twice, gpufair.ErrTooLarge for a part larger than its
+// server and gpufair.ErrValue for a weight that is not positive and finite.
+func (s *Split) AddLarge(j alloc.Job, parts []Part) error {
+	if err := validJob(j, j.Gang, "gang"); err != nil {
 		return err
 	}
 	id := string(j.ID)
@@ -232,11 +232,11 @@ func (s *Split) AddLarge(j Job, parts []Part) error {
 		seen[p.Server] = true
 		sum += p.GPUs
 	}
-	if sum != j.Size {
-		return gpufair.Invalid("Part.GPUs", id, gpufair.ErrValue, "parts add up to %d GPUs for a job of %d", sum, j.Size)
+	if sum != j.Gang {
+		return gpufair.Invalid("Part.GPUs", id, gpufair.ErrValue, "parts add up to %d GPUs for a job of %d", sum, j.Gang)
 	}
 	p := s.centralMin()
-	lj := &largeJob{entry: entry{Job: j, stride: j.Stride(), base: p, pass: p}, parts: slices.Clone(parts)}
+	lj := &largeJob{entry: entry{Job: j, stride: strideOf(j), base: p, pass: p}, parts: slices.Clone(parts)}
 	slices.SortFunc(lj.parts, func(a, b Part) int { return cmp.Compare(a.Server, b.Server) })
 	i, _ := slices.BinarySearchFunc(s.large, lj, func(a, b *largeJob) int { return cmp.Compare(a.ID, b.ID) })
 	s.large = slices.Insert(s.large, i, lj)
@@ -270,10 +270,11 @@ func (s *Split) Remove(id alloc.JobID) bool {
 	return true
 }
 
-// SetTickets changes job id's tickets. It returns ErrTickets for bad tickets
-// and gpufair.ErrUnknownID for a job that is not scheduled.
-func (s *Split) SetTickets(id alloc.JobID, t float64) error {
-	if err := checkTickets("Job.Tickets", string(id), t); err != nil {
+// SetWeight changes job id's weight (tickets). It returns gpufair.ErrValue
+// for a weight that is not positive and finite and gpufair.ErrUnknownID for
+// a job that is not scheduled.
+func (s *Split) SetWeight(id alloc.JobID, w float64) error {
+	if err := checkWeight("Job.Weight", string(id), w); err != nil {
 		return err
 	}
 	l, ok := s.where[id]
@@ -281,10 +282,10 @@ func (s *Split) SetTickets(id alloc.JobID, t float64) error {
 		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not scheduled")
 	}
 	if l == onLarge {
-		s.large[s.findLarge(id)].retune(t)
+		s.large[s.findLarge(id)].retune(w)
 		return nil
 	}
-	if err := s.local[l].SetTickets(id, t); err != nil {
+	if err := s.local[l].SetWeight(id, w); err != nil {
 		return err
 	}
 	s.retuneAggregate(l)
@@ -349,7 +350,7 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 	slices.SortFunc(s.items, byCentral)
 	plan := &Plan{Quantum: q}
 	slots := make([]topology.GPU, 0, totalFree)
-	var chosen []Job
+	var chosen []alloc.Job
 	for _, it := range s.items {
 		if totalFree == 0 {
 			break
@@ -383,7 +384,7 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 		chosen, used = s.local[l].run(s.free[l], chosen[:0])
 		for _, j := range chosen {
 			start := len(slots)
-			slots = s.take(slots, l, j.Size)
+			slots = s.take(slots, l, j.Gang)
 			plan.Runs = append(plan.Runs, Run{Job: j.ID, GPUs: slots[start:len(slots):len(slots)]})
 		}
 		totalFree -= used

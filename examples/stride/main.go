@@ -3,15 +3,15 @@
 //
 // Part 1 is gang-aware stride on one 4-GPU server (Algorithm 1, Table 2):
 // three users with equal tickets run two 1-, 2- and 4-GPU jobs each. Every
-// job advances its pass by size/tickets when it runs; each quantum the jobs
+// job advances its pass by gang/tickets when it runs; each quantum the jobs
 // with the lowest passes run if their gang fits in the GPUs still free, and
 // a job that does not fit keeps its pass, so it goes first next quantum.
 //
 // Part 2 is split stride on two 4-GPU servers (section 5.2): an 8-GPU job
 // spans both servers and is scheduled centrally against one aggregate pass
 // per server, while each server runs its own gang-aware stride for its
-// small jobs. Users join a stride.Fair cluster with tickets and submit jobs;
-// Fair places each job on the servers of lowest ticket load (Algorithm 2).
+// small jobs. Users join a stride.Fair cluster as alloc.Tenant values whose
+// Weight is their tickets, and submit jobs; Fair places each job on the servers of lowest ticket load (Algorithm 2).
 //
 // Usage:
 //
@@ -53,11 +53,11 @@ func oneServer(w io.Writer) error {
 	}
 	// Each user holds 100 tickets and two jobs of the same size r, so
 	// equation (1) gives it 100/(2r) tickets per GPU and equation (3) gives
-	// each job 100/(2r)·r = 50 tickets, whatever its size.
-	jobs := []stride.Job{
-		{ID: "A1", Size: 1, Tickets: 50}, {ID: "A2", Size: 1, Tickets: 50},
-		{ID: "B1", Size: 2, Tickets: 50}, {ID: "B2", Size: 2, Tickets: 50},
-		{ID: "C1", Size: 4, Tickets: 50}, {ID: "C2", Size: 4, Tickets: 50},
+	// each job 100/(2r)·r = 50 tickets (its Weight), whatever its size.
+	jobs := []alloc.Job{
+		{ID: "A1", Gang: 1, Weight: 50}, {ID: "A2", Gang: 1, Weight: 50},
+		{ID: "B1", Gang: 2, Weight: 50}, {ID: "B2", Gang: 2, Weight: 50},
+		{ID: "C1", Gang: 4, Weight: 50}, {ID: "C2", Gang: 4, Weight: 50},
 	}
 	for _, j := range jobs {
 		if err := s.Add(j); err != nil {
@@ -65,10 +65,10 @@ func oneServer(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "Part 1: gang-aware stride on one 4-GPU server (Table 2)")
-	oneOfEach := []stride.Job{jobs[0], jobs[2], jobs[4]} // a 1-, a 2- and a 4-GPU job
+	oneOfEach := []alloc.Job{jobs[0], jobs[2], jobs[4]} // a 1-, a 2- and a 4-GPU job
 	fmt.Fprint(w, "strides (size/tickets):")
 	for _, j := range oneOfEach {
-		fmt.Fprintf(w, " %d-GPU %.2f", j.Size, j.Stride())
+		fmt.Fprintf(w, " %d-GPU %.2f", j.Gang, float64(j.Gang)/j.Weight)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "quantum  runs         passes after the quantum (A1 A2 B1 B2 C1 C2)")
@@ -93,7 +93,7 @@ func oneServer(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "share of the time each job ran:")
 	for _, j := range oneOfEach {
-		fmt.Fprintf(w, "  %d-GPU job: %.1f%%\n", j.Size, 100*float64(runs[j.ID])/quanta)
+		fmt.Fprintf(w, "  %d-GPU job: %.1f%%\n", j.Gang, 100*float64(runs[j.ID])/quanta)
 	}
 	return nil
 }
@@ -112,12 +112,12 @@ func twoServers(w io.Writer) error {
 	sizes := map[alloc.TenantID][]int{"user1": {8}, "user2": {2, 2}, "user3": {1, 1, 1, 1}}
 	fmt.Fprintln(w, "Part 2: split stride on two 4-GPU servers (section 5.2)")
 	for _, u := range users {
-		if err := f.AddUser(stride.User{ID: u, Tickets: 100}); err != nil {
+		if err := f.AddTenant(alloc.Tenant{ID: u, Weight: 100}); err != nil {
 			return err
 		}
 		for k, size := range sizes[u] {
 			id := alloc.JobID(fmt.Sprintf("%s-%d", u, k))
-			p, err := f.Submit(stride.Submission{ID: id, Owner: u, Size: size})
+			p, err := f.Submit(stride.Submission{ID: id, Owner: u, Gang: size})
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func twoServers(w io.Writer) error {
 	// Equation (2): tickets per GPU of each server after placement.
 	fmt.Fprintf(w, "ticket load per GPU: %.1f\n", f.Loads())
 	for _, a := range f.Accounts() {
-		fmt.Fprintf(w, "  %s: fair share %.3g GPUs\n", a.User, a.Share)
+		fmt.Fprintf(w, "  %s: fair share %.3g GPUs\n", a.Tenant, a.Share)
 	}
 	if err := quanta(w, f, users, 1, 12); err != nil {
 		return err
