@@ -76,12 +76,12 @@ func gandivaFair(_ context.Context, reported [][]float64) (*alloc.Allocation, er
 	}
 	ids := labels(len(reported))
 	for i, r := range reported {
-		u := trade.User{ID: alloc.TenantID(ids[i]), Tickets: 1, Rates: map[topology.GPUType]float64{"GPU1": r[0], "GPU2": r[1]}}
+		u := trade.Bidder{Tenant: alloc.Tenant{ID: alloc.TenantID(ids[i]), Weight: 1}, Rates: map[topology.GPUType]float64{"GPU1": r[0], "GPU2": r[1]}}
 		if _, err := m.Join(u, 0); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := m.Run(1); err != nil {
+	if _, err := m.Run(context.Background(), 1); err != nil {
 		return nil, err
 	}
 	a := alloc.NewAllocation(ids, twoTypes)

@@ -1,6 +1,7 @@
 package trade_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -22,7 +23,7 @@ func benchMarket(b *testing.B, n int, seed uint64) *trade.Market {
 	}
 	for i := range n {
 		p := 1 + 3*rng.Float64()
-		u := trade.User{ID: alloc.TenantID(fmt.Sprintf("u%04d", i)), Tickets: 1 + float64(rng.IntN(4)),
+		u := trade.Bidder{Tenant: alloc.Tenant{ID: alloc.TenantID(fmt.Sprintf("u%04d", i)), Weight: 1 + float64(rng.IntN(4))},
 			Rates: map[topology.GPUType]float64{"k80": 1, "p100": p, "v100": p + 3*rng.Float64()}}
 		if _, err := m.Join(u, 0); err != nil {
 			b.Fatal(err)
@@ -37,14 +38,14 @@ func BenchmarkTrade(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("users=%d", n), func(b *testing.B) {
 			m := benchMarket(b, n, 1)
-			trades, err := m.Run(1)
+			trades, err := m.Run(context.Background(), 1)
 			if err != nil || len(trades) == 0 {
 				b.Fatalf("fixture: %d trades, %v", len(trades), err)
 			}
 			var count int
 			for b.Loop() {
 				m.Undo(1)
-				t, _ := m.Run(1)
+				t, _ := m.Run(context.Background(), 1)
 				count += len(t)
 			}
 			b.ReportMetric(float64(count)/float64(b.N), "trades/op")

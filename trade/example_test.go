@@ -1,6 +1,7 @@
 package trade_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gpufair/gpufair/alloc"
@@ -17,9 +18,9 @@ func ExampleMarket() {
 		id    alloc.TenantID
 		speed float64
 	}{{"A", 1.25}, {"B", 5}, {"C", 6.25}} {
-		_, _ = m.Join(trade.User{ID: u.id, Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": u.speed}}, 0)
+		_, _ = m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: u.id, Weight: 1}, Rates: map[topology.GPUType]float64{"K80": 1, "V100": u.speed}}, 0)
 	}
-	trades, _ := m.Run(1)
+	trades, _ := m.Run(context.Background(), 1)
 	for _, t := range trades {
 		fmt.Println(t)
 	}
@@ -30,7 +31,7 @@ func ExampleMarket() {
 	}
 	// A new user arrives: the trades are undone (negative rates) before
 	// shares are recomputed.
-	undone, _ := m.Join(trade.User{ID: "D", Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": 2}}, 2)
+	undone, _ := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: "D", Weight: 1}, Rates: map[topology.GPUType]float64{"K80": 1, "V100": 2}}, 2)
 	fmt.Println(len(undone), "undone, first:", undone[0])
 	// Output:
 	// V100/C K80/A 5

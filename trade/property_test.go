@@ -1,6 +1,7 @@
 package trade_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -27,32 +28,32 @@ func genTypes() *rapid.Generator[[]topology.GPUType] {
 	})
 }
 
-func genUser(types []topology.GPUType, id string) *rapid.Generator[trade.User] {
-	return rapid.Custom(func(t *rapid.T) trade.User {
+func genUser(types []topology.GPUType, id string) *rapid.Generator[trade.Bidder] {
+	return rapid.Custom(func(t *rapid.T) trade.Bidder {
 		r := map[topology.GPUType]float64{}
 		for _, ty := range types {
 			// Quarter steps make ties between users likely.
 			r[ty] = float64(rapid.IntRange(1, 40).Draw(t, "rate")) / 4
 		}
-		return trade.User{ID: alloc.TenantID(id), Tickets: float64(rapid.IntRange(1, 5).Draw(t, "tickets")), Rates: r}
+		return trade.Bidder{Tenant: alloc.Tenant{ID: alloc.TenantID(id), Weight: float64(rapid.IntRange(1, 5).Draw(t, "tickets"))}, Rates: r}
 	})
 }
 
 // fairValue is u's throughput on its tickets' share of every type.
-func fairValue(u trade.User, types []topology.GPUType, count []float64, totalTickets float64) float64 {
+func fairValue(u trade.Bidder, types []topology.GPUType, count []float64, totalTickets float64) float64 {
 	var v float64
 	for k, ty := range types {
-		v += u.Rates[ty] * count[k] * u.Tickets / totalTickets
+		v += u.Rates[ty] * count[k] * u.Weight / totalTickets
 	}
 	return v
 }
 
 // checkMarket checks conservation, non-negative holdings and sharing
 // incentive: no user below the throughput of its share before trading.
-func checkMarket(t *rapid.T, m *trade.Market, users []trade.User, types []topology.GPUType, count []float64) {
+func checkMarket(t *rapid.T, m *trade.Market, users []trade.Bidder, types []topology.GPUType, count []float64) {
 	var T float64
 	for _, u := range users {
-		T += u.Tickets
+		T += u.Weight
 	}
 	sum := make([]float64, len(types))
 	for _, u := range users {
@@ -98,7 +99,7 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := rapid.IntRange(1, 8).Draw(t, "users")
-		var users []trade.User
+		var users []trade.Bidder
 		for i := range n {
 			u := genUser(types, fmt.Sprintf("u%d", i)).Draw(t, "user")
 			users = append(users, u)
@@ -106,11 +107,11 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		trades, err := m.Run(1)
+		trades, err := m.Run(context.Background(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byID := map[alloc.TenantID]trade.User{}
+		byID := map[alloc.TenantID]trade.Bidder{}
 		for _, u := range users {
 			byID[u.ID] = u
 		}
@@ -127,7 +128,7 @@ func TestTradingKeepsSharingIncentive(t *testing.T) {
 		}
 		checkMarket(t, m, users, types, count)
 		// Trading is exhausted: a second run finds nothing.
-		if again, _ := m.Run(1); len(again) != 0 {
+		if again, _ := m.Run(context.Background(), 1); len(again) != 0 {
 			t.Fatalf("second run traded %v", again)
 		}
 	})
@@ -146,7 +147,7 @@ func TestMarketStateMachine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var present []trade.User
+		var present []trade.Bidder
 		next, q := 0, 0
 		t.Repeat(map[string]func(*rapid.T){
 			"join": func(t *rapid.T) {
@@ -174,7 +175,7 @@ func TestMarketStateMachine(t *testing.T) {
 			},
 			"run": func(t *rapid.T) {
 				q++
-				if _, err := m.Run(q); err != nil {
+				if _, err := m.Run(context.Background(), q); err != nil {
 					t.Fatal(err)
 				}
 			},

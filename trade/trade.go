@@ -2,6 +2,7 @@ package trade
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -22,17 +23,18 @@ var (
 
 // holdTol is the GPUs below which a holding counts as empty: trades move
 // amounts computed by division, and a residue of 1e-15 GPUs must not make a
-// user a buyer or seller again.
+// bidder a buyer or seller again.
 const holdTol = 1e-12
 
-// User is a participant: its tickets (its share of every GPU type is
-// proportional to them) and the rate at which one GPU of each type runs its
-// jobs (throughput, or speedup over some reference; only ratios matter).
-// Rates must be positive and finite, and given for every type of the market.
-type User struct {
-	ID      alloc.TenantID
-	Tickets float64
-	Rates   map[topology.GPUType]float64
+// Bidder is a tenant in the market: its Weight (Gandiva_fair's tickets)
+// sets its share of every GPU type, and Rates is the rate at which one GPU
+// of each type runs its jobs (throughput in work per second, or speedup over
+// some reference; only ratios matter). The Weight must be positive and
+// finite; Rates must be positive and finite, and given for every type of
+// the market.
+type Bidder struct {
+	alloc.Tenant
+	Rates map[topology.GPUType]float64
 }
 
 // Trade is one exchange: Buyer gives Seller SlowGPUs GPUs of type Slow for
@@ -65,27 +67,28 @@ type Settings struct {
 	MaxTrades int
 }
 
-// Market is Gandiva_fair's GPU trading (section 3.4): every user starts
-// with its tickets' share of every GPU type; then, for each pair of a fast
-// and a slow type, the user with the highest speedup (rate on the fast type
-// over rate on the slow one) among those holding slow GPUs buys fast GPUs
-// from the user with the lowest speedup among those holding fast GPUs. The
+// Market is Gandiva_fair's GPU trading (section 3.4) among bidders (the
+// paper's users): every bidder starts with its Weight's share of every GPU
+// type; then, for each pair of a fast and a slow type, the bidder with the
+// highest speedup (rate on the fast type over rate on the slow one) among
+// those holding slow GPUs buys fast GPUs from the bidder with the lowest
+// speedup among those holding fast GPUs. The
 // price, in slow GPUs per fast GPU, is the second-highest bid: the speedup
-// of the best other user holding slow GPUs, if it lies above the seller's;
+// of the best other bidder holding slow GPUs, if it lies above the seller's;
 // otherwise the buyer and seller split the surplus (the mean of their
 // speedups). A trade happens only when the buyer's speedup exceeds the
 // seller's, so the seller gains and the buyer does not lose (it gains unless
 // the two highest bids tie). Pairs are visited fastest fast type first,
-// then slowest slow type first, until no pair trades. Users are ranked by
-// speedup, highest first, ties by ID: the buyer is the first-ranked user
-// holding slow GPUs, the seller the last-ranked user holding fast GPUs.
+// then slowest slow type first, until no pair trades. Bidders are ranked by
+// speedup, highest first, ties by ID: the buyer is the first-ranked bidder
+// holding slow GPUs, the seller the last-ranked bidder holding fast GPUs.
 //
 // Second-price trading is not strategy-proof in general (OEF section 2.4;
-// shared/ERRATA.md): a user who inflates its speedup can raise the price it
+// shared/ERRATA.md): a bidder who inflates its speedup can raise the price it
 // is paid.
 //
-// When a user joins or leaves, the trades in force are undone (logged with
-// negative rates), shares are recomputed for the new set of users, and the
+// When a bidder joins or leaves, the trades in force are undone (logged with
+// negative rates), shares are recomputed for the new set of bidders, and the
 // next Run trades again.
 //
 // The zero value is not usable; build one with NewMarket.
@@ -101,12 +104,12 @@ type Market struct {
 }
 
 type member struct {
-	User
+	Bidder
 	rate []float64 // by type index
 	hold []float64
 }
 
-// NewMarket returns a market without users over count[k] GPUs of types[k],
+// NewMarket returns a market without bidders over count[k] GPUs of types[k],
 // with types listed from slowest to fastest. It returns an
 // *gpufair.InputError for an empty, mismatched or duplicated type list and
 // for counts that are not positive and finite.
@@ -135,47 +138,48 @@ func (m *Market) find(id alloc.TenantID) (int, bool) {
 	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.TenantID) int { return cmp.Compare(u.ID, id) })
 }
 
-func (m *Market) member(u User) (*member, error) {
+func (m *Market) member(u Bidder) (*member, error) {
 	id := string(u.ID)
 	if u.ID == "" {
-		return nil, &gpufair.InputError{Field: "User.ID", Err: fmt.Errorf("%w: empty user ID", gpufair.ErrValue)}
+		return nil, gpufair.Invalid("Tenant.ID", "", gpufair.ErrValue, "empty tenant ID")
 	}
-	if !(u.Tickets > 0) || math.IsInf(u.Tickets, 0) {
-		return nil, &gpufair.InputError{Field: "User.Tickets", ID: id, Err: fmt.Errorf("%w: %v tickets", gpufair.ErrValue, u.Tickets)}
+	if !(u.Weight > 0) || math.IsInf(u.Weight, 0) {
+		return nil, gpufair.Invalid("Tenant.Weight", id, gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
 	}
-	mb := &member{User: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
+	mb := &member{Bidder: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
 	for k, t := range m.types {
 		r, ok := u.Rates[t]
 		if !ok {
-			return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: no rate for %q", gpufair.ErrUnknownType, t)}
+			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrUnknownType, "no rate for %q", t)
 		}
 		if !(r > 0) || math.IsInf(r, 0) {
-			return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: rate %v on %q", gpufair.ErrValue, r, t)}
+			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrValue, "rate %v on %q", r, t)
 		}
 		mb.rate[k] = r
 	}
 	if len(u.Rates) != len(m.types) {
 		for t := range u.Rates {
 			if !slices.Contains(m.types, t) {
-				return nil, &gpufair.InputError{Field: "User.Rates", ID: id, Err: fmt.Errorf("%w: %q", gpufair.ErrUnknownType, t)}
+				return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrUnknownType, "%q", t)
 			}
 		}
 	}
 	return mb, nil
 }
 
-// Join adds a user. The trades in force are undone first; the records that
-// undo them are returned (and logged). It returns an *gpufair.InputError for
-// an empty or known ID, bad tickets or rates (gpufair.ErrValue), and rates for
-// unknown or missing types (gpufair.ErrUnknownType).
-func (m *Market) Join(u User, q int) ([]Trade, error) {
+// Join adds a bidder. The trades in force are undone first; the records
+// that undo them are returned (and logged). It returns an
+// *gpufair.InputError for an empty or known ID, a weight or rates that are
+// not positive and finite (gpufair.ErrValue), and rates for unknown or
+// missing types (gpufair.ErrUnknownType).
+func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	mb, err := m.member(u)
 	if err != nil {
 		return nil, err
 	}
 	i, ok := m.find(u.ID)
 	if ok {
-		return nil, &gpufair.InputError{Field: "User.ID", ID: string(u.ID), Err: fmt.Errorf("%w: already in the market", gpufair.ErrDuplicate)}
+		return nil, gpufair.Invalid("Tenant.ID", string(u.ID), gpufair.ErrDuplicate, "already in the market")
 	}
 	undone := m.undo(q)
 	m.users = slices.Insert(m.users, i, mb)
@@ -183,12 +187,12 @@ func (m *Market) Join(u User, q int) ([]Trade, error) {
 	return undone, nil
 }
 
-// Leave removes a user, undoing the trades in force as Join does. It
-// returns gpufair.ErrUnknownID for an unknown user.
+// Leave removes a bidder, undoing the trades in force as Join does. It
+// returns gpufair.ErrUnknownID for an unknown bidder.
 func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
 	i, ok := m.find(id)
 	if !ok {
-		return nil, &gpufair.InputError{Field: "User.ID", ID: string(id), Err: fmt.Errorf("%w: not in the market", gpufair.ErrUnknownID)}
+		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
 	}
 	undone := m.undo(q)
 	m.users = slices.Delete(m.users, i, i+1)
@@ -196,8 +200,8 @@ func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
 	return undone, nil
 }
 
-// Undo undoes every trade in force at quantum q, returning each user to
-// its tickets' share of every type, and returns the records that undo them
+// Undo undoes every trade in force at quantum q, returning each bidder to
+// its Weight's share of every type, and returns the records that undo them
 // (also logged). Gandiva_fair undoes trades when a job's profile changes.
 func (m *Market) Undo(q int) []Trade {
 	undone := m.undo(q)
@@ -217,20 +221,20 @@ func (m *Market) undo(q int) []Trade {
 	return out
 }
 
-// reshare gives every user its tickets' share of every type.
+// reshare gives every bidder its Weight's share of every type.
 func (m *Market) reshare() {
 	var T float64
 	for _, u := range m.users {
-		T += u.Tickets
+		T += u.Weight
 	}
 	for _, u := range m.users {
 		for k := range u.hold {
-			u.hold[k] = m.count[k] * u.Tickets / T
+			u.hold[k] = m.count[k] * u.Weight / T
 		}
 	}
 }
 
-// Holdings returns user id's GPUs of each type, in the order of Types.
+// Holdings returns bidder id's GPUs of each type, in the order of Types.
 func (m *Market) Holdings(id alloc.TenantID) ([]float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
@@ -239,7 +243,7 @@ func (m *Market) Holdings(id alloc.TenantID) ([]float64, bool) {
 	return slices.Clone(m.users[i].hold), true
 }
 
-// Value returns user id's throughput: Σ_k rate_k·holding_k.
+// Value returns bidder id's throughput: Σ_k rate_k·holding_k.
 func (m *Market) Value(id alloc.TenantID) (float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
@@ -256,8 +260,8 @@ func (u *member) value() float64 {
 	return v
 }
 
-// Allocation returns the holdings as an allocation, one row per user in ID
-// order.
+// Allocation returns the holdings as an allocation, one row per bidder in
+// ID order.
 func (m *Market) Allocation() *alloc.Allocation {
 	rows := make([]string, len(m.users))
 	for i, u := range m.users {
@@ -279,12 +283,18 @@ func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 // Run trades at quantum q until no pair of types offers a trade, and returns
 // the trades made. q must not be below the previous Run's (trades of one
 // quantum may span several calls). If Settings.MaxTrades is reached it
-// returns the trades made with an error wrapping ErrMaxTrades.
+// returns the trades made with an error wrapping ErrMaxTrades. ctx is
+// checked before the first trade and between trades; once it is done, Run
+// returns the trades made with an error wrapping ctx.Err(). Either way the
+// trades made stand, and a later Run goes on from them.
 //
-// Cost: O(P·(n log n + trades)) per pass over the P type pairs, n users.
-func (m *Market) Run(q int) ([]Trade, error) {
+// Cost: O(P·(n log n + trades)) per pass over the P type pairs, n bidders.
+func (m *Market) Run(ctx context.Context, q int) ([]Trade, error) {
 	if m.ran && q < m.last {
-		return nil, &gpufair.InputError{Field: "Quantum", Err: fmt.Errorf("%w: quantum %d after %d", gpufair.ErrValue, q, m.last)}
+		return nil, gpufair.Invalid("Quantum", "", gpufair.ErrValue, "quantum %d after %d", q, m.last)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("trade: quantum %d: %w", q, err)
 	}
 	m.ran, m.last = true, q
 	var out []Trade
@@ -294,7 +304,7 @@ func (m *Market) Run(q int) ([]Trade, error) {
 		traded := false
 		for f := len(m.types) - 1; f > 0; f-- {
 			for s := 0; s < f; s++ {
-				n, err := m.pair(q, f, s, order, speed, &out)
+				n, err := m.pair(ctx, q, f, s, order, speed, &out)
 				if err != nil {
 					return out, err
 				}
@@ -308,17 +318,17 @@ func (m *Market) Run(q int) ([]Trade, error) {
 }
 
 // pair trades fast type f against slow type s until no trade is left.
-func (m *Market) pair(q, f, s int, order []int, speed []float64, out *[]Trade) (int, error) {
+func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []float64, out *[]Trade) (int, error) {
 	for i, u := range m.users {
 		order[i] = i
 		speed[i] = u.rate[f] / u.rate[s]
 	}
-	// Highest speedup first; ties to the smaller ID (users are by ID).
+	// Highest speedup first; ties to the smaller ID (bidders are by ID).
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(speed[b], speed[a]) })
 	n := 0
 	b, e := 0, len(order)-1
 	// r is the next bidder ranked between buyer and seller. Only the
-	// buyer's and seller's slow holdings change during a pair, so a user
+	// buyer's and seller's slow holdings change during a pair, so a bidder
 	// skipped for holding no slow GPUs stays skipped and r only moves on.
 	r := 1
 	for {
@@ -333,6 +343,9 @@ func (m *Market) pair(q, f, s int, order []int, speed []float64, out *[]Trade) (
 		}
 		if len(*out) >= m.s.MaxTrades {
 			return n, fmt.Errorf("%w: %d trades", ErrMaxTrades, len(*out))
+		}
+		if err := ctx.Err(); err != nil {
+			return n, fmt.Errorf("trade: quantum %d after %d trades: %w", q, len(*out), err)
 		}
 		buyer, seller := m.users[order[b]], m.users[order[e]]
 		sb, ss := speed[order[b]], speed[order[e]]

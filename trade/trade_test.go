@@ -1,6 +1,7 @@
 package trade_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -20,7 +21,7 @@ func rates(slow, fast float64) map[topology.GPUType]float64 {
 	return map[topology.GPUType]float64{"slow": slow, "fast": fast}
 }
 
-func newMarket(t *testing.T, types []topology.GPUType, count []float64, s *trade.Settings, users ...trade.User) *trade.Market {
+func newMarket(t *testing.T, types []topology.GPUType, count []float64, s *trade.Settings, users ...trade.Bidder) *trade.Market {
 	t.Helper()
 	m, err := trade.NewMarket(types, count, s)
 	if err != nil {
@@ -40,9 +41,9 @@ func newMarket(t *testing.T, types []topology.GPUType, count []float64, s *trade
 func TestTable3(t *testing.T) {
 	k80v100 := func(v float64) map[topology.GPUType]float64 { return map[topology.GPUType]float64{"k80": 1, "v100": v} }
 	m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1},
-		trade.User{ID: "A", Tickets: 1, Rates: k80v100(1.25)},
-		trade.User{ID: "B", Tickets: 1, Rates: k80v100(5)},
-		trade.User{ID: "C", Tickets: 1, Rates: k80v100(6.25)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: k80v100(1.25)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "B", Weight: 1}, Rates: k80v100(5)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "C", Weight: 1}, Rates: k80v100(6.25)},
 	)
 	before := map[alloc.TenantID]float64{}
 	for _, u := range []alloc.TenantID{"A", "B", "C"} {
@@ -51,7 +52,7 @@ func TestTable3(t *testing.T) {
 	if diff := cmp.Diff(map[alloc.TenantID]float64{"A": 25, "B": 40, "C": 45}, before); diff != "" {
 		t.Errorf("fair-share throughput (-want +got):\n%s", diff)
 	}
-	trades, err := m.Run(1)
+	trades, err := m.Run(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +80,9 @@ func TestTable3(t *testing.T) {
 // W = [[1,2],[1,3],[1,4]], equal tickets; u1 reports speedup r1.
 func oef24(t *testing.T, r1 float64) *trade.Market {
 	return newMarket(t, []topology.GPUType{"slow", "fast"}, []float64{1, 1}, nil,
-		trade.User{ID: "u1", Tickets: 1, Rates: rates(1, r1)},
-		trade.User{ID: "u2", Tickets: 1, Rates: rates(1, 3)},
-		trade.User{ID: "u3", Tickets: 1, Rates: rates(1, 4)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "u1", Weight: 1}, Rates: rates(1, r1)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "u2", Weight: 1}, Rates: rates(1, 3)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "u3", Weight: 1}, Rates: rates(1, 4)},
 	)
 }
 
@@ -91,7 +92,7 @@ func oef24(t *testing.T, r1 float64) *trade.Market {
 // [[1, 4/45], [0, 7/15], [0, 4/9]].
 func TestOEFExpression1(t *testing.T) {
 	m := oef24(t, 2)
-	trades, err := m.Run(1)
+	trades, err := m.Run(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +120,10 @@ func TestOEFExpression1(t *testing.T) {
 func TestInflatedSpeedupGains(t *testing.T) {
 	honest := oef24(t, 2)
 	lying := oef24(t, 2.8)
-	if _, err := honest.Run(1); err != nil {
+	if _, err := honest.Run(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	trades, err := lying.Run(1)
+	trades, err := lying.Run(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +149,11 @@ func TestTable3TopBidderLieDoesNotPay(t *testing.T) {
 	k80v100 := func(v float64) map[topology.GPUType]float64 { return map[topology.GPUType]float64{"k80": 1, "v100": v} }
 	run := func(b float64) float64 {
 		m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, nil,
-			trade.User{ID: "A", Tickets: 1, Rates: k80v100(1.25)},
-			trade.User{ID: "B", Tickets: 1, Rates: k80v100(b)},
-			trade.User{ID: "C", Tickets: 1, Rates: k80v100(6.25)},
+			trade.Bidder{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: k80v100(1.25)},
+			trade.Bidder{Tenant: alloc.Tenant{ID: "B", Weight: 1}, Rates: k80v100(b)},
+			trade.Bidder{Tenant: alloc.Tenant{ID: "C", Weight: 1}, Rates: k80v100(6.25)},
 		)
-		if _, err := m.Run(1); err != nil {
+		if _, err := m.Run(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
 		h, _ := m.Holdings("B")
@@ -167,8 +168,8 @@ func TestTable3TopBidderLieDoesNotPay(t *testing.T) {
 // and trading starts again from the new fair shares.
 func TestUndoOnArrivalAndDeparture(t *testing.T) {
 	m := oef24(t, 2)
-	made, _ := m.Run(1)
-	undone, err := m.Join(trade.User{ID: "u4", Tickets: 1, Rates: rates(1, 5)}, 2)
+	made, _ := m.Run(context.Background(), 1)
+	undone, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: "u4", Weight: 1}, Rates: rates(1, 5)}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 	if len(m.Open()) != 0 || len(m.Log()) != 2*len(made) {
 		t.Errorf("open %d, log %d", len(m.Open()), len(m.Log()))
 	}
-	if _, err := m.Run(3); err != nil {
+	if _, err := m.Run(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
 	undone, err = m.Leave("u4", 4)
@@ -206,27 +207,31 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	types := []topology.GPUType{"slow", "fast"}
 	for _, tc := range []struct {
-		name string
-		u    trade.User
-		want error
+		name  string
+		u     trade.Bidder
+		want  error
+		field string
 	}{
-		{"unknown type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1, "fast": 2, "tpu": 3}}, gpufair.ErrUnknownType},
-		{"missing type", trade.User{ID: "x", Tickets: 1, Rates: map[topology.GPUType]float64{"slow": 1}}, gpufair.ErrUnknownType},
-		{"zero tickets", trade.User{ID: "x", Tickets: 0, Rates: rates(1, 2)}, gpufair.ErrValue},
-		{"NaN rate", trade.User{ID: "x", Tickets: 1, Rates: rates(math.NaN(), 2)}, gpufair.ErrValue},
-		{"zero rate", trade.User{ID: "x", Tickets: 1, Rates: rates(0, 2)}, gpufair.ErrValue},
-		{"empty ID", trade.User{Tickets: 1, Rates: rates(1, 2)}, gpufair.ErrValue},
-		{"duplicate", trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)}, gpufair.ErrDuplicate},
+		{"unknown type", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: map[topology.GPUType]float64{"slow": 1, "fast": 2, "tpu": 3}}, gpufair.ErrUnknownType, "Bidder.Rates"},
+		{"missing type", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: map[topology.GPUType]float64{"slow": 1}}, gpufair.ErrUnknownType, "Bidder.Rates"},
+		{"zero weight", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 0}, Rates: rates(1, 2)}, gpufair.ErrValue, "Tenant.Weight"},
+		{"NaN rate", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(math.NaN(), 2)}, gpufair.ErrValue, "Bidder.Rates"},
+		{"zero rate", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(0, 2)}, gpufair.ErrValue, "Bidder.Rates"},
+		{"empty ID", trade.Bidder{Tenant: alloc.Tenant{Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrValue, "Tenant.ID"},
+		{"duplicate", trade.Bidder{Tenant: alloc.Tenant{ID: "a", Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrDuplicate, "Tenant.ID"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMarket(t, types, []float64{1, 1}, nil, trade.User{ID: "a", Tickets: 1, Rates: rates(1, 2)})
+			m := newMarket(t, types, []float64{1, 1}, nil, trade.Bidder{Tenant: alloc.Tenant{ID: "a", Weight: 1}, Rates: rates(1, 2)})
 			_, err := m.Join(tc.u, 1)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Join() error = %v, want %v", err, tc.want)
 			}
 			var ie *gpufair.InputError
 			if !errors.As(err, &ie) {
-				t.Errorf("error %T is not an *gpufair.InputError", err)
+				t.Fatalf("error %T is not an *gpufair.InputError", err)
+			}
+			if ie.Field != tc.field {
+				t.Errorf("Field = %q, want %q", ie.Field, tc.field)
 			}
 		})
 	}
@@ -244,12 +249,68 @@ func TestBadInput(t *testing.T) {
 
 func TestMaxTrades(t *testing.T) {
 	m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1, MaxTrades: 2},
-		trade.User{ID: "A", Tickets: 1, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 1.25}},
-		trade.User{ID: "C", Tickets: 1, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 6.25}},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 1.25}},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "C", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 6.25}},
 	)
-	got, err := m.Run(1)
+	got, err := m.Run(context.Background(), 1)
 	if !errors.Is(err, trade.ErrMaxTrades) || len(got) != 2 {
 		t.Errorf("Run() = %d trades, %v; want 2 and ErrMaxTrades", len(got), err)
+	}
+}
+
+// doneAfter is a context that is done (context.Canceled) from the n+1-th
+// call of Err on, so that a test can stop Run between two given trades.
+type doneAfter struct {
+	context.Context
+	n int
+}
+
+func (c *doneAfter) Err() error {
+	if c.n == 0 {
+		return context.Canceled
+	}
+	c.n--
+	return nil
+}
+
+// Run stops between trades once ctx is done; the trades made stand, and a
+// later Run makes the rest, ending where one uninterrupted Run ends.
+func TestRunCancelled(t *testing.T) {
+	bidders := []trade.Bidder{
+		{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 1.25}},
+		{Tenant: alloc.Tenant{ID: "C", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 6.25}},
+	}
+	types, count, set := []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1}
+	whole := newMarket(t, types, count, set, bidders...)
+	want, err := whole.Run(context.Background(), 1)
+	if err != nil || len(want) < 3 {
+		t.Fatalf("Run() = %d trades, %v; want at least 3 to interrupt", len(want), err)
+	}
+
+	m := newMarket(t, types, count, set, bidders...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got, err := m.Run(ctx, 1); !errors.Is(err, context.Canceled) || len(got) != 0 {
+		t.Fatalf("Run(cancelled) = %d trades, %v; want none and context.Canceled", len(got), err)
+	}
+	// One check before the first trade, then one per trade: done after 2.
+	first, err := m.Run(&doneAfter{Context: context.Background(), n: 3}, 1)
+	if !errors.Is(err, context.Canceled) || len(first) != 2 {
+		t.Fatalf("Run(done after 2 trades) = %d trades, %v; want 2 and context.Canceled", len(first), err)
+	}
+	rest, err := m.Run(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, append(first, rest...)); diff != "" {
+		t.Errorf("interrupted trades mismatch (-want +got):\n%s", diff)
+	}
+	for _, id := range []alloc.TenantID{"A", "C"} {
+		wh, _ := whole.Holdings(id)
+		h, _ := m.Holdings(id)
+		if diff := cmp.Diff(wh, h, cmpopts.EquateApprox(0, tol)); diff != "" {
+			t.Errorf("%s's holdings mismatch (-want +got):\n%s", id, diff)
+		}
 	}
 }
 
@@ -267,11 +328,11 @@ func TestThreeTypes(t *testing.T) {
 		return map[topology.GPUType]float64{"k80": k, "p100": p, "v100": v}
 	}
 	m := newMarket(t, []topology.GPUType{"k80", "p100", "v100"}, []float64{3, 3, 3}, nil,
-		trade.User{ID: "A", Tickets: 1, Rates: r(1, 1.5, 2)},
-		trade.User{ID: "B", Tickets: 1, Rates: r(1, 3, 4)},
-		trade.User{ID: "C", Tickets: 1, Rates: r(1, 2, 8)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: r(1, 1.5, 2)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "B", Weight: 1}, Rates: r(1, 3, 4)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "C", Weight: 1}, Rates: r(1, 2, 8)},
 	)
-	trades, err := m.Run(1)
+	trades, err := m.Run(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func tenantIDs(p *alloc.Problem) []string {
 
 // gandivaTrading gives every tenant an equal ticket share of each GPU type
 // and lets them trade fast GPUs for slow ones at the second-highest price.
-func gandivaTrading(_ context.Context, in *instance) (*alloc.Allocation, error) {
+func gandivaTrading(ctx context.Context, in *instance) (*alloc.Allocation, error) {
 	p := in.p
 	m, err := trade.NewMarket(p.Capacity.Types, p.Capacity.Count, &trade.Settings{Unit: 0.25})
 	if err != nil {
@@ -68,11 +68,11 @@ func gandivaTrading(_ context.Context, in *instance) (*alloc.Allocation, error) 
 		for k, t := range p.Capacity.Types {
 			rates[t] = in.rates[i][k]
 		}
-		if _, err := m.Join(trade.User{ID: u.ID, Tickets: u.Weight, Rates: rates}, 0); err != nil {
+		if _, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: u.ID, Weight: u.Weight}, Rates: rates}, 0); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := m.Run(1); err != nil {
+	if _, err := m.Run(ctx, 1); err != nil {
 		return nil, err
 	}
 	// The market lists users by ID; the report lists them as p does.

@@ -24,6 +24,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,7 @@ func market(slow, fast topology.GPUType, count []float64, unit float64, ids []al
 		return nil, err
 	}
 	for i, id := range ids {
-		u := trade.User{ID: id, Tickets: 1, Rates: map[topology.GPUType]float64{slow: 1, fast: speedup[i]}}
+		u := trade.Bidder{Tenant: alloc.Tenant{ID: id, Weight: 1}, Rates: map[topology.GPUType]float64{slow: 1, fast: speedup[i]}}
 		if _, err := m.Join(u, 0); err != nil {
 			return nil, err
 		}
@@ -76,7 +77,7 @@ func table3(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "Part 1: Table 3, 60 K80s and 12 V100s, V100 speedups A 1.25, B 5, C 6.25")
 	printHoldings(w, m, ids, "fair share")
-	trades, err := m.Run(1)
+	trades, err := m.Run(context.Background(), 1)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func inflation(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		trades, err := m.Run(1)
+		trades, err := m.Run(context.Background(), 1)
 		if err != nil {
 			return err
 		}
@@ -132,18 +133,18 @@ func arrival(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.Run(1); err != nil {
+	if _, err := m.Run(context.Background(), 1); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nPart 3: D (V100 speedup 2) joins Table 3's market after its trades")
-	undone, err := m.Join(trade.User{ID: "D", Tickets: 1, Rates: map[topology.GPUType]float64{"K80": 1, "V100": 2}}, 2)
+	undone, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: "D", Weight: 1}, Rates: map[topology.GPUType]float64{"K80": 1, "V100": 2}}, 2)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%d trades undone, each logged with a negative rate, e.g. %s\n", len(undone), undone[0])
 	ids = append(ids, "D")
 	printHoldings(w, m, ids, "new fair share")
-	trades, err := m.Run(3)
+	trades, err := m.Run(context.Background(), 3)
 	if err != nil {
 		return err
 	}
