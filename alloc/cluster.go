@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
@@ -70,4 +71,28 @@ func (c Capacity) TypeIndex(t topology.GPUType) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// CapacityOf returns the capacity of physical cluster c over types: the GPUs
+// of c of each of types, in that order. A nil types means every type of c,
+// in order of first appearance among its servers. It returns c's validation
+// error, and an *gpufair.InputError wrapping gpufair.ErrUnknownType for a
+// type c lacks (and the errors of Validate, such as a type listed twice).
+func CapacityOf(c topology.Cluster, types []topology.GPUType) (Capacity, error) {
+	if err := c.Validate(); err != nil {
+		return Capacity{}, err
+	}
+	ct, cc := c.Capacity()
+	if types == nil {
+		types = ct
+	}
+	count := make([]float64, len(types))
+	for k, t := range types {
+		i := slices.Index(ct, t)
+		if i < 0 {
+			return Capacity{}, gpufair.Invalid("Types", string(t), gpufair.ErrUnknownType, "the cluster has no %q GPUs", t)
+		}
+		count[k] = float64(cc[i])
+	}
+	return NewCapacity(types, count)
 }

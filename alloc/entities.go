@@ -27,11 +27,18 @@ type Tenant struct {
 // occupies at once (Gavel's scale factor); it is at least 1. Weight is the
 // job's priority within the cluster or its owner (Gavel's w_m); it must be
 // positive and finite.
+//
+// Rates[k] is the job's throughput, in work per second (training steps per
+// second, say), as a whole gang on one server of the k-th GPU type of the
+// capacity or cluster it is used with; 0 means it cannot run there. Rates is
+// optional where a throughput matrix says the same (Problem.Throughputs);
+// when given there too, the two must agree.
 type Job struct {
-	ID     JobID    `json:"id"`
-	Owner  TenantID `json:"owner,omitempty"`
-	Gang   int      `json:"gang"`
-	Weight float64  `json:"weight"`
+	ID     JobID     `json:"id"`
+	Owner  TenantID  `json:"owner,omitempty"`
+	Gang   int       `json:"gang"`
+	Weight float64   `json:"weight"`
+	Rates  []float64 `json:"rates,omitempty"`
 }
 
 // ValidateTenants checks that tenants is non-empty, IDs are non-empty and unique
@@ -57,7 +64,8 @@ func ValidateTenants(tenants []Tenant) error {
 }
 
 // ValidateJobs checks that jobs is non-empty, IDs are non-empty and unique,
-// gangs are at least 1 and weights are positive and finite. If tenants is not
+// gangs are at least 1, weights are positive and finite and rates, where
+// given, are finite and non-negative. If tenants is not
 // nil, every job's owner must be among them.
 func ValidateJobs(jobs []Job, tenants []Tenant) error {
 	if len(jobs) == 0 {
@@ -84,6 +92,11 @@ func ValidateJobs(jobs []Job, tenants []Tenant) error {
 		}
 		if !positiveFinite(j.Weight) {
 			return gpufair.Invalid("Jobs.Weight", string(j.ID), gpufair.ErrValue, "weight %v is not positive and finite", j.Weight)
+		}
+		for k, r := range j.Rates {
+			if !(r >= 0) || math.IsInf(r, 0) {
+				return gpufair.Invalid("Jobs.Rates", string(j.ID), gpufair.ErrValue, "rate %v for GPU type %d is not finite and non-negative", r, k)
+			}
 		}
 		if owners != nil && !owners[j.Owner] {
 			return gpufair.Invalid("Jobs.Owner", string(j.ID), gpufair.ErrUnknownID, "owner %q is not a user", j.Owner)

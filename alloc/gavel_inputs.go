@@ -144,3 +144,24 @@ func (p *Problem) throughputsOf(x [][]float64) []float64 {
 	}
 	return r
 }
+
+// IsolatedRate returns the rate of a job, gang GPUs at a time with rates[k]
+// on the k-th type of c, on a 1/n share of every type of c: Gavel's
+// isolated throughput, the denominator of finish-time fairness (OSDI'20,
+// section 4.2). The share gives the job a time fraction count_k/(n·gang) on
+// type k, scaled down to a total of 1 when the fractions add up to more (a
+// job cannot run on two types at once). n below 1 counts as 1.
+func IsolatedRate(rates []float64, gang int, c Capacity, n float64) float64 {
+	n = math.Max(n, 1)
+	g := float64(gang)
+	var sum, rate float64
+	for k, count := range c.Count {
+		x := count / (n * g)
+		sum += x
+		rate += x * rates[k]
+	}
+	if sum > 1 {
+		rate /= sum
+	}
+	return rate
+}

@@ -70,8 +70,40 @@ func (p *Problem) Validate() error {
 		if r != string(p.Jobs[i].ID) {
 			return gpufair.Invalid("Throughputs", r, gpufair.ErrShape, "row %d is %q, job %d is %q", i, r, i, p.Jobs[i].ID)
 		}
+		if rates := p.Jobs[i].Rates; rates != nil {
+			if len(rates) != types {
+				return gpufair.Invalid("Jobs.Rates", r, gpufair.ErrShape, "%d rates for %d GPU types", len(rates), types)
+			}
+			for k, x := range rates {
+				if x != p.Throughputs.At(i, k) {
+					return gpufair.Invalid("Jobs.Rates", r, gpufair.ErrValue, "rate %v on %q, the throughput matrix has %v", x, p.Capacity.Types[k], p.Throughputs.At(i, k))
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// NewJobProblem returns a validated Problem whose throughput matrix is
+// built from the jobs' own Rates, which follow c.Types. Every job must have
+// one rate per GPU type of c. It copies the rates, not jobs or tenants.
+func NewJobProblem(c Capacity, tenants []Tenant, jobs []Job) (*Problem, error) {
+	if err := ValidateJobs(jobs, tenants); err != nil {
+		return nil, err
+	}
+	rows := make([]string, len(jobs))
+	rates := make([][]float64, len(jobs))
+	for i, j := range jobs {
+		if len(j.Rates) != len(c.Types) {
+			return nil, gpufair.Invalid("Jobs.Rates", string(j.ID), gpufair.ErrShape, "%d rates for %d GPU types", len(j.Rates), len(c.Types))
+		}
+		rows[i], rates[i] = string(j.ID), j.Rates
+	}
+	tp, err := speedup.New(rows, c.Types, rates)
+	if err != nil {
+		return nil, err
+	}
+	return NewProblem(c, tenants, jobs, tp)
 }
 
 // JobIDs returns the jobs' IDs as Allocation row labels, in order.

@@ -19,9 +19,9 @@ func ExampleRun() {
 		{Name: "v", Type: "v100", GPUs: 1}, {Name: "k", Type: "k80", GPUs: 2},
 	}}
 	w := &sim.Workload{Types: []topology.GPUType{"v100", "k80"}, Jobs: []sim.Job{
-		{ID: "short", Gang: 1, Steps: 40 * 3600, Rates: []float64{40, 10}},
-		{ID: "medium", Gang: 1, Steps: 2 * 40 * 3600, Rates: []float64{40, 10}},
-		{ID: "long", Gang: 1, Steps: 3 * 40 * 3600, Rates: []float64{40, 10}},
+		{Job: alloc.Job{ID: "short", Gang: 1, Rates: []float64{40, 10}}, Steps: 40 * 3600},
+		{Job: alloc.Job{ID: "medium", Gang: 1, Rates: []float64{40, 10}}, Steps: 2 * 40 * 3600},
+		{Job: alloc.Job{ID: "long", Gang: 1, Rates: []float64{40, 10}}, Steps: 3 * 40 * 3600},
 	}}
 	s, err := sim.NewPolicyScheduler(alloc.MaxMin{}, c, w.Types, nil)
 	if err != nil {

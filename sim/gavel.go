@@ -106,8 +106,8 @@ func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workl
 		dur := gavelDuration(rng)
 		rates, spread, _ := Rates(tp, types, jt)
 		w.Jobs[i] = Job{
-			ID: alloc.JobID(fmt.Sprintf("%0*d", width, i)), Kind: jt.Model, Gang: jt.Scale,
-			Arrival: now, Steps: dur * rates[len(rates)-1], Rates: rates, Spread: spread,
+			Job:  alloc.Job{ID: alloc.JobID(fmt.Sprintf("%0*d", width, i)), Gang: jt.Scale, Rates: rates},
+			Kind: jt.Model, Arrival: now, Steps: dur * rates[len(rates)-1], Spread: spread,
 		}
 	}
 	return w, nil

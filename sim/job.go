@@ -10,28 +10,20 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
-// Job is one training job of a workload.
+// Job is one training job of a workload: the library's job (ID, owner,
+// gang, weight and Rates, which follow Workload.Types) and what a trace adds
+// to it. Here an empty Owner means the job is a tenant of its own, and
+// Weight 0 means 1.
 type Job struct {
-	ID alloc.JobID
-	// Owner is the tenant the job belongs to; empty means the job is a
-	// tenant of its own.
-	Owner alloc.TenantID
+	alloc.Job
 	// Kind says what the job trains, for reports (Gavel's job type, such
 	// as "ResNet-50 (batch size 64)").
 	Kind string
-	// Gang is the number of GPUs the job runs on at once (Gavel's scale
-	// factor), at least 1.
-	Gang int
-	// Weight is the job's priority (Gavel's w_m); 0 means 1.
-	Weight float64
 	// Arrival is when the job is submitted, in seconds from the start of
 	// the trace.
 	Arrival float64
 	// Steps is the work to do: training steps to completion.
 	Steps float64
-	// Rates[k] is the job's throughput in steps per second, as a whole gang
-	// on one server of Workload.Types[k]; 0 means it cannot run there.
-	Rates []float64
 	// Spread[k] is the throughput when the gang's GPUs span several servers
 	// (Gavel's unconsolidated throughput); nil means Rates.
 	Spread []float64

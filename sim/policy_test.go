@@ -85,7 +85,7 @@ func (j JobResult) Rates(w *Workload) []float64 {
 // GPUs gets no rate there, so no policy gives it time it cannot use.
 func TestProblemZeroesTypesTooSmall(t *testing.T) {
 	c, _ := alloc.NewCapacity([]topology.GPUType{"a", "b"}, []float64{2, 8})
-	j := &Job{ID: "big", Gang: 4, Steps: 1, Rates: []float64{3, 5}}
+	j := &Job{Job: alloc.Job{ID: "big", Gang: 4, Rates: []float64{3, 5}}, Steps: 1}
 	p, err := Problem(c, []Active{{Job: j}})
 	if err != nil {
 		t.Fatal(err)

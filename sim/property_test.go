@@ -33,11 +33,7 @@ func genInstance() *rapid.Generator[struct {
 		}
 		w := &Workload{Types: types}
 		for i := range rapid.IntRange(1, 12).Draw(t, "jobs") {
-			j := Job{
-				ID: alloc.JobID(fmt.Sprintf("j%02d", i)), Gang: rapid.IntRange(1, 4).Draw(t, "gang"),
-				Arrival: float64(rapid.IntRange(0, 100).Draw(t, "arrival")),
-				Steps:   float64(rapid.IntRange(1, 200).Draw(t, "steps")),
-			}
+			j := Job{Job: alloc.Job{ID: alloc.JobID(fmt.Sprintf("j%02d", i)), Gang: rapid.IntRange(1, 4).Draw(t, "gang")}, Arrival: float64(rapid.IntRange(0, 100).Draw(t, "arrival")), Steps: float64(rapid.IntRange(1, 200).Draw(t, "steps"))}
 			// Rates are 0 (cannot run there) or at least 0.1 step/s.
 			j.Rates = rapid.SliceOfN(rapid.SampledFrom([]float64{0, 0.1, 0.5, 1, 2.5}), nt, nt).Draw(t, "rates")
 			j.Rates[rapid.IntRange(0, nt-1).Draw(t, "fast")] = rapid.Float64Range(0.5, 3).Draw(t, "rate")
@@ -99,7 +95,7 @@ func TestRunInvariants(t *testing.T) {
 			if j.Contention < 1-1e-9 || !(j.Rho > 0) {
 				t.Fatalf("job %s: contention %v, rho %v", j.ID, j.Contention, j.Rho)
 			}
-			if i > 0 && byArrival(&Job{ID: res.Jobs[i-1].ID, Arrival: res.Jobs[i-1].Arrival}, &Job{ID: j.ID, Arrival: j.Arrival}) >= 0 {
+			if i > 0 && byArrival(&Job{Job: alloc.Job{ID: res.Jobs[i-1].ID}, Arrival: res.Jobs[i-1].Arrival}, &Job{Job: alloc.Job{ID: j.ID}, Arrival: j.Arrival}) >= 0 {
 				t.Fatalf("jobs %d and %d out of order", i-1, i)
 			}
 		}

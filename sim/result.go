@@ -94,18 +94,11 @@ func isolatedTime(j *Job, count []int, n float64) float64 {
 // x_k = count_k/(n·gang) of the time on type k, scaled to Σ_k x_k = 1 when
 // above.
 func isolatedRate(j *Job, count []int, n float64) float64 {
-	n = math.Max(n, 1)
-	g := float64(j.Gang)
-	var sum, rate float64
-	for k, c := range count {
-		x := float64(c) / (n * g)
-		sum += x
-		rate += x * j.Rates[k]
+	c := alloc.Capacity{Count: make([]float64, len(count))}
+	for k, x := range count {
+		c.Count[k] = float64(x)
 	}
-	if sum > 1 {
-		rate /= sum
-	}
-	return rate
+	return alloc.IsolatedRate(j.Rates, j.Gang, c, n)
 }
 
 // contention answers ∫_a^b n(t) dt, with n(t) the number of jobs arrived at

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -22,8 +23,8 @@ const tol = 1e-9
 // free in round 1, runs in round 2 and finishes at 25.
 func TestRunByHand(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
-		{ID: "B", Gang: 2, Arrival: 3, Steps: 10, Rates: []float64{2}},
-		{ID: "A", Gang: 1, Arrival: 0, Steps: 15, Rates: []float64{1}},
+		{Job: alloc.Job{ID: "B", Gang: 2, Rates: []float64{2}}, Arrival: 3, Steps: 10},
+		{Job: alloc.Job{ID: "A", Gang: 1, Rates: []float64{1}}, Arrival: 0, Steps: 15},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
 	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
@@ -55,7 +56,7 @@ func TestRunByHand(t *testing.T) {
 func TestRunSpread(t *testing.T) {
 	c := servers(topology.Server{Name: "s0", Type: "a", GPUs: 1}, topology.Server{Name: "s1", Type: "a", GPUs: 1})
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
-		{ID: "j", Gang: 2, Steps: 30, Rates: []float64{4}, Spread: []float64{2}},
+		{Job: alloc.Job{ID: "j", Gang: 2, Rates: []float64{4}}, Steps: 30, Spread: []float64{2}},
 	}}
 	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
 	if err != nil {
@@ -65,7 +66,7 @@ func TestRunSpread(t *testing.T) {
 		t.Errorf("spread job finished at %v, want 15 (30 steps at 2/s)", got)
 	}
 	// A job moved to the other server every round pays Restart each time.
-	w = &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "j", Gang: 1, Steps: 25, Rates: []float64{1}}}}
+	w = &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "j", Gang: 1, Rates: []float64{1}}, Steps: 25}}}
 	res, err = Run(context.Background(), w, c, &alternate{}, &Settings{Round: 10, Restart: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +92,8 @@ func (*alternate) Schedule(_ context.Context, st *State) ([]Placement, error) {
 // round, starting at the first round boundary after its arrival.
 func TestRunSkipsIdleTime(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
-		{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}},
-		{ID: "y", Gang: 1, Arrival: 1e6 + 1, Steps: 1, Rates: []float64{1}},
+		{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 1},
+		{Job: alloc.Job{ID: "y", Gang: 1, Rates: []float64{1}}, Arrival: 1e6 + 1, Steps: 1},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
@@ -107,9 +108,9 @@ func TestRunSkipsIdleTime(t *testing.T) {
 func TestRunPlacementErrors(t *testing.T) {
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2}, topology.Server{Name: "t", Type: "b", GPUs: 2})
 	w := &Workload{Types: []topology.GPUType{"a", "b"}, Jobs: []Job{
-		{ID: "one", Gang: 1, Steps: 100, Rates: []float64{1, 1}},
-		{ID: "two", Gang: 2, Steps: 100, Rates: []float64{1, 1}},
-		{ID: "late", Gang: 1, Arrival: 1000, Steps: 100, Rates: []float64{1, 1}},
+		{Job: alloc.Job{ID: "one", Gang: 1, Rates: []float64{1, 1}}, Steps: 100},
+		{Job: alloc.Job{ID: "two", Gang: 2, Rates: []float64{1, 1}}, Steps: 100},
+		{Job: alloc.Job{ID: "late", Gang: 1, Rates: []float64{1, 1}}, Arrival: 1000, Steps: 100},
 	}}
 	for _, tc := range []struct {
 		name string
@@ -133,7 +134,7 @@ func TestRunPlacementErrors(t *testing.T) {
 }
 
 func TestRunStalls(t *testing.T) {
-	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	_, err := Run(context.Background(), w, c, fixed{}, &Settings{Stall: 5})
 	if !errors.Is(err, ErrStalled) {
@@ -144,7 +145,7 @@ func TestRunStalls(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	if _, err := Run(ctx, w, c, fifo{}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run() error = %v, want context.Canceled", err)
@@ -155,7 +156,7 @@ func TestRunCancelled(t *testing.T) {
 // *gpufair.InputError naming the field.
 func TestRunInvalidInput(t *testing.T) {
 	good := func() *Workload {
-		return &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{ID: "x", Gang: 1, Steps: 1, Rates: []float64{1}}}}
+		return &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
 	}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	for _, tc := range []struct {
@@ -197,8 +198,8 @@ func TestRunInvalidInput(t *testing.T) {
 
 func TestWriteCSV(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
-		{ID: "A", Kind: "k, with comma", Gang: 1, Steps: 15, Rates: []float64{1}},
-		{ID: "B", Gang: 1, Arrival: 1, Steps: 5, Rates: []float64{1}},
+		{Job: alloc.Job{ID: "A", Gang: 1, Rates: []float64{1}}, Kind: "k, with comma", Steps: 15},
+		{Job: alloc.Job{ID: "B", Gang: 1, Rates: []float64{1}}, Arrival: 1, Steps: 5},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10, MeasureTo: 1, Horizon: 15})

@@ -1,0 +1,195 @@
+package round
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// ErrPlacement reports a decision that breaks the contract: a placement of
+// a job not in the system or placed twice, of the wrong number of GPUs, on
+// GPUs of several types, of a type the job cannot run on, on a slot used
+// twice, or on a failed GPU. It is a mechanism's bug, never the caller's.
+var ErrPlacement = errors.New("round: invalid placement")
+
+// undo is what Begin changed, for Abort.
+type undo struct {
+	now      float64
+	received map[alloc.JobID][]float64
+}
+
+// Begin starts the round that begins at now: it accounts the time each job
+// of the lease in force ran, up to now (or to the lease's end, or to the
+// job's departure or the failure of one of its GPUs), so that Job.Received
+// and Job.Fraction are up to date. It returns an *gpufair.InputError
+// wrapping gpufair.ErrOrder, and changes nothing, if now is earlier than
+// the latest event, or not after the start of the lease in force, and
+// gpufair.ErrValue if now is not finite. A round begun must be ended with
+// Commit or Abort.
+func (l *Ledger) Begin(now float64) error {
+	switch {
+	case l.begun != nil:
+		return gpufair.Invalid("Begin", "", gpufair.ErrOrder, "round at %v begun and not committed", l.now)
+	case math.IsNaN(now) || math.IsInf(now, 0):
+		return gpufair.Invalid("Decide.Now", "", gpufair.ErrValue, "time %v", now)
+	case now < l.now:
+		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, after an event at %v", now, l.now)
+	case l.lease != nil && now <= l.lease.Start:
+		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, after a round at %v", now, l.lease.Start)
+	}
+	u := &undo{now: l.now, received: map[alloc.JobID][]float64{}}
+	if d := l.lease; d != nil {
+		for _, p := range d.Placements {
+			k := slices.Index(l.types, p.Type)
+			for _, id := range p.Jobs {
+				j, ok := l.jobs[id]
+				if !ok {
+					continue
+				}
+				end := min(now, d.End)
+				if c, ok := l.cut[id]; ok {
+					end = min(end, c)
+				}
+				if _, saved := u.received[id]; !saved {
+					u.received[id] = slices.Clone(j.Received)
+				}
+				j.Received[k] += max(end-d.Start, 0)
+			}
+		}
+	}
+	l.now, l.begun = now, u
+	return nil
+}
+
+// Abort undoes Begin.
+func (l *Ledger) Abort() {
+	if l.begun == nil {
+		return
+	}
+	for id, r := range l.begun.received {
+		l.jobs[id].Received = r
+	}
+	l.now, l.begun = l.begun.now, nil
+}
+
+// Commit records d as the decision of the round begun, and its placements
+// as the lease in force for [d.Start, d.End). It sets d.Round and each
+// placement's Renewed and Restart flags (a renewal: the same jobs held the
+// same slots until d.Start). It returns an error wrapping ErrPlacement, and
+// aborts the round, if d breaks the contract (see ErrPlacement), and
+// gpufair.ErrOrder if no round was begun at d.Start or d.End is not after
+// it.
+func (l *Ledger) Commit(d *Decision) error {
+	if l.begun == nil || d.Start != l.now || !(d.End > d.Start) {
+		l.Abort()
+		return gpufair.Invalid("Decision", "", gpufair.ErrOrder, "decision for [%v, %v), round begun at %v", d.Start, d.End, l.now)
+	}
+	if err := l.checkDecision(d); err != nil {
+		l.Abort()
+		return err
+	}
+	prev := map[alloc.JobID]*Placement{}
+	if old := l.lease; old != nil && old.End >= d.Start {
+		for i := range old.Placements {
+			p := &old.Placements[i]
+			for _, id := range p.Jobs {
+				if _, cut := l.cut[id]; !cut {
+					prev[id] = p
+				}
+			}
+		}
+	}
+	d.Round = l.round
+	for i := range d.Placements {
+		p := &d.Placements[i]
+		q := prev[p.Jobs[0]]
+		p.Renewed = q != nil && slices.Equal(q.Jobs, p.Jobs) && sameSlots(q.GPUs, p.GPUs)
+		p.Restart = false
+		for _, id := range p.Jobs {
+			j := l.jobs[id]
+			if !p.Renewed && j.Rounds > 0 {
+				p.Restart = true
+			}
+		}
+		for _, id := range p.Jobs {
+			j := l.jobs[id]
+			j.Rounds++
+			if p.Restart {
+				j.Restarts++
+			}
+		}
+	}
+	l.lease = d
+	clear(l.cut)
+	l.round++
+	l.begun = nil
+	return nil
+}
+
+func (l *Ledger) checkDecision(d *Decision) error {
+	used := map[topology.GPU]bool{}
+	placed := map[alloc.JobID]bool{}
+	for i, p := range d.Placements {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: round %d, placement %d: "+format, append([]any{ErrPlacement, l.round, i}, args...)...)
+		}
+		k := slices.Index(l.types, p.Type)
+		if k < 0 {
+			return bad("GPU type %q is not among the ledger's", p.Type)
+		}
+		if len(p.Jobs) == 0 {
+			return bad("no jobs")
+		}
+		for _, id := range p.Jobs {
+			j, ok := l.jobs[id]
+			switch {
+			case !ok:
+				return bad("job %q is not in the system", id)
+			case placed[id]:
+				return bad("job %q placed twice", id)
+			case len(p.GPUs) != j.Gang:
+				return bad("job %q has %d GPUs for a gang of %d", id, len(p.GPUs), j.Gang)
+			case !(j.Rates[k] > 0):
+				return bad("job %q cannot run on %q", id, p.Type)
+			}
+			placed[id] = true
+		}
+		for _, g := range p.GPUs {
+			switch {
+			case g.Server < 0 || g.Server >= len(l.cluster.Servers) || g.Slot < 0 || g.Slot >= l.cluster.Servers[g.Server].GPUs:
+				return bad("slot %v does not exist", g)
+			case l.typeOf[g.Server] != k:
+				return bad("slot %v is not a %q GPU", g, p.Type)
+			case used[g]:
+				return bad("slot %v used twice", g)
+			case l.Failed(g):
+				return bad("slot %v has failed", g)
+			}
+			used[g] = true
+		}
+	}
+	return nil
+}
+
+// sameSlots reports whether a and b hold the same slots, in any order.
+func sameSlots(a, b []topology.GPU) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, g := range a {
+		if !slices.Contains(b, g) {
+			return false
+		}
+	}
+	return true
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func gpuName(g topology.GPU) string { return fmt.Sprintf("%d/%d", g.Server, g.Slot) }

@@ -1,0 +1,130 @@
+package round_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/topology"
+)
+
+func testLedger(t *testing.T) *round.Ledger {
+	t.Helper()
+	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "k80", GPUs: 2}, {Name: "b", Type: "v100", GPUs: 2}}}
+	l, err := round.NewLedger(c, []topology.GPUType{"k80", "v100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(round.Arrive(10, alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestLedgerRefusesBadEvents(t *testing.T) {
+	job := func(id string, gang int, rates ...float64) alloc.Job {
+		return alloc.Job{ID: alloc.JobID(id), Gang: gang, Weight: 1, Rates: rates}
+	}
+	for _, tc := range []struct {
+		name  string
+		e     round.Event
+		want  error
+		field string
+	}{
+		{"unknown job departs", round.Depart(20, "nobody"), gpufair.ErrUnknownID, "Event[0].Job.ID"},
+		{"unknown job progresses", round.Progress(20, "nobody", 1), gpufair.ErrUnknownID, "Event[0].Job.ID"},
+		{"unknown GPU fails", round.Fail(20, topology.GPU{Server: 2}), gpufair.ErrUnknownID, "Event[0].GPU"},
+		{"unknown slot fails", round.Fail(20, topology.GPU{Server: 0, Slot: 2}), gpufair.ErrUnknownID, "Event[0].GPU"},
+		{"healthy GPU repaired", round.Repair(20, topology.GPU{}), gpufair.ErrValue, "Event[0].GPU"},
+		{"event out of order", round.Depart(9, "x"), gpufair.ErrOrder, "Event[0].Time"},
+		{"NaN time", round.Depart(nan(), "x"), gpufair.ErrValue, "Event[0].Time"},
+		{"arrives twice", round.Arrive(20, job("x", 1, 1, 1), 0), gpufair.ErrDuplicate, "Event[0].Job.ID"},
+		{"rates of the wrong length", round.Arrive(20, job("y", 1, 1), 0), gpufair.ErrShape, "Event[0].Job.Rates"},
+		{"negative rate", round.Arrive(20, job("y", 1, 1, -1), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
+		{"gang fits nowhere", round.Arrive(20, job("y", 3, 1, 1), 0), gpufair.ErrTooLarge, "Event[0].Job.Gang"},
+		{"zero weight", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
+		{"progress goes back", round.Progress(20, "x", -1), gpufair.ErrValue, "Event[0].Work"},
+		{"measured rates of the wrong length", round.Measure(20, "x", []float64{1}), gpufair.ErrShape, "Event[0].Job.Rates"},
+		{"unknown kind", round.Event{Kind: 99, Time: 20}, gpufair.ErrValue, "Event[0].Kind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := testLedger(t)
+			before, _ := l.MarshalJSON()
+			err := l.Apply(tc.e)
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Fatalf("Apply() = %v, want an *InputError on %s wrapping %v", err, tc.field, tc.want)
+			}
+			after, _ := l.MarshalJSON()
+			if diff := cmp.Diff(string(before), string(after)); diff != "" {
+				t.Errorf("a refused event changed the ledger (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func nan() float64 {
+	z := 0.0
+	return z / z
+}
+
+func TestLedgerAccountsLeases(t *testing.T) {
+	l := testLedger(t)
+	if err := l.Begin(10); err != nil {
+		t.Fatal(err)
+	}
+	d := &round.Decision{Start: 10, End: 110, Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 0}}}}}
+	if err := l.Commit(d); err != nil {
+		t.Fatal(err)
+	}
+	// The GPU fails 40 s into the lease: x ran 40 s on v100.
+	if err := l.Apply(round.Fail(50, topology.GPU{Server: 1, Slot: 0})); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(110); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := l.Job("x")
+	if diff := cmp.Diff([]float64{0, 40}, j.Received); diff != "" {
+		t.Errorf("received (-want +got):\n%s", diff)
+	}
+	if got := j.Fraction(1, 110); got != 0.4 {
+		t.Errorf("Fraction(v100) = %v, want 0.4", got)
+	}
+	// A decision on the failed GPU breaks the contract, and aborts.
+	bad := &round.Decision{Start: 110, End: 210, Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 0}}}}}
+	if err := l.Commit(bad); !errors.Is(err, round.ErrPlacement) {
+		t.Fatalf("Commit on a failed GPU = %v, want ErrPlacement", err)
+	}
+	if got := j.Received[1]; got != 0 {
+		t.Errorf("after Abort, received on v100 = %v, want 0", got)
+	}
+	// Slots kept across leases are a renewal; other slots, a restart.
+	if err := l.Begin(110); err != nil {
+		t.Fatal(err)
+	}
+	d2 := &round.Decision{Start: 110, End: 210, Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 1}}}}}
+	if err := l.Commit(d2); err != nil {
+		t.Fatal(err)
+	}
+	if p := d2.Placements[0]; p.Renewed || !p.Restart {
+		t.Errorf("placement on new slots: renewed %v, restart %v; want false, true", p.Renewed, p.Restart)
+	}
+	if err := l.Begin(210); err != nil {
+		t.Fatal(err)
+	}
+	d3 := &round.Decision{Start: 210, End: 310, Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 1}}}}}
+	if err := l.Commit(d3); err != nil {
+		t.Fatal(err)
+	}
+	if p := d3.Placements[0]; !p.Renewed || p.Restart {
+		t.Errorf("placement on the same slots: renewed %v, restart %v; want true, false", p.Renewed, p.Restart)
+	}
+	if err := l.Begin(210); !errors.Is(err, gpufair.ErrOrder) {
+		t.Errorf("Begin at the start of the lease in force = %v, want ErrOrder", err)
+	}
+}
