@@ -38,17 +38,29 @@
 // count so the rest is shared among the others (weight readjustment, the
 // "bonus" of section 3.2).
 //
-// # Round-based mechanisms (Rounds, Rounder)
+// # Gavel's scheduler on the round contract (Gavel)
 //
-// Rounds realises any fractional allocation of time fractions X_mk
-// (Gavel's; alloc.Allocation rows convert by X = GPUs/gang) round by round:
-// priority X_mk / f_mk, where f_mk is the fraction of the rounds since m
-// arrived that m ran on type k; the highest priority combination that fits
-// runs, combinations sharing a job with it are dropped for the round, and a
-// combination that runs on the same type as in the previous round keeps its
-// GPUs (lease renewal). Rounder rounds each user's fractional GPUs per type
-// to integers with the deviation carried to the next round, never giving a
-// user fewer GPUs than its smallest job needs, and places larger jobs first.
+// Gavel is a round.Scheduler: events in (jobs arrive, progress, depart;
+// GPUs fail and are repaired; rates are measured), one leased decision per
+// round out, the whole state as a JSON snapshot. It solves any policy of
+// package alloc over the jobs in the system when they change, and realises
+// the allocation X_mk round by round with priority X_mk / f_mk, f_mk being
+// the fraction of the time since m arrived that m actually ran on type k;
+// then it gives the GPUs left idle to waiting jobs (work conservation),
+// keeps gangs within their preemption budget on their slots, and places the
+// rest on the fewest servers, never on a failed GPU. ExampleGavel shows a
+// scheduler's loop.
+//
+// # Allocation-only round mechanisms (Rounds, Rounder)
+//
+// Rounds realises a fixed fractional allocation X_mk round by round, with
+// no events, failures or budget: priority X_mk / f_mk with f_mk counted in
+// rounds since m was added, and only pairs with X_mk > 0 are considered, so
+// GPUs the allocation leaves unused stay idle. It also takes job
+// combinations (several jobs sharing GPUs). Rounder is OEF's placer: it
+// rounds each user's fractional GPUs per type to integers with the
+// deviation carried to the next round, never giving a user fewer GPUs than
+// its smallest job needs, and places larger jobs first.
 //
 // Every scheduler is a value with methods; the quantum or round index is a
 // parameter and must increase; nothing depends on map order or on global

@@ -64,24 +64,24 @@ type comboState struct {
 	lastGPUs []topology.GPU
 }
 
-// Rounds is Gavel's round-based scheduling mechanism (section 5, Algorithm
-// 1): it realises a fractional allocation over rounds. Before each round,
-// every (row m, type k) with Target X_mk > 0 gets priority X_mk / f_mk,
-// where f_mk is the fraction of the rounds since m was added in which m ran
-// on k (+Inf while m has not run on k). Pairs are taken in decreasing
-// priority (ties: larger X_mk, then row ID, then type order); a pair runs if
-// its row and the row's jobs are not yet running this round and Gang GPUs of
-// its type are left. Rows that run on the type they ran on in the previous
-// round keep their GPUs (lease renewal); the others are placed largest gang
-// first on the fewest servers. The received fraction f_mk uses the rounds
-// since m arrived, as Gavel's implementation does, so that it is comparable
-// with X_mk (the paper's text divides by all rows' time on k instead).
+// Rounds is Gavel's round-based mechanism (section 5, Algorithm 1) for a
+// fixed allocation, without the round contract: for a scheduler, use Gavel,
+// which takes events, failures, a time budget and snapshots, measures f_mk
+// in time received and conserves work. Before each round, every (row m,
+// type k) with Target X_mk > 0 gets priority X_mk / f_mk, where f_mk is the
+// fraction of the rounds since m was added in which m ran on k (+Inf while
+// m has not run on k). Pairs are taken in decreasing priority (ties: larger
+// X_mk, then row ID, then type order); a pair runs if its row and the row's
+// jobs are not yet running this round and Gang GPUs of its type are left.
+// Rows that run on the type they ran on in the previous round keep their
+// GPUs (lease renewal); the others are placed largest gang first on the
+// fewest servers.
 //
-// The mechanism is work-conserving: GPUs that the targets leave idle go to
-// rows by priority, so a row may receive more than its target. When the
-// targets use every GPU (Σ_m X_mk·gang_m = GPUs of k), as optimal policies'
-// allocations do, and some schedule of whole rounds realises them, the
-// received fractions converge to the targets (TestRoundsConverge,
+// Rounds is not work-conserving: only pairs with X_mk > 0 are considered,
+// so GPUs that the targets leave unused stay idle. When the targets use
+// every GPU (Σ_m X_mk·gang_m = GPUs of k), as optimal policies' allocations
+// do, and some schedule of whole rounds realises them, the received
+// fractions converge to the targets (TestRoundsConverge,
 // TestRoundsGangsConverge). With gangs, Σ_m X_mk·gang_m ≤ GPUs of k does
 // not make an allocation schedulable: one job of 1 GPU all the time and one
 // of 2 GPUs half the time on a 2-GPU server cannot both be served, and the
