@@ -7,13 +7,21 @@
 //
 //   - speedup: throughput and speedup matrices (jobs or users × GPU types),
 //     validation, normalisation, estimating missing entries.
-//   - alloc: the vocabulary (Cluster, User, Job, Allocation, Valuation), the
+//   - gpufair (this package): the sentinel errors every package wraps
+//     (ErrValue, ErrUnknownType, ErrOrder, ErrSnapshot, ...) and
+//     InputError, which names the input at fault.
+//   - alloc: the vocabulary (Tenant, Job with its Rates, Capacity, and
+//     CapacityOf for a physical topology.Cluster; Allocation, Valuation), the
 //     fractional policies (Gavel's max-min and siblings, OEF cooperative and
 //     non-cooperative), and the fairness axioms: sharing incentive,
 //     envy-freeness, Pareto efficiency and a strategy-proofness probe, with
 //     an Audit usable on any scheduler's allocations.
 //   - ftf and auction: Themis' finish-time fairness, bid tables and the
 //     partial-allocation auction, single-round and multi-round.
+//   - round: the round contract a scheduler drives every round (events in,
+//     one leased decision out, a time budget, JSON snapshots) and the
+//     Ledger every mechanism on it shares; stride.Gavel is Gavel's
+//     scheduler on it.
 //   - stride and trade: Gandiva_fair's stride scheduling and second-price
 //     trading; Gavel's round mechanism and OEF's rounding placer that turn
 //     fractional shares into schedules.
@@ -26,6 +34,7 @@
 //
 // Data flows: inventory (gpu or topology) and throughputs (gpu or given) →
 // speedup matrix → a mechanism decides shares (alloc, auction, trade) →
-// alloc audits the axioms → stride realises the shares round by round →
+// alloc audits the axioms → stride realises the shares round by round, on
+// the round contract →
 // topology places each gang.
 package gpufair
