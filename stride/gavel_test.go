@@ -1,0 +1,117 @@
+package stride_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/stride"
+	"github.com/gpufair/gpufair/topology"
+)
+
+func twoTypeCluster() (topology.Cluster, []topology.GPUType) {
+	return topology.Cluster{Servers: []topology.Server{
+		{Name: "k80-0", Type: "k80", GPUs: 2},
+		{Name: "v100-0", Type: "v100", GPUs: 2},
+	}}, []topology.GPUType{"k80", "v100"}
+}
+
+// TestGavelBudget: a solve cut short by the time budget leaves the
+// allocation of the previous solve in force and marks the decision Partial;
+// work conservation still places the jobs.
+func TestGavelBudget(t *testing.T) {
+	c, types := twoTypeCluster()
+	s, err := stride.NewGavel(alloc.MaxMin{}, c, types, &stride.GavelSettings{Budget: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, alloc.Job{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 3}}, 0)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Decide(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Partial {
+		t.Errorf("a 1 ns budget: Partial = false, want true")
+	}
+	if len(d.Placements) != 1 || d.Placements[0].Type != "v100" {
+		t.Errorf("placements %+v, want job a on its fastest type", d.Placements)
+	}
+	if _, ok := s.Target("a"); ok {
+		t.Errorf("a target for a job no solve finished for")
+	}
+	// A ctx already done is refused before anything changes.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Decide(ctx, 360); !errors.Is(err, context.Canceled) {
+		t.Errorf("Decide with a cancelled ctx = %v, want context.Canceled", err)
+	}
+	if s.Ledger().Rounds() != 1 {
+		t.Errorf("a refused Decide counted a round")
+	}
+}
+
+func TestNewGavelRefusesBadSettings(t *testing.T) {
+	c, types := twoTypeCluster()
+	for _, tc := range []struct {
+		name string
+		pol  alloc.Policy
+		set  stride.GavelSettings
+		c    topology.Cluster
+		want error
+	}{
+		{"no policy", nil, stride.GavelSettings{}, c, gpufair.ErrEmpty},
+		{"negative round", alloc.MaxMin{}, stride.GavelSettings{Round: -1}, c, gpufair.ErrValue},
+		{"negative budget", alloc.MaxMin{}, stride.GavelSettings{Budget: -1}, c, gpufair.ErrValue},
+		{"negative min lease", alloc.MaxMin{}, stride.GavelSettings{MinLease: -1}, c, gpufair.ErrValue},
+		{"type the cluster lacks", alloc.MaxMin{}, stride.GavelSettings{}, topology.Cluster{Servers: c.Servers[:1]}, gpufair.ErrUnknownType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := stride.NewGavel(tc.pol, tc.c, types, &tc.set); !errors.Is(err, tc.want) {
+				t.Errorf("NewGavel() = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGavelPriorityUsesTimeReceived: a job whose lease a failure cut short
+// received less time than the round, and its priority says so.
+func TestGavelPriorityUsesTimeReceived(t *testing.T) {
+	c, types := twoTypeCluster()
+	s, err := stride.NewGavel(alloc.MaxMin{}, c, types, &stride.GavelSettings{Round: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, alloc.Job{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 0)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Decide(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := d.Placements[0].GPUs[0]
+	if err := s.Apply(round.Fail(25, gpu)); err != nil {
+		t.Fatal(err)
+	}
+	d, err = s.Decide(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := s.Ledger().Job("a")
+	k := 1 // v100
+	if got := j.Fraction(k, 100); got != 0.25 {
+		t.Errorf("f on v100 after a failure 25 s into the round = %v, want 0.25", got)
+	}
+	for _, p := range d.Placements {
+		for _, g := range p.GPUs {
+			if g == gpu {
+				t.Errorf("placement %+v on the failed GPU", p)
+			}
+		}
+	}
+}
