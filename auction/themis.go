@@ -1,4 +1,4 @@
-package sim
+package auction
 
 import (
 	"context"
@@ -8,123 +8,199 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
-	"github.com/gpufair/gpufair/auction"
 	"github.com/gpufair/gpufair/ftf"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
 )
 
-// ThemisScheduler runs Themis' multi-round auction arbiter (NSDI'20,
-// section 3.3.2; auction.Arbiter) in the simulator: each job is an app
-// whose agent bids, for the GPUs offered, the finish-time fairness it
-// expects with them, rho = (elapsed + remaining/rate) / T_id, where rate is
-// the job's throughput on the best placement its GPUs allow (Rates on one
-// server, Spread across servers) and T_id its time alone on a 1/n share of
-// the cluster, n being the active jobs (the package's definition). Winners
-// lease their GPUs for c_i of the lease; hidden payments and leftovers go
-// to apps drawn at random, as the arbiter does.
-//
-// Jobs are gangs: a job runs in a round only if it holds at least Gang GPUs
-// of one type, on Gang of them (one server if it can); GPUs it holds beyond
-// that, or that cannot form a gang (a leftover of the wrong size or type),
-// stay idle for their lease, which Themis' elastic apps would not waste.
-// Bids offer, per GPU type the job runs on, the best-fitting single server
-// that completes its gang and the spread alternative over the servers with
-// the most free GPUs, keeping the rows that improve on the job's current rho.
-//
-// The arbiter runs once per simulator round (its Advance), so a lease that
-// ends within a round is released at the next round's start: use rounds no
-// longer than the lease. The zero value is not usable; build one with
-// NewThemisScheduler.
-type ThemisScheduler struct {
-	arb        *auction.Arbiter
-	c          topology.Cluster
-	count      []int // GPUs of each workload type
-	serverType []int
-	epoch      time.Time
-	apps       map[alloc.JobID]*themisApp
-	active     int
-	held       map[string][]topology.GPU // scratch: slots per app
+// DefaultRound is the lease of a Themis decision when ThemisSettings.Round
+// is 0: 6 minutes, Gavel's round, so that both mechanisms decide as often.
+const DefaultRound = 360.0
+
+// unknownWork is the work left assumed for a job that did not say its
+// total work, so that its agent can still price GPUs.
+const unknownWork = 1e15
+
+// ThemisSettings tune a Themis scheduler. A nil *ThemisSettings means the
+// zero value: 6-minute decisions, the arbiter's defaults (10-minute GPU
+// leases, f = 0, no starvation guard), and gangs as fast spread over
+// servers as on one.
+type ThemisSettings struct {
+	// Round is the lease of each decision, in seconds; 0 means
+	// DefaultRound. The arbiter runs once per decision, so a GPU lease
+	// that ends within a round is released at the next decision: keep
+	// Round no longer than Arbiter.Lease.
+	Round float64
+	// Arbiter configures the auction arbiter.
+	Arbiter ArbiterSettings
+	// Spread, if not nil, returns job id's rates over the scheduler's
+	// types when its gang spans servers (Gavel's unconsolidated
+	// throughputs); nil, or a nil result, means the job's Rates.
+	Spread func(id alloc.JobID) []float64
 }
 
-// NewThemisScheduler returns Themis' arbiter on cluster c for a workload over
-// types, with the lease and filtering fraction of s (nil: a 10-minute lease,
-// f = 0) and the arbiter's random draws from src. It returns the errors of
-// auction.NewArbiter and an *gpufair.InputError for a type c lacks.
-func NewThemisScheduler(c topology.Cluster, types []topology.GPUType, s *auction.ArbiterSettings, src rand.Source) (*ThemisScheduler, error) {
-	arb, err := auction.NewArbiter(c, s, src)
+// Themis is Themis' multi-round auction arbiter (NSDI'20, section 3.3.2;
+// Arbiter) on the round contract: each job is an app whose agent
+// (JobAgent) bids, for the GPUs offered, the finish-time fairness it
+// expects with them. Winners lease their GPUs for c_i of the arbiter's
+// lease; hidden payments and leftovers go to apps drawn at random, as the
+// arbiter does.
+//
+// Jobs are gangs: a job runs in a round only if it holds at least Gang GPUs
+// of one type, on Gang of them (the type and placement of highest rate,
+// one server if it can); GPUs it holds beyond that, or that cannot form a
+// gang (a leftover of the wrong size or type), stay idle for their lease,
+// which Themis' elastic apps would not waste.
+//
+// Events reach the arbiter at their own times: arrivals join, departures
+// leave, failures and repairs take GPUs out of service and back; Decide
+// runs a round of the arbiter (Advance) at now. Its bookkeeping of jobs,
+// failed GPUs and leases is a round.Ledger's.
+//
+// The zero value is not usable; build one with NewThemis. A Themis is not
+// safe for concurrent use.
+type Themis struct {
+	arb   *Arbiter
+	set   ThemisSettings
+	l     *round.Ledger
+	epoch time.Time
+	capa  alloc.Capacity // every GPU of each type
+	apps  map[alloc.JobID]bool
+	held  map[string][]topology.GPU // scratch: slots per app
+}
+
+// NewThemis returns Themis' arbiter on cluster c, with job rates given over
+// types (each a type of c), settings s (nil: the zero ThemisSettings) and
+// the arbiter's random draws from src. It returns the errors of
+// round.NewLedger and NewArbiter, and an *gpufair.InputError for a round
+// that is not positive and finite. It panics if src is nil.
+func NewThemis(c topology.Cluster, types []topology.GPUType, s *ThemisSettings, src rand.Source) (*Themis, error) {
+	var set ThemisSettings
+	if s != nil {
+		set = *s
+	}
+	if set.Round == 0 {
+		set.Round = DefaultRound
+	}
+	if !(set.Round > 0) || math.IsInf(set.Round, 0) {
+		return nil, badInput("ThemisSettings.Round", "", gpufair.ErrValue, "round length %v", set.Round)
+	}
+	l, err := round.NewLedger(c, types)
 	if err != nil {
 		return nil, err
 	}
-	t := &ThemisScheduler{arb: arb, c: c, epoch: time.Unix(0, 0).UTC(), apps: map[alloc.JobID]*themisApp{}}
-	if t.count, err = typeCounts(c, types, "Types"); err != nil {
+	arb, err := NewArbiter(c, &set.Arbiter, src)
+	if err != nil {
 		return nil, err
 	}
-	t.serverType = make([]int, len(c.Servers))
-	for i, sv := range c.Servers {
-		t.serverType[i] = slices.Index(types, sv.Type)
+	capa, err := alloc.CapacityOf(c, types)
+	if err != nil {
+		return nil, err
 	}
-	return t, nil
+	return &Themis{arb: arb, set: set, l: l, epoch: time.Unix(0, 0).UTC(), capa: capa, apps: map[alloc.JobID]bool{}, held: map[string][]topology.GPU{}}, nil
 }
 
 // Name returns "themis".
-func (t *ThemisScheduler) Name() string { return "themis" }
+func (t *Themis) Name() string { return "themis" }
 
-// Schedule runs an arbiter round (Advance) at the round's start and places
-// every job that holds a gang's worth of GPUs of one type.
-func (t *ThemisScheduler) Schedule(ctx context.Context, st *State) ([]Placement, error) {
-	now := t.epoch.Add(time.Duration(st.Now * float64(time.Second)))
-	for _, id := range st.Departed {
-		if t.apps[id] != nil {
-			delete(t.apps, id)
-			if err := t.arb.Leave(now, string(id)); err != nil {
-				return nil, err
+// Ledger returns the scheduler's ledger, to read only.
+func (t *Themis) Ledger() *round.Ledger { return t.l }
+
+// Arbiter returns the arbiter, to read only (its leases and cached rho).
+func (t *Themis) Arbiter() *Arbiter { return t.arb }
+
+// at returns the arbiter's time for seconds on the caller's clock.
+func (t *Themis) at(sec float64) time.Time {
+	return t.epoch.Add(time.Duration(sec * float64(time.Second)))
+}
+
+// Apply checks and applies events (round.Ledger.Apply), and passes them to
+// the arbiter at their times: arrivals join with a JobAgent, departures
+// leave, failures and repairs take GPUs out of service and back.
+func (t *Themis) Apply(events ...round.Event) error {
+	if err := t.l.Apply(events...); err != nil {
+		return err
+	}
+	for _, e := range events {
+		at, id := t.at(e.Time), e.Job.ID
+		var err error
+		switch e.Kind {
+		case round.Arrived:
+			j, ok := t.l.Job(id)
+			if !ok {
+				continue // departed in the same call
 			}
+			ag := &JobAgent{Job: j, Ledger: t.l, Capacity: t.capa, Epoch: t.epoch}
+			if t.set.Spread != nil {
+				ag.Spread = t.set.Spread(id)
+			}
+			t.apps[id] = true
+			err = t.arb.Join(at, string(id), ag)
+		case round.Departed:
+			if t.apps[id] {
+				delete(t.apps, id)
+				err = t.arb.Leave(at, string(id))
+			}
+		case round.Failed:
+			err = t.arb.Fail(at, e.GPU)
+		case round.Repaired:
+			err = t.arb.Repair(at, e.GPU)
+		}
+		if err != nil {
+			return err // the ledger checked the event: not reached
 		}
 	}
-	for i := range st.Active {
-		a := &st.Active[i]
-		app := t.apps[a.Job.ID]
-		if app == nil {
-			app = &themisApp{job: a.Job, s: t}
-			t.apps[a.Job.ID] = app
-			if err := t.arb.Join(now, string(a.Job.ID), app); err != nil {
-				return nil, err
-			}
-		}
-		app.remaining = a.Remaining
+	return nil
+}
+
+// Decide runs an arbiter round at now and places every job that holds a
+// gang's worth of GPUs of one type. An error of the arbiter leaves the
+// ledger as it was, but not the arbiter.
+func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	t.active = len(st.Active)
-	if _, err := t.arb.Advance(ctx, now); err != nil {
+	if err := t.l.Begin(now); err != nil {
+		return nil, err
+	}
+	if _, err := t.arb.Advance(ctx, t.at(now)); err != nil {
+		t.l.Abort()
 		return nil, err
 	}
 	clear(t.held)
-	if t.held == nil {
-		t.held = map[string][]topology.GPU{}
+	for _, ls := range t.arb.Leases() {
+		t.held[ls.App] = append(t.held[ls.App], ls.GPU)
 	}
-	for _, l := range t.arb.Leases() {
-		t.held[l.App] = append(t.held[l.App], l.GPU)
-	}
-	var out []Placement
-	for _, a := range st.Active {
-		if g := t.gang(a.Job, t.held[string(a.Job.ID)]); g != nil {
-			out = append(out, Placement{Job: a.Job.ID, GPUs: g})
+	d := &round.Decision{Start: now, End: now + t.set.Round}
+	types := t.l.Types()
+	for _, j := range t.l.Jobs() {
+		var spread []float64
+		if t.set.Spread != nil {
+			spread = t.set.Spread(j.ID)
+		}
+		if g, k := t.gang(j, spread, t.held[string(j.ID)]); g != nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: g})
 		}
 	}
-	return out, nil
+	if err := t.l.Commit(d); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // gang picks the job's GPUs for the round among the slots it holds: the
 // type and placement of highest rate, a single server when one holds a
 // gang, or else the servers holding most; nil when no type has a gang.
-func (t *ThemisScheduler) gang(j *Job, held []topology.GPU) []topology.GPU {
+func (t *Themis) gang(j *round.Job, spread []float64, held []topology.GPU) ([]topology.GPU, int) {
 	var best []topology.GPU
-	bestRate := 0.0
-	for k := range t.count {
+	bestK, bestRate := -1, 0.0
+	for k := range t.l.Types() {
 		var slots []topology.GPU
 		perServer := map[int]int{}
 		for _, g := range held {
-			if t.serverType[g.Server] == k {
+			if t.l.TypeOf(g.Server) == k {
 				slots = append(slots, g)
 				perServer[g.Server]++
 			}
@@ -144,53 +220,100 @@ func (t *ThemisScheduler) gang(j *Job, held []topology.GPU) []topology.GPU {
 			return a.Slot - b.Slot
 		})
 		g := slots[:j.Gang]
-		if r := j.rate(k, topology.ServersUsed(g) > 1); r > bestRate {
-			best, bestRate = slices.Clone(g), r
+		if r := rateOf(j, spread, k, topology.ServersUsed(g) > 1); r > bestRate {
+			best, bestK, bestRate = slices.Clone(g), k, r
 		}
 	}
-	return best
+	return best, bestK
 }
 
-// themisApp is a job's agent.
-type themisApp struct {
-	job       *Job
-	remaining float64
-	s         *ThemisScheduler
+// rateOf returns job j's rate on type k, spread over servers or not.
+func rateOf(j *round.Job, spread []float64, k int, spreadOut bool) float64 {
+	if spreadOut && spread != nil {
+		return spread[k]
+	}
+	return j.Rates[k]
+}
+
+// Snapshot returns an error wrapping gpufair.ErrSnapshot: the arbiter's
+// state (leases with their hidden payments, each app's cached bid table
+// and rho, the random source) is not serialised.
+func (t *Themis) Snapshot() ([]byte, error) {
+	return nil, badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state (leases, hidden payments, cached bid tables, random draws) cannot be snapshotted")
+}
+
+// Restore returns an error wrapping gpufair.ErrSnapshot and changes
+// nothing: see Snapshot.
+func (t *Themis) Restore([]byte) error {
+	return badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state cannot be restored")
+}
+
+var _ round.Scheduler = (*Themis)(nil)
+
+// JobAgent is the Agent of one gang job: it bids, for the GPUs offered, the
+// finish-time fairness it expects with them,
+//
+//	rho = (elapsed + remaining/rate) / T_id,
+//
+// where rate is the job's rate on the best placement its GPUs allow (Rates
+// on one server, Spread across servers; a type counts only where the GPUs
+// held there form a gang), remaining its work left (Work − Done, or
+// unknownWork if its work is unknown), and T_id its work over its rate on a
+// 1/n share of every type of Capacity (alloc.IsolatedRate), n being the
+// jobs in the system. Bids offer, per GPU type the job runs on, the
+// best-fitting single server that completes its gang and the spread
+// alternative over the servers with the most free GPUs, keeping the rows
+// that improve on the job's current rho.
+type JobAgent struct {
+	// Job is the job as the ledger knows it, read only.
+	Job *round.Job
+	// Spread is its rates when its gang spans servers; nil means Rates.
+	Spread []float64
+	// Ledger holds the cluster, its types and the jobs in the system.
+	Ledger *round.Ledger
+	// Capacity is every GPU of each of the ledger's types.
+	Capacity alloc.Capacity
+	// Epoch is the arbiter's time of second 0 of the caller's clock.
+	Epoch time.Time
 }
 
 // rho returns the job's rho at now if it kept the GPUs counts[s] (per
 // server) until it finishes; +Inf if they hold no gang.
-func (a *themisApp) rho(now time.Time, counts []int) float64 {
-	s := a.s
+func (a *JobAgent) rho(now time.Time, counts []int) float64 {
+	j := a.Job
 	best := 0.0
-	for k := range s.count {
+	for k := range a.Capacity.Count {
 		total, one := 0, false
 		for sv, n := range counts {
-			if s.serverType[sv] == k && n > 0 {
+			if a.Ledger.TypeOf(sv) == k && n > 0 {
 				total += n
-				one = one || n >= a.job.Gang
+				one = one || n >= j.Gang
 			}
 		}
-		if total >= a.job.Gang {
-			best = math.Max(best, a.job.rate(k, !one))
+		if total >= j.Gang {
+			best = math.Max(best, rateOf(j, a.Spread, k, !one))
 		}
 	}
 	if best == 0 {
 		return math.Inf(1)
 	}
-	elapsed := now.Sub(s.epoch).Seconds() - a.job.Arrival
-	return (elapsed + a.remaining/best) / isolatedTime(a.job, s.count, float64(s.active))
+	work, left := j.Work, j.Remaining()
+	if math.IsInf(left, 1) {
+		work, left = j.Done+unknownWork, unknownWork
+	}
+	elapsed := now.Sub(a.Epoch).Seconds() - j.Arrival
+	iso := work / alloc.IsolatedRate(j.Rates, j.Gang, a.Capacity, float64(len(a.Ledger.Jobs())))
+	return (elapsed + left/best) / iso
 }
 
 // Rho is the agent's current rho with what it holds.
-func (a *themisApp) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
+func (a *JobAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
 	return a.rho(now, held), nil
 }
 
 // Bid offers, per type, the best-fitting server that completes the gang
 // and the spread alternative, each priced at the rho it gives.
-func (a *themisApp) Bid(_ context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
-	s := a.s
+func (a *JobAgent) Bid(_ context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	if held == nil {
 		held = make([]int, len(offer.Free))
 	}
@@ -213,15 +336,15 @@ func (a *themisApp) Bid(_ context.Context, now time.Time, offer ftf.Offer, held 
 			tab.Rows = append(tab.Rows, ftf.Row{Counts: row, Rho: r})
 		}
 	}
-	g := a.job.Gang
-	for k := range s.count {
-		if a.job.Rates[k] <= 0 || g > s.count[k] {
+	g := a.Job.Gang
+	for k, count := range a.Capacity.Count {
+		if a.Job.Rates[k] <= 0 || float64(g) > count {
 			continue
 		}
 		fit, heldK := -1, 0
 		var servers []int
 		for sv := range offer.Free {
-			if s.serverType[sv] != k {
+			if a.Ledger.TypeOf(sv) != k {
 				continue
 			}
 			heldK += held[sv]

@@ -10,7 +10,7 @@ import (
 // csvHeader names WriteCSV's columns. Times are in seconds.
 var csvHeader = []string{
 	"scheduler", "job", "owner", "kind", "gang", "arrival_s", "start_s", "finish_s", "jct_s",
-	"steps", "done", "rounds", "gpu_seconds", "contention", "isolated_s", "rho", "measured",
+	"steps", "done", "rounds", "restarts", "gpu_seconds", "contention", "isolated_s", "rho", "measured",
 }
 
 // WriteCSV writes one line per job of each result, after a header line:
@@ -28,7 +28,7 @@ func WriteCSV(w io.Writer, results ...*Result) error {
 			measured := i >= r.MeasureFrom && i < r.MeasureTo
 			rec = append(rec[:0], r.Scheduler, string(j.ID), string(j.Owner), j.Kind, strconv.Itoa(j.Gang),
 				num(j.Arrival), num(j.Start), num(j.Finish), num(j.JCT),
-				num(j.Steps), num(j.Done), strconv.Itoa(j.Rounds), num(j.GPUSeconds), num(j.Contention),
+				num(j.Steps), num(j.Done), strconv.Itoa(j.Rounds), strconv.Itoa(j.Restarts), num(j.GPUSeconds), num(j.Contention),
 				num(j.Isolated), num(j.Rho), strconv.FormatBool(measured))
 			if err := cw.Write(rec); err != nil {
 				return err

@@ -2,17 +2,22 @@ package sim
 
 import (
 	"errors"
+
+	"github.com/gpufair/gpufair/round"
 )
 
 // Errors of a run that depend on the scheduler's behaviour, and of trace
 // files; test with errors.Is. Invalid values get *gpufair.InputError.
 var (
-	// ErrPlacement reports a Scheduler that placed a job that is not
-	// active, placed one twice, gave it the wrong number of GPUs or GPUs of
-	// several types, or used a GPU slot twice or one that does not exist.
-	ErrPlacement = errors.New("sim: invalid placement")
+	// ErrPlacement is round.ErrPlacement: a decision that breaks the
+	// contract. Run reports a decision for another time, a placement of
+	// a job not in the system or placed twice, of the wrong number of
+	// GPUs, on GPUs not all of its type, of a type the job cannot run on,
+	// on a slot used twice, failed or outside the cluster, and one marked
+	// Renewed on slots its jobs did not hold for the whole previous round.
+	ErrPlacement = round.ErrPlacement
 	// ErrStalled reports a run in which jobs waited for Settings.Stall
-	// rounds in a row while the Scheduler placed nothing.
+	// rounds in a row while the scheduler placed nothing.
 	ErrStalled = errors.New("sim: scheduler placed no job while jobs waited")
 	// ErrTrace reports a trace line that cannot be read.
 	ErrTrace = errors.New("sim: malformed trace")

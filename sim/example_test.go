@@ -6,14 +6,16 @@ import (
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/sim"
+	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
 )
 
 // Three jobs of one model (40 steps/s on a V100, 10 on a K80) with one,
 // two and three hours of V100 work arrive together on one V100 and two
 // K80s; Gavel's heterogeneity-aware max-min policy is realised in 6-minute
-// rounds. While all three run, each gets a third of the V100 and two thirds
-// of a K80 on average; the shortest finishes first and the others speed up.
+// rounds by Gavel's mechanism (stride.Gavel). While all three run, each
+// gets a third of the V100 and two thirds of a K80 on average; the
+// shortest finishes first and the others speed up.
 func ExampleRun() {
 	c := topology.Cluster{Servers: []topology.Server{
 		{Name: "v", Type: "v100", GPUs: 1}, {Name: "k", Type: "k80", GPUs: 2},
@@ -23,7 +25,7 @@ func ExampleRun() {
 		{Job: alloc.Job{ID: "medium", Gang: 1, Rates: []float64{40, 10}}, Steps: 2 * 40 * 3600},
 		{Job: alloc.Job{ID: "long", Gang: 1, Rates: []float64{40, 10}}, Steps: 3 * 40 * 3600},
 	}}
-	s, err := sim.NewPolicyScheduler(alloc.MaxMin{}, c, w.Types, nil)
+	s, err := stride.NewGavel(alloc.MaxMin{}, c, w.Types, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,45 +5,86 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
 )
 
-// fifo places active jobs in arrival order, each on the first type it has a
-// positive rate on with a gang's worth of free GPUs, packed with a
-// topology.Placer. It is a baseline the tests can follow by hand.
-type fifo struct{}
+// fifo places the jobs in the system in arrival order, each on the slots
+// it held in the lease before if it ran there to the end and they are
+// free, or else on the first type it has a positive rate on with a gang's
+// worth of free GPUs, packed with a topology.Placer: a scheduler on a
+// round.Ledger the tests can follow by hand. Build it with newFIFO.
+type fifo struct {
+	l *round.Ledger
+	L float64 // lease
+}
 
-func (fifo) Name() string { return "fifo" }
-
-func (fifo) Schedule(_ context.Context, st *State) ([]Placement, error) {
-	p, err := topology.NewPlacer(st.Cluster)
+func newFIFO(c topology.Cluster, types []topology.GPUType, lease float64) *fifo {
+	l, err := round.NewLedger(c, types)
 	if err != nil {
+		panic(err)
+	}
+	return &fifo{l: l, L: lease}
+}
+
+func (*fifo) Name() string { return "fifo" }
+
+func (f *fifo) Apply(ev ...round.Event) error { return f.l.Apply(ev...) }
+
+func (f *fifo) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	if err := f.l.Begin(now); err != nil {
 		return nil, err
 	}
-	var out []Placement
-	for _, a := range st.Active {
-		for k, t := range st.Types {
-			if a.Job.Rates[k] <= 0 || p.Free(t) < a.Job.Gang {
+	p := f.l.Placer(nil)
+	d := &round.Decision{Start: now, End: now + f.L}
+	prev := map[alloc.JobID]round.Placement{}
+	if old := f.l.Lease(); old != nil && old.End >= now {
+		for _, q := range old.Placements {
+			prev[q.Jobs[0]] = q
+		}
+	}
+	for _, j := range f.l.Jobs() {
+		if q, ok := prev[j.ID]; ok && p.Reserve(q.GPUs) == nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: q.Jobs, Type: q.Type, GPUs: q.GPUs})
+			continue
+		}
+		for k, t := range f.l.Types() {
+			if j.Rates[k] <= 0 || p.Free(t) < j.Gang {
 				continue
 			}
-			g, err := p.Place(t, a.Job.Gang)
+			g, err := p.Place(t, j.Gang)
 			if err != nil {
+				f.l.Abort()
 				return nil, err
 			}
-			out = append(out, Placement{Job: a.Job.ID, GPUs: g})
+			d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: t, GPUs: g})
 			break
 		}
 	}
-	return out, nil
+	return d, f.l.Commit(d)
 }
 
-// fixed returns the same placements every round.
-type fixed []Placement
+func (*fifo) Snapshot() ([]byte, error) { return nil, gpufair.ErrSnapshot }
+
+func (*fifo) Restore([]byte) error { return gpufair.ErrSnapshot }
+
+// fixed returns the same placements every round, unchecked: a scheduler
+// that breaks the contract.
+type fixed []round.Placement
 
 func (fixed) Name() string { return "fixed" }
 
-func (f fixed) Schedule(context.Context, *State) ([]Placement, error) { return f, nil }
+func (fixed) Apply(...round.Event) error { return nil }
+
+func (f fixed) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	return &round.Decision{Start: now, End: now + 1e9, Placements: f}, nil
+}
+
+func (fixed) Snapshot() ([]byte, error) { return nil, gpufair.ErrSnapshot }
+
+func (fixed) Restore([]byte) error { return gpufair.ErrSnapshot }
 
 // equalShare is a test policy: every job gets count_k/n GPUs of each type,
 // as time fractions x_k = count_k/(n·gang), scaled down to Σ_k x_k ≤ 1, and

@@ -66,7 +66,7 @@ func TestRunInvariants(t *testing.T) {
 		L := rapid.Float64Range(1, 30).Draw(t, "round")
 		// A restart shorter than a round, so a moved job still progresses.
 		set := &Settings{Round: L, Restart: rapid.SampledFrom([]float64{0, L / 3}).Draw(t, "restart"), Horizon: 1e5}
-		res, err := Run(context.Background(), in.w, in.c, fifo{}, set)
+		res, err := Run(context.Background(), in.w, in.c, newFIFO(in.c, in.w.Types, L), set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestRunInvariants(t *testing.T) {
 				t.Fatalf("jobs %d and %d out of order", i-1, i)
 			}
 		}
-		again, err := Run(context.Background(), in.w, in.c, fifo{}, set)
+		again, err := Run(context.Background(), in.w, in.c, newFIFO(in.c, in.w.Types, L), set)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,9 @@ type JobResult struct {
 	Steps   float64 // work to do
 	Done    float64 // steps done
 	Rounds  int     // rounds the job ran
+	// Restarts counts the leases in which it resumed from a checkpoint
+	// (see Settings.Restart).
+	Restarts int
 	// GPUSeconds is the GPU time the job held: gang × seconds run, up to
 	// its finish.
 	GPUSeconds float64
@@ -48,8 +51,21 @@ type Result struct {
 	End       float64 // end of the last round simulated
 	// Jobs holds every job of the workload, in (Arrival, ID) order.
 	Jobs []JobResult
+	// History holds every round simulated, in order.
+	History []RoundStat
 	// MeasureFrom and MeasureTo are the measured jobs, [From, To) in Jobs.
 	MeasureFrom, MeasureTo int
+}
+
+// RoundStat is what one round's decision did.
+type RoundStat struct {
+	Start float64 // seconds
+	// Placements counts the decision's placements (gangs); Restarts those
+	// whose jobs resumed from a checkpoint: marked Restart, or not
+	// Renewed with jobs that ran before.
+	Placements, Restarts int
+	// Partial reports a decision the scheduler's time budget cut short.
+	Partial bool
 }
 
 // Measured returns the measured jobs (a subslice of Jobs).
@@ -58,7 +74,7 @@ func (r *Result) Measured() []JobResult { return r.Jobs[r.MeasureFrom:r.MeasureT
 func (r *run) result() *Result {
 	res := &Result{
 		Scheduler: r.sched.Name(), Types: slices.Clone(r.types), Count: slices.Clone(r.count),
-		Round: r.set.Round, Rounds: r.rounds, End: r.end,
+		Round: r.set.Round, Rounds: r.rounds, End: r.end, History: r.history,
 		Jobs: make([]JobResult, len(r.jobs)), MeasureFrom: r.set.MeasureFrom, MeasureTo: r.set.MeasureTo,
 	}
 	cont := newContention(r.jobs, r.end)
@@ -68,7 +84,7 @@ func (r *run) result() *Result {
 		jr := JobResult{
 			ID: j.ID, Owner: j.owner(), Kind: j.Kind, Gang: j.Gang, Arrival: j.Arrival,
 			Start: js.start, Finish: js.finish, Steps: j.Steps, Done: j.Steps - js.remaining,
-			Rounds: js.ran, GPUSeconds: js.service, JCT: math.NaN(), Rho: math.NaN(),
+			Rounds: js.ran, Restarts: js.restarts, GPUSeconds: js.service, JCT: math.NaN(), Rho: math.NaN(),
 		}
 		end := js.finish
 		if math.IsNaN(end) {

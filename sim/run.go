@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -8,23 +9,33 @@ import (
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
 )
 
 // Run replays workload w on cluster c under scheduler s and returns the
-// per-job results. It validates w, c and the settings, returning an
-// *gpufair.InputError for bad input (every type of w must be a GPU type of c,
-// and every job must fit the GPUs of a type it has a positive rate on),
-// and checks every placement the scheduler makes (ErrPlacement). It stops
+// per-job results. It drives s exactly as a production scheduler would:
+// at the start of each round it applies the events since the previous
+// round, in time order (arrivals, the progress of every job that ran, the
+// departures of the jobs that finished, GPU failures and repairs), then asks
+// s to decide the round, and runs each placement for its lease (the round,
+// or less if the decision says so).
+//
+// s must be a fresh scheduler for c with w.Types as its GPU types. Run
+// validates w, c and the settings, returning an *gpufair.InputError for bad
+// input (every type of w must be a GPU type of c, and every job must fit
+// the GPUs of a type it has a positive rate on), and checks every decision
+// against the contract, returning an error wrapping round.ErrPlacement (see
+// ErrPlacement) for one that breaks it: s need not be trusted. It stops
 // when every job has finished, when Settings.StopWhenMeasured or
 // Settings.Horizon says so, or when ctx is done (checked between rounds);
 // it returns ErrStalled if jobs wait Settings.Stall rounds in a row while the
 // scheduler places none. An error of the scheduler is returned wrapped with
 // the round it happened in. w is read, never modified.
 //
-// Cost: per round, the scheduler's cost plus O(A + P·gang) for A active
-// jobs and P placements; O(n log n) for the metrics of n jobs.
-func Run(ctx context.Context, w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*Result, error) {
+// Cost: per round, the scheduler's cost plus O(E log E + P·gang) for E
+// events and P placements; O(n log n) for the metrics of n jobs.
+func Run(ctx context.Context, w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (*Result, error) {
 	r, err := newRun(w, c, s, set)
 	if err != nil {
 		return nil, err
@@ -41,16 +52,25 @@ type jobState struct {
 	remaining float64
 	service   float64
 	ran       int
-	last      []topology.GPU // slots of the last round the job ran in, sorted
+	restarts  int
+	last      []topology.GPU // slots of the last lease the job ran in, sorted
 	lastRound int            // that round, or -1
+	whole     bool           // whether it ran that whole round, to its end
 	start     float64
 	finish    float64
 	placedAt  int // round of the latest placement, to catch duplicates
 }
 
+// fault is a GPU failing (fail) or being repaired at t.
+type fault struct {
+	t    float64
+	gpu  topology.GPU
+	fail bool
+}
+
 type run struct {
 	set        Settings
-	sched      Scheduler
+	sched      round.Scheduler
 	cluster    topology.Cluster
 	types      []topology.GPUType
 	count      []int // GPUs of each of types
@@ -63,15 +83,18 @@ type run struct {
 	finished int
 	rounds   int
 	end      float64
+	history  []RoundStat
 
-	st       State
-	arrived  []alloc.JobID
-	departed []alloc.JobID
-	slotUsed [][]int        // slotUsed[server][slot] = round+1 of the slot's last use
-	slots    []topology.GPU // scratch
+	faults    []fault                    // every failure and repair, by time
+	nextFault int                        // the next fault to report
+	failsOf   map[topology.GPU][]float64 // failure times of each GPU, increasing
+	down      map[topology.GPU]bool      // GPUs failed as of the latest round
+	pending   []round.Event              // events since the latest round
+	slotUsed  [][]int                    // slotUsed[server][slot] = round+1 of the slot's last use
+	slots     []topology.GPU             // scratch
 }
 
-func newRun(w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*run, error) {
+func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (*run, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -100,6 +123,9 @@ func newRun(w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*run, 
 		r.serverType[i] = slices.Index(w.Types, sv.Type)
 		r.slotUsed[i] = make([]int, sv.GPUs)
 	}
+	if err := r.checkFailures(); err != nil {
+		return nil, err
+	}
 	order := make([]*Job, len(w.Jobs))
 	for i := range w.Jobs {
 		order[i] = &w.Jobs[i]
@@ -111,7 +137,6 @@ func newRun(w *Workload, c topology.Cluster, s Scheduler, set *Settings) (*run, 
 		r.jobs[i] = jobState{job: j, remaining: j.Steps, lastRound: -1, start: math.NaN(), finish: math.NaN(), placedAt: -1}
 		r.index[j.ID] = i
 	}
-	r.st = State{Length: r.set.Round, Cluster: c, Types: w.Types}
 	return r, nil
 }
 
@@ -141,24 +166,62 @@ func (r *run) checkSettings(n int) error {
 	return nil
 }
 
+// checkFailures validates Settings.Failures and builds the timeline of
+// failures and repairs.
+func (r *run) checkFailures() error {
+	fs := slices.Clone(r.set.Failures)
+	slices.SortStableFunc(fs, func(a, b Failure) int {
+		if c := cmp.Compare(a.GPU.Server, b.GPU.Server); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.GPU.Slot, b.GPU.Slot); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.At, b.At)
+	})
+	r.failsOf = map[topology.GPU][]float64{}
+	r.down = map[topology.GPU]bool{}
+	for i, f := range fs {
+		g := f.GPU
+		name := fmt.Sprintf("%d/%d", g.Server, g.Slot)
+		switch {
+		case g.Server < 0 || g.Server >= len(r.slotUsed) || g.Slot < 0 || g.Slot >= len(r.slotUsed[g.Server]):
+			return gpufair.Invalid("Settings.Failures.GPU", name, gpufair.ErrUnknownID, "no such GPU slot")
+		case !finiteNonNeg(f.At):
+			return gpufair.Invalid("Settings.Failures.At", name, gpufair.ErrValue, "failure at %v", f.At)
+		case f.Repair != 0 && (!(f.Repair > f.At) || math.IsInf(f.Repair, 0)):
+			return gpufair.Invalid("Settings.Failures.Repair", name, gpufair.ErrValue, "repair at %v of a failure at %v", f.Repair, f.At)
+		case i > 0 && fs[i-1].GPU == g && (fs[i-1].Repair == 0 || fs[i-1].Repair >= f.At):
+			return gpufair.Invalid("Settings.Failures.At", name, gpufair.ErrValue, "failure at %v before the repair of the failure at %v", f.At, fs[i-1].At)
+		}
+		r.faults = append(r.faults, fault{t: f.At, gpu: g, fail: true})
+		if f.Repair != 0 {
+			r.faults = append(r.faults, fault{t: f.Repair, gpu: g})
+		}
+		r.failsOf[g] = append(r.failsOf[g], f.At)
+	}
+	slices.SortStableFunc(r.faults, func(a, b fault) int { return cmp.Compare(a.t, b.t) })
+	return nil
+}
+
 // loop runs rounds until the run ends.
 func (r *run) loop(ctx context.Context) error {
 	L := r.set.Round
-	round, stalled := 0, 0
+	rnd, stalled := 0, 0
 	for r.finished < len(r.jobs) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		now := float64(round) * L
+		now := float64(rnd) * L
 		if r.set.Horizon > 0 && now >= r.set.Horizon {
 			break
 		}
 		r.admit(now)
 		if len(r.active) == 0 {
-			round = r.skipTo(round)
+			rnd = r.skipTo(rnd)
 			continue
 		}
-		n, err := r.round(ctx, round, now)
+		n, err := r.round(ctx, rnd, now)
 		if err != nil {
 			return err
 		}
@@ -166,40 +229,44 @@ func (r *run) loop(ctx context.Context) error {
 		r.end = now + L
 		if n == 0 {
 			if stalled++; stalled >= r.set.Stall {
-				return fmt.Errorf("%w: %d rounds up to round %d", ErrStalled, stalled, round)
+				return fmt.Errorf("%w: %d rounds up to round %d", ErrStalled, stalled, rnd)
 			}
 		} else {
 			stalled = 0
 		}
 		if p := r.set.Progress; p != nil {
-			p(Progress{Round: round, Now: now + L, Finished: r.finished, Jobs: len(r.jobs), Active: len(r.active)})
+			p(Progress{Round: rnd, Now: now + L, Finished: r.finished, Jobs: len(r.jobs), Active: len(r.active)})
 		}
 		if r.set.StopWhenMeasured && r.measuredDone() {
 			break
 		}
-		round++
+		rnd++
 	}
 	return nil
 }
 
-// admit makes the jobs that arrived by now active.
+// admit makes the jobs that arrived by now active, and reports them.
 func (r *run) admit(now float64) {
 	for r.next < len(r.jobs) && r.jobs[r.next].job.Arrival <= now {
+		j := r.jobs[r.next].job
+		aj := j.Job
+		aj.Weight = j.weight()
+		aj.Rates = slices.Clone(j.Rates)
+		r.pending = append(r.pending, round.Arrive(j.Arrival, aj, j.Steps))
 		r.active = append(r.active, r.next)
-		r.arrived = append(r.arrived, r.jobs[r.next].job.ID)
 		r.next++
 	}
 }
 
-// skipTo returns the first round, after round, that starts at or after the
+// skipTo returns the first round, after rnd, that starts at or after the
 // next arrival.
-func (r *run) skipTo(round int) int {
+func (r *run) skipTo(rnd int) int {
 	a := r.jobs[r.next].job.Arrival
 	q := int(math.Ceil(a / r.set.Round))
 	for float64(q)*r.set.Round < a {
 		q++
 	}
-	return max(q, round+1)
+	return max(q, rnd+1)
 }
 
 func (r *run) measuredDone() bool {
@@ -211,101 +278,199 @@ func (r *run) measuredDone() bool {
 	return true
 }
 
-// round runs one round and returns the number of placements.
-func (r *run) round(ctx context.Context, round int, now float64) (int, error) {
-	st := &r.st
-	st.Round, st.Now = round, now
-	st.Active = st.Active[:0]
-	for _, i := range r.active {
-		js := &r.jobs[i]
-		var last []topology.GPU
-		if js.lastRound == round-1 {
-			last = js.last
-		}
-		st.Active = append(st.Active, Active{Job: js.job, Remaining: js.remaining, Service: js.service, Ran: js.ran, Last: last})
-	}
-	st.Arrived, st.Departed = r.arrived, r.departed
-	ps, err := r.sched.Schedule(ctx, st)
-	if err != nil {
-		return 0, fmt.Errorf("sim: %s, round %d: %w", r.sched.Name(), round, err)
-	}
-	r.arrived, r.departed = r.arrived[:0], r.departed[:0]
-	for _, p := range ps {
-		if err := r.apply(p, round, now); err != nil {
-			return 0, err
+// events returns the events since the previous round, in time order:
+// progress and departures, failures and repairs up to now, and arrivals
+// (at equal times, in that order).
+func (r *run) events(now float64) []round.Event {
+	var ev []round.Event
+	for _, e := range r.pending {
+		if e.Kind != round.Arrived {
+			ev = append(ev, e)
 		}
 	}
-	r.active = slices.DeleteFunc(r.active, func(i int) bool {
-		if math.IsNaN(r.jobs[i].finish) {
-			return false
+	for ; r.nextFault < len(r.faults) && r.faults[r.nextFault].t <= now; r.nextFault++ {
+		f := r.faults[r.nextFault]
+		if f.fail {
+			ev = append(ev, round.Fail(f.t, f.gpu))
+			r.down[f.gpu] = true
+		} else {
+			ev = append(ev, round.Repair(f.t, f.gpu))
+			delete(r.down, f.gpu)
 		}
-		r.departed = append(r.departed, r.jobs[i].job.ID)
-		return true
-	})
-	return len(ps), nil
+	}
+	for _, e := range r.pending {
+		if e.Kind == round.Arrived {
+			ev = append(ev, e)
+		}
+	}
+	slices.SortStableFunc(ev, func(a, b round.Event) int { return cmp.Compare(a.Time, b.Time) })
+	r.pending = r.pending[:0]
+	return ev
 }
 
-// apply checks placement p and runs its job for the round.
-func (r *run) apply(p Placement, round int, now float64) error {
-	i, ok := r.index[p.Job]
-	if !ok {
-		return fmt.Errorf("%w: round %d: unknown job %q", ErrPlacement, round, p.Job)
-	}
-	js := &r.jobs[i]
-	switch {
-	case js.job.Arrival > now || !math.IsNaN(js.finish):
-		return fmt.Errorf("%w: round %d: job %q is not active", ErrPlacement, round, p.Job)
-	case js.placedAt == round:
-		return fmt.Errorf("%w: round %d: job %q placed twice", ErrPlacement, round, p.Job)
-	case len(p.GPUs) != js.job.Gang:
-		return fmt.Errorf("%w: round %d: job %q has %d GPUs for a gang of %d", ErrPlacement, round, p.Job, len(p.GPUs), js.job.Gang)
-	}
-	k := -2
-	for _, g := range p.GPUs {
-		if g.Server < 0 || g.Server >= len(r.slotUsed) || g.Slot < 0 || g.Slot >= len(r.slotUsed[g.Server]) {
-			return fmt.Errorf("%w: round %d: job %q on slot %v outside the cluster", ErrPlacement, round, p.Job, g)
+// round runs one round and returns the number of placements.
+func (r *run) round(ctx context.Context, rnd int, now float64) (int, error) {
+	name := r.sched.Name()
+	if ev := r.events(now); len(ev) > 0 {
+		if err := r.sched.Apply(ev...); err != nil {
+			return 0, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
 		}
-		if r.slotUsed[g.Server][g.Slot] == round+1 {
-			return fmt.Errorf("%w: round %d: slot %v used twice", ErrPlacement, round, g)
-		}
-		r.slotUsed[g.Server][g.Slot] = round + 1
-		t := r.serverType[g.Server]
-		if t < 0 || (k != -2 && t != k) {
-			return fmt.Errorf("%w: round %d: job %q on GPUs of several types, or of a type it has no rate for", ErrPlacement, round, p.Job)
-		}
-		k = t
 	}
-	js.placedAt = round
-	r.progress(js, p.GPUs, k, round, now)
+	d, err := r.sched.Decide(ctx, now)
+	if err != nil {
+		return 0, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
+	}
+	if err := r.check(d, rnd, now); err != nil {
+		return 0, err
+	}
+	// The lease ends with the round, or earlier if the decision says so.
+	// The next round starts at (rnd+1)·L, which may differ from now + L
+	// in the last bit.
+	next := float64(rnd+1) * r.set.Round
+	end := next
+	if d.End-d.Start < r.set.Round {
+		end = min(d.End, next)
+	}
+	stat := RoundStat{Start: now, Placements: len(d.Placements), Partial: d.Partial}
+	for _, p := range d.Placements {
+		if r.runPlacement(p, rnd, now, end, next) {
+			stat.Restarts++
+		}
+	}
+	r.history = append(r.history, stat)
+	r.active = slices.DeleteFunc(r.active, func(i int) bool { return !math.IsNaN(r.jobs[i].finish) })
+	return len(d.Placements), nil
+}
+
+// check validates decision d of round rnd, at now, against the contract.
+func (r *run) check(d *round.Decision, rnd int, now float64) error {
+	if d == nil {
+		return fmt.Errorf("%w: round %d: no decision", ErrPlacement, rnd)
+	}
+	if d.Start != now || !(d.End > d.Start) || math.IsInf(d.End, 0) {
+		return fmt.Errorf("%w: round %d: decision for [%v, %v), round at %v", ErrPlacement, rnd, d.Start, d.End, now)
+	}
+	for i, p := range d.Placements {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: round %d, placement %d: "+format, append([]any{ErrPlacement, rnd, i}, args...)...)
+		}
+		k := slices.Index(r.types, p.Type)
+		switch {
+		case k < 0:
+			return bad("GPU type %q is not the workload's", p.Type)
+		case len(p.Jobs) == 0:
+			return bad("no jobs")
+		}
+		for _, g := range p.GPUs {
+			switch {
+			case g.Server < 0 || g.Server >= len(r.slotUsed) || g.Slot < 0 || g.Slot >= len(r.slotUsed[g.Server]):
+				return bad("slot %v outside the cluster", g)
+			case r.serverType[g.Server] != k:
+				return bad("slot %v is not a %q GPU", g, p.Type)
+			case r.slotUsed[g.Server][g.Slot] == rnd+1:
+				return bad("slot %v used twice", g)
+			case r.down[g]:
+				return bad("slot %v has failed", g)
+			}
+			r.slotUsed[g.Server][g.Slot] = rnd + 1
+		}
+		for _, id := range p.Jobs {
+			ji, ok := r.index[id]
+			if !ok {
+				return bad("unknown job %q", id)
+			}
+			js := &r.jobs[ji]
+			switch {
+			case js.job.Arrival > now || !math.IsNaN(js.finish):
+				return bad("job %q is not in the system", id)
+			case js.placedAt == rnd:
+				return bad("job %q placed twice", id)
+			case len(p.GPUs) != js.job.Gang:
+				return bad("job %q has %d GPUs for a gang of %d", id, len(p.GPUs), js.job.Gang)
+			case !(js.job.Rates[k] > 0):
+				return bad("job %q cannot run on %q", id, p.Type)
+			case p.Renewed && !r.held(js, p.GPUs, rnd):
+				return bad("job %q renewed on slots it did not hold until now", id)
+			}
+			js.placedAt = rnd
+		}
+	}
 	return nil
 }
 
-// progress advances job js on GPUs of type k for one round.
-func (r *run) progress(js *jobState, gpus []topology.GPU, k, round int, now float64) {
-	L := r.set.Round
-	lost := 0.0
+// held reports whether job js ran the whole previous round on gpus.
+func (r *run) held(js *jobState, gpus []topology.GPU, rnd int) bool {
+	if js.lastRound != rnd-1 || !js.whole {
+		return false
+	}
 	r.slots = append(r.slots[:0], gpus...)
 	topology.SortGPUs(r.slots)
-	if r.set.Restart > 0 && js.ran > 0 && (js.lastRound != round-1 || !slices.Equal(js.last, r.slots)) {
-		lost = min(r.set.Restart, L)
+	return slices.Equal(js.last, r.slots)
+}
+
+// runPlacement runs placement p's jobs from now until end, or until a GPU
+// of p fails, and reports whether they restarted from a checkpoint; next is
+// the start of the next round.
+func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (restarted bool) {
+	k := slices.Index(r.types, p.Type)
+	for _, g := range p.GPUs {
+		if t, ok := r.failure(g, now, end); ok {
+			end = t
+		}
+	}
+	r.slots = append(r.slots[:0], p.GPUs...)
+	topology.SortGPUs(r.slots)
+	spread := topology.ServersUsed(p.GPUs) > 1
+	for _, id := range p.Jobs {
+		js := &r.jobs[r.index[id]]
+		restart := p.Restart || (!p.Renewed && js.ran > 0)
+		restarted = restarted || restart
+		r.progress(js, k, spread, len(p.Jobs), restart, rnd, now, end)
+		js.whole = end == next
+	}
+	return restarted
+}
+
+// failure returns the first failure of GPU g in (from, to).
+func (r *run) failure(g topology.GPU, from, to float64) (float64, bool) {
+	ts := r.failsOf[g]
+	i, _ := slices.BinarySearch(ts, math.Nextafter(from, math.Inf(1)))
+	if i < len(ts) && ts[i] < to {
+		return ts[i], true
+	}
+	return 0, false
+}
+
+// progress advances job js on type k over [now, end), sharing its GPUs
+// with shared−1 other jobs, and records the event that reports it.
+func (r *run) progress(js *jobState, k int, spread bool, shared int, restart bool, rnd int, now, end float64) {
+	dur := end - now
+	lost := 0.0
+	if restart {
+		lost = min(r.set.Restart, dur)
+		js.restarts++
 	}
 	if js.ran == 0 {
 		js.start = now
 	}
 	js.ran++
-	js.lastRound = round
+	js.lastRound = rnd
 	js.last = append(js.last[:0], r.slots...)
 	gang := float64(js.job.Gang)
-	rate := js.job.rate(k, topology.ServersUsed(gpus) > 1)
-	avail := L - lost
+	// Without co-location measurements, jobs that share GPUs share their
+	// time equally.
+	rate := js.job.rate(k, spread) / float64(shared)
+	avail := dur - lost
 	if rate > 0 && js.remaining <= rate*avail {
 		used := lost + js.remaining/rate
-		js.finish = now + used
+		js.finish = min(now+used, end)
 		js.remaining = 0
 		js.service += gang * used
 		r.finished++
+		r.pending = append(r.pending, round.Depart(js.finish, js.job.ID))
 		return
 	}
 	js.remaining -= rate * avail
-	js.service += gang * L
+	js.service += gang * dur
+	r.pending = append(r.pending, round.Progress(end, js.job.ID, js.job.Steps-js.remaining))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -27,7 +28,7 @@ func TestRunByHand(t *testing.T) {
 		{Job: alloc.Job{ID: "A", Gang: 1, Rates: []float64{1}}, Arrival: 0, Steps: 15},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
-	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, 10), &Settings{Round: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestRunSpread(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
 		{Job: alloc.Job{ID: "j", Gang: 2, Rates: []float64{4}}, Steps: 30, Spread: []float64{2}},
 	}}
-	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, 10), &Settings{Round: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,24 +68,33 @@ func TestRunSpread(t *testing.T) {
 	}
 	// A job moved to the other server every round pays Restart each time.
 	w = &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "j", Gang: 1, Rates: []float64{1}}, Steps: 25}}}
-	res, err = Run(context.Background(), w, c, &alternate{}, &Settings{Round: 10, Restart: 3})
+	res, err = Run(context.Background(), w, c, &alternate{newFIFO(c, w.Types, 10)}, &Settings{Round: 10, Restart: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Round 0 on s0: 10 steps. Rounds 1 and 2: 3 s lost, 7 steps each.
 	// Round 3: 3 s lost, the last step, finished at 30 + 3 + 1 = 34.
-	if got := res.Jobs[0]; math.Abs(got.Finish-34) > tol || math.Abs(got.GPUSeconds-34) > tol {
-		t.Errorf("restarting job finished at %v with %v GPU-seconds, want 34 and 34", got.Finish, got.GPUSeconds)
+	if got := res.Jobs[0]; math.Abs(got.Finish-34) > tol || math.Abs(got.GPUSeconds-34) > tol || got.Restarts != 3 {
+		t.Errorf("restarting job finished at %v with %v GPU-seconds and %d restarts, want 34, 34 and 3", got.Finish, got.GPUSeconds, got.Restarts)
+	}
+	if s := res.Summary(); s.Restarts != 3 || math.Abs(s.RestartShare-0.75) > tol || s.MaxRestartShare != 1 {
+		t.Errorf("summary: %d restarts, mean share %v, max %v; want 3, 0.75, 1", s.Restarts, s.RestartShare, s.MaxRestartShare)
 	}
 }
 
-// alternate runs every job on server (round mod 2), slot 0.
-type alternate struct{}
+// alternate runs the first job in the system on server (round mod 2),
+// slot 0.
+type alternate struct{ *fifo }
 
-func (*alternate) Name() string { return "alternate" }
-
-func (*alternate) Schedule(_ context.Context, st *State) ([]Placement, error) {
-	return []Placement{{Job: st.Active[0].Job.ID, GPUs: []topology.GPU{{Server: st.Round % 2}}}}, nil
+func (a *alternate) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	if err := a.l.Begin(now); err != nil {
+		return nil, err
+	}
+	j := a.l.Jobs()[0]
+	d := &round.Decision{Start: now, End: now + a.L, Placements: []round.Placement{
+		{Jobs: []alloc.JobID{j.ID}, Type: "a", GPUs: []topology.GPU{{Server: a.l.Rounds() % 2}}},
+	}}
+	return d, a.l.Commit(d)
 }
 
 // TestRunSkipsIdleTime checks that rounds without jobs cost nothing: a job
@@ -96,7 +106,7 @@ func TestRunSkipsIdleTime(t *testing.T) {
 		{Job: alloc.Job{ID: "y", Gang: 1, Rates: []float64{1}}, Arrival: 1e6 + 1, Steps: 1},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
-	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10})
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, 10), &Settings{Round: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,18 +121,23 @@ func TestRunPlacementErrors(t *testing.T) {
 		{Job: alloc.Job{ID: "one", Gang: 1, Rates: []float64{1, 1}}, Steps: 100},
 		{Job: alloc.Job{ID: "two", Gang: 2, Rates: []float64{1, 1}}, Steps: 100},
 		{Job: alloc.Job{ID: "late", Gang: 1, Rates: []float64{1, 1}}, Arrival: 1000, Steps: 100},
+		{Job: alloc.Job{ID: "slow", Gang: 1, Rates: []float64{1, 0}}, Steps: 100},
 	}}
 	for _, tc := range []struct {
 		name string
 		p    fixed
 	}{
-		{"unknown job", fixed{{Job: "nope", GPUs: []topology.GPU{{}}}}},
-		{"job not arrived", fixed{{Job: "late", GPUs: []topology.GPU{{}}}}},
-		{"placed twice", fixed{{Job: "one", GPUs: []topology.GPU{{Slot: 0}}}, {Job: "one", GPUs: []topology.GPU{{Slot: 1}}}}},
-		{"wrong gang", fixed{{Job: "two", GPUs: []topology.GPU{{}}}}},
-		{"slot used twice", fixed{{Job: "one", GPUs: []topology.GPU{{}}}, {Job: "two", GPUs: []topology.GPU{{}, {Slot: 1}}}}},
-		{"slot outside", fixed{{Job: "one", GPUs: []topology.GPU{{Server: 2}}}}},
-		{"two types", fixed{{Job: "two", GPUs: []topology.GPU{{Server: 0}, {Server: 1}}}}},
+		{"unknown job", fixed{place("a", []alloc.JobID{"nope"}, topology.GPU{})}},
+		{"no jobs", fixed{place("a", nil, topology.GPU{})}},
+		{"job not arrived", fixed{place("a", []alloc.JobID{"late"}, topology.GPU{})}},
+		{"placed twice", fixed{place("a", []alloc.JobID{"one"}, topology.GPU{Slot: 0}), place("a", []alloc.JobID{"one"}, topology.GPU{Slot: 1})}},
+		{"wrong gang", fixed{place("a", []alloc.JobID{"two"}, topology.GPU{})}},
+		{"slot used twice", fixed{place("a", []alloc.JobID{"one"}, topology.GPU{}), place("a", []alloc.JobID{"two"}, topology.GPU{}, topology.GPU{Slot: 1})}},
+		{"slot outside", fixed{place("a", []alloc.JobID{"one"}, topology.GPU{Server: 2})}},
+		{"two types", fixed{place("a", []alloc.JobID{"two"}, topology.GPU{Server: 0}, topology.GPU{Server: 1})}},
+		{"unknown type", fixed{place("z", []alloc.JobID{"one"}, topology.GPU{})}},
+		{"no rate", fixed{place("b", []alloc.JobID{"slow"}, topology.GPU{Server: 1})}},
+		{"renewed at once", fixed{{Jobs: []alloc.JobID{"one"}, Type: "a", GPUs: []topology.GPU{{}}, Renewed: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Run(context.Background(), w, c, tc.p, nil)
@@ -130,6 +145,57 @@ func TestRunPlacementErrors(t *testing.T) {
 				t.Errorf("Run() error = %v, want ErrPlacement", err)
 			}
 		})
+	}
+}
+
+// place returns a placement of jobs on gpus of type t.
+func place(t topology.GPUType, jobs []alloc.JobID, gpus ...topology.GPU) round.Placement {
+	return round.Placement{Jobs: jobs, Type: t, GPUs: gpus}
+}
+
+// TestRunFailedGPU checks that a placement on a GPU that has failed is
+// refused, and that a decision for another time is.
+func TestRunFailedGPU(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 100}}}
+	set := &Settings{Round: 10, Failures: []Failure{{GPU: topology.GPU{Slot: 0}, At: 5}}}
+	_, err := Run(context.Background(), w, c, fixed{place("a", []alloc.JobID{"x"}, topology.GPU{})}, set)
+	if !errors.Is(err, ErrPlacement) || !strings.Contains(err.Error(), "round 1") {
+		t.Errorf("Run() error = %v, want ErrPlacement in round 1", err)
+	}
+	_, err = Run(context.Background(), w, c, late{}, nil)
+	if !errors.Is(err, ErrPlacement) {
+		t.Errorf("Run() error = %v, want ErrPlacement", err)
+	}
+}
+
+// late decides for a time after the round's.
+type late struct{ fixed }
+
+func (late) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	return &round.Decision{Start: now + 1, End: now + 2}, nil
+}
+
+// TestRunFailures follows a job through a GPU failure under FIFO on one
+// server of 2 GPUs, 10-second rounds: x (1 GPU, 30 steps at 1/s) runs on
+// slot 0 from 0; slot 0 fails at 14, so x stops there (14 steps done); in
+// round 2 it restarts on slot 1 (2 s lost, 8 steps done) and in round 3,
+// slot 0 repaired at 25, it keeps slot 1 and finishes at 30 + 8 = 38.
+func TestRunFailures(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 30}}}
+	set := &Settings{Round: 10, Restart: 2, Failures: []Failure{{GPU: topology.GPU{Slot: 0}, At: 14, Repair: 25}}}
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, 10), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Jobs[0]
+	if math.Abs(got.Finish-38) > tol || got.Restarts != 1 || got.Rounds != 4 || math.Abs(got.GPUSeconds-(14+10+8)) > tol {
+		t.Errorf("x finished at %v after %d rounds, %d restarts, %v GPU-seconds; want 38, 4, 1, 32", got.Finish, got.Rounds, got.Restarts, got.GPUSeconds)
+	}
+	want := []RoundStat{{Start: 0, Placements: 1}, {Start: 10, Placements: 1}, {Start: 20, Placements: 1, Restarts: 1}, {Start: 30, Placements: 1}}
+	if diff := cmp.Diff(want, res.History); diff != "" {
+		t.Errorf("History mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -147,7 +213,7 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
-	if _, err := Run(ctx, w, c, fifo{}, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, w, c, newFIFO(c, w.Types, DefaultRound), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run() error = %v, want context.Canceled", err)
 	}
 }
@@ -183,11 +249,15 @@ func TestRunInvalidInput(t *testing.T) {
 		{"negative round", func(*Workload) {}, &Settings{Round: -1}, "Settings.Round", gpufair.ErrValue},
 		{"NaN restart", func(*Workload) {}, &Settings{Restart: math.NaN()}, "Settings.Restart", gpufair.ErrValue},
 		{"measure beyond", func(*Workload) {}, &Settings{MeasureTo: 2}, "Settings.MeasureFrom", gpufair.ErrValue},
+		{"failure outside", func(*Workload) {}, &Settings{Failures: []Failure{{GPU: topology.GPU{Slot: 1}}}}, "Settings.Failures.GPU", gpufair.ErrUnknownID},
+		{"repair before failure", func(*Workload) {}, &Settings{Failures: []Failure{{At: 5, Repair: 5}}}, "Settings.Failures.Repair", gpufair.ErrValue},
+		{"overlapping failures", func(*Workload) {}, &Settings{Failures: []Failure{{At: 5, Repair: 9}, {At: 8}}}, "Settings.Failures.At", gpufair.ErrValue},
+		{"failed for ever twice", func(*Workload) {}, &Settings{Failures: []Failure{{At: 5}, {At: 8}}}, "Settings.Failures.At", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := good()
 			tc.edit(w)
-			_, err := Run(context.Background(), w, c, fifo{}, tc.set)
+			_, err := Run(context.Background(), w, c, newFIFO(c, []topology.GPUType{"a"}, DefaultRound), tc.set)
 			var ie *gpufair.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.wantField || !errors.Is(err, tc.wantErr) {
 				t.Errorf("Run() error = %v, want an InputError on %s wrapping %v", err, tc.wantField, tc.wantErr)
@@ -202,7 +272,7 @@ func TestWriteCSV(t *testing.T) {
 		{Job: alloc.Job{ID: "B", Gang: 1, Rates: []float64{1}}, Arrival: 1, Steps: 5},
 	}}
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
-	res, err := Run(context.Background(), w, c, fifo{}, &Settings{Round: 10, MeasureTo: 1, Horizon: 15})
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, 10), &Settings{Round: 10, MeasureTo: 1, Horizon: 15})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,9 +284,9 @@ func TestWriteCSV(t *testing.T) {
 	// 20, before B gets a round. n(t) is 1 on [0,1), 2 on [1,15), 1 on
 	// [15,20): A saw N̄ = 29/15 and would take 15·29/15 = 29 s on a 1/N̄
 	// share; B saw N̄ = 33/19 over [1,20].
-	want := "scheduler,job,owner,kind,gang,arrival_s,start_s,finish_s,jct_s,steps,done,rounds,gpu_seconds,contention,isolated_s,rho,measured\n" +
-		"fifo,A,A,\"k, with comma\",1,0,0,15,15,15,15,2,15,1.9333333333333333,28.999999999999996,0.5172413793103449,true\n" +
-		"fifo,B,B,,1,1,,,,5,0,0,0,1.736842105263158,8.684210526315791,,false\n"
+	want := "scheduler,job,owner,kind,gang,arrival_s,start_s,finish_s,jct_s,steps,done,rounds,restarts,gpu_seconds,contention,isolated_s,rho,measured\n" +
+		"fifo,A,A,\"k, with comma\",1,0,0,15,15,15,15,2,0,15,1.9333333333333333,28.999999999999996,0.5172413793103449,true\n" +
+		"fifo,B,B,,1,1,,,,5,0,0,0,0,1.736842105263158,8.684210526315791,,false\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("WriteCSV() mismatch (-want +got):\n%s", diff)
 	}

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/gpufair/gpufair/topology"
+
 // DefaultRound is Gavel's round length, 6 minutes (OSDI'20, section 3.2:
 // rounds of about 6 minutes approximate the ideal allocation well).
 const DefaultRound = 360.0
@@ -8,17 +10,23 @@ const DefaultRound = 360.0
 const defaultStall = 1000
 
 // Settings tune a run. A nil *Settings means the zero value, which is
-// usable: 6-minute rounds, no restart cost, every job measured, the run
-// going on until every job finishes.
+// usable: 6-minute rounds, no restart cost, no failures, every job
+// measured, the run going on until every job finishes.
 type Settings struct {
-	// Round is the round length in seconds; 0 means DefaultRound.
+	// Round is the round length in seconds; 0 means DefaultRound. The
+	// simulator asks the scheduler for a decision every Round seconds.
 	Round float64
-	// Restart is the time in seconds a job loses at the start of a round
-	// in which it resumes on other slots than in the previous round (or
-	// after a round without GPUs): checkpoint and restore. A job's first
-	// round costs nothing. 0 means free preemption, as in Gavel's
-	// simulator.
+	// Restart is the time in seconds a job loses at the start of a lease
+	// in which it resumes from a checkpoint: a placement marked
+	// round.Placement.Restart, or one not marked Renewed of a job that ran
+	// before. A job's first placement costs nothing. 0 means free
+	// preemption, as in Gavel's simulator.
 	Restart float64
+	// Failures are GPU slots that stop working for a while. Each failure
+	// is reported to the scheduler (round.Fail, round.Repair) at the next
+	// round; a placement on a GPU that fails mid-round stops at the
+	// failure.
+	Failures []Failure
 	// MeasureFrom and MeasureTo select the jobs, by index in (Arrival, ID)
 	// order, that Result.Summary reports on: [MeasureFrom, MeasureTo).
 	// MeasureTo 0 means up to the last job. Gavel measures jobs 4,000 to
@@ -38,6 +46,14 @@ type Settings struct {
 	// Progress, if not nil, is called after every round. It must be
 	// cheap; the simulator does not throttle it.
 	Progress func(Progress)
+}
+
+// Failure is a GPU slot out of service from At until Repair, in seconds;
+// Repair 0 means it is never repaired. The failures of one slot must not
+// overlap.
+type Failure struct {
+	GPU        topology.GPU
+	At, Repair float64
 }
 
 // Progress is a run's state after a round, for progress reports.

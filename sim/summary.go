@@ -25,6 +25,15 @@ type Summary struct {
 	// GPUSeconds is the GPU time held by all jobs; Utilisation is
 	// GPUSeconds / (GPUs × Makespan).
 	GPUSeconds, Utilisation float64
+	// Restarts counts the placements (gangs) that resumed from a
+	// checkpoint, over the whole run. RestartShare and MaxRestartShare are
+	// the mean and the largest share of a round's placements that
+	// restarted, over the rounds with placements: the cost of preemption.
+	Restarts                      int
+	RestartShare, MaxRestartShare float64
+	// Partial counts the rounds whose decision the scheduler's time budget
+	// cut short.
+	Partial int
 }
 
 // Summary returns the run's metrics. Percentiles interpolate linearly
@@ -58,6 +67,22 @@ func (r *Result) Summary() Summary {
 		s.GPUSeconds += j.GPUSeconds
 	}
 	s.Makespan = last - first
+	var shares, n float64
+	for _, h := range r.History {
+		s.Restarts += h.Restarts
+		if h.Partial {
+			s.Partial++
+		}
+		if h.Placements > 0 {
+			x := float64(h.Restarts) / float64(h.Placements)
+			shares += x
+			n++
+			s.MaxRestartShare = math.Max(s.MaxRestartShare, x)
+		}
+	}
+	if n > 0 {
+		s.RestartShare = shares / n
+	}
 	var gpus int
 	for _, n := range r.Count {
 		gpus += n

@@ -51,7 +51,7 @@ func loadSweep(ctx context.Context, cfg *config, w io.Writer) error {
 				if err != nil {
 					return err
 				}
-				res, err := simulate(ctx, cfg, wl, c, mech, settings(cfg, cfg.jobs))
+				res, err := simulate(ctx, cfg, &env{c: c, w: wl, round: cfg.round, tp: tp}, mech, settings(cfg, cfg.jobs))
 				if err != nil {
 					return err
 				}

@@ -17,6 +17,8 @@
 //	go run ./examples/simulate                       # 300 jobs, max-min vs agnostic
 //	go run ./examples/simulate -jobs 5000 -rate 4 -measure 4000:5000 -csv jobs.csv -plots out/
 //	go run ./examples/simulate -trace msr-seed0/6214e9.trace -mechanisms max-min,fifo
+//	go run ./examples/simulate -list                 # every mechanism's name
+//	go run ./examples/simulate -mechanisms all -jobs 200 -multi
 //	go run ./examples/simulate -experiment load -plots docs/   # Gavel Figure 9 (docs/simulation.md)
 //
 // A progress bar goes to stderr when it is a terminal (-progress=false
@@ -53,6 +55,8 @@ type config struct {
 	rates      []float64 // -experiment load
 	seeds      int       // -experiment load
 	progress   io.Writer // nil: no bar
+	timings    io.Writer // nil: no timings
+	list       bool
 }
 
 func main() {
@@ -79,7 +83,9 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.BoolVar(&cfg.multi, "multi", false, "generate multi-GPU jobs (Gavel's continuous-multiple trace)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated jobs")
 	fs.StringVar(&cfg.trace, "trace", "", "replay a Gavel trace instead: a name under data/gavel/traces (msr-seed0/6214e9.trace) or a file")
-	fs.StringVar(&cfg.mechanisms, "mechanisms", "max-min,max-min-agnostic", "comma-separated mechanisms to compare")
+	fs.StringVar(&cfg.mechanisms, "mechanisms", "max-min,max-min-agnostic", "comma-separated mechanisms to compare, or all (see -list)")
+	fs.BoolVar(&cfg.list, "list", false, "print every mechanism's name, one per line, and exit")
+	timings := fs.Bool("timings", false, "print each run's wall-clock time on stderr")
 	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100")
 	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
 	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
@@ -120,6 +126,9 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	if *progress {
 		cfg.progress = stderr
 	}
+	if *timings {
+		cfg.timings = stderr
+	}
 	return cfg, nil
 }
 
@@ -142,6 +151,12 @@ func ints(s string, n int, flagName string) ([]int, error) {
 
 // run does what cfg says and prints the results to w.
 func run(ctx context.Context, cfg *config, w io.Writer) error {
+	if cfg.list {
+		for _, n := range names() {
+			fmt.Fprintln(w, n)
+		}
+		return nil
+	}
 	switch cfg.experiment {
 	case "":
 		return compare(ctx, cfg, w)

@@ -20,8 +20,8 @@ func TestRun(t *testing.T) {
 		csv: filepath.Join(dir, "jobs.csv"), plots: dir}
 	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
 		"40 single-GPU jobs drawn as Gavel does (seed 1, 2 jobs/hour) on 4 K80, 4 P100 and 4 V100 GPUs",
-		"max-min                   40    40 |",
-		"max-min-agnostic          40    40 |",
+		"max-min                         40    40 |",
+		"max-min-agnostic                40    40 |",
 		"plot: "+filepath.Join(dir, "rho_cdf.png"),
 	)
 	csv, err := os.ReadFile(cfg.csv)
@@ -30,6 +30,28 @@ func TestRun(t *testing.T) {
 	}
 	if n := strings.Count(string(csv), "\n"); n != 1+2*40 {
 		t.Errorf("CSV has %d lines, want a header and 80 jobs", n)
+	}
+}
+
+// TestList checks that -list prints every mechanism, one per line, and
+// that -mechanisms all picks them all.
+func TestList(t *testing.T) {
+	var b strings.Builder
+	if err := run(context.Background(), &config{list: true}, &b); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(b.String()), "\n")
+	all, err := pick("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(all) || len(got) < 20 {
+		t.Errorf("-list printed %d names, -mechanisms all picks %d; want the same, at least 20", len(got), len(all))
+	}
+	for i, m := range all {
+		if i < len(got) && got[i] != m.name {
+			t.Errorf("line %d is %q, want %q", i, got[i], m.name)
+		}
 	}
 }
 
@@ -50,7 +72,7 @@ func TestPlacement(t *testing.T) {
 	cfg := &config{jobs: 20, rate: 2, seed: 1, mechanisms: "max-min-agnostic,themis", cluster: []int{8, 8, 8}, perServer: 4, round: 120, experiment: "placement"}
 	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
 		"20 single- and multi-GPU jobs drawn as Gavel does",
-		"themis                    20    20 |",
+		"themis                          20    20 |",
 	)
 }
 

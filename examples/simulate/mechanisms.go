@@ -1,69 +1,365 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/auction"
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/lp"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/sim"
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
 )
+
+// env is what a mechanism is built for: one run of one workload.
+type env struct {
+	c     topology.Cluster
+	w     *sim.Workload
+	round float64           // seconds
+	tp    *data.Throughputs // Gavel's measurements, for co-located pairs
+}
 
 // A mechanism makes a fresh scheduler for one run.
 type mechanism struct {
 	name string
-	make func(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error)
+	make func(e *env) (round.Scheduler, error)
 }
 
-// mechanisms lists what the simulator can compare, one line each: a policy
-// of package alloc realised by Gavel's rounds (with its per-job inputs when
-// it has some), or a scheduler of its own.
+// gpuPrices returns on-demand prices per GPU-hour of K80, P100 and V100
+// (AWS p2.xlarge and p3.2xlarge, Google Cloud's P100), for min-cost.
+func gpuPrices() map[topology.GPUType]float64 {
+	return map[topology.GPUType]float64{"k80": 0.9, "p100": 1.46, "v100": 3.06}
+}
+
+// sloFactor sets min-cost-slo's deadlines: each job should finish within
+// sloFactor times its duration alone on its fastest type, from its arrival.
+const sloFactor = 10
+
+// tenants is the number of tenants hierarchical spreads the jobs over.
+const tenants = 4
+
+// mechanisms lists what the simulator can compare, one line each: every
+// fractional policy of package alloc realised by Gavel's mechanism
+// (stride.Gavel, with its per-job inputs where it has some), two variants of
+// that mechanism, and Themis' arbiter.
 func mechanisms() []mechanism {
+	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
+		return stride.GavelSettings{Inputs: in, Every: n}
+	}
 	return []mechanism{
-		policy(alloc.MaxMin{}, nil),
-		policy(alloc.MaxMinAgnostic{}, nil),
-		named("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}),
-		policy(alloc.FinishTimeFairness{}, &sim.PolicySettings{Inputs: sim.FinishTimeFairnessInputs, Every: 10}),
-		policy(alloc.FIFO{}, &sim.PolicySettings{Inputs: sim.FIFOInputs}),
-		policy(alloc.ShortestJobFirst{}, &sim.PolicySettings{Inputs: sim.ShortestJobFirstInputs, Every: 10}),
-		policy(alloc.MaxTotalThroughput{}, nil),
+		gavel("max-min", alloc.MaxMin{}, stride.GavelSettings{}),
+		gavel("max-min-agnostic", alloc.MaxMinAgnostic{}, stride.GavelSettings{}),
+		gavel("max-min-min-lease-3", alloc.MaxMin{}, stride.GavelSettings{MinLease: 3}),
+		gavel("max-min-no-work-conservation", alloc.MaxMin{}, stride.GavelSettings{NoWorkConservation: true}),
+		placementSensitive("max-min-placement", alloc.MaxMin{}),
+		gavel("water-filling", alloc.WaterFilling{}, stride.GavelSettings{}),
+		hierarchical("hierarchical"),
+		gavel("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}, stride.GavelSettings{}),
+		gavel("oef-cooperative", alloc.OEF{Mode: alloc.Cooperative}, stride.GavelSettings{}),
+		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
+		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
+		gavel("shortest-job-first", alloc.ShortestJobFirst{}, every(10, stride.ShortestJobFirstInputs)),
+		gavel("makespan", alloc.Makespan{}, every(10, stride.MakespanInputs)),
+		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
+		minCost("min-cost", false),
+		minCost("min-cost-slo", true),
+		spaceSharing("space-sharing-max-min", alloc.SharingMaxMin),
+		spaceSharing("space-sharing-max-total", alloc.SharingMaxTotal),
 		themis("themis", 0),
 		themis("themis-patience-2", 2),
 	}
+}
+
+// gavel is policy pol realised round by round by Gavel's mechanism.
+func gavel(name string, pol alloc.Policy, set stride.GavelSettings) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		s := set
+		s.Round = e.round
+		return stride.NewGavel(pol, e.c, e.w.Types, &s)
+	}}
 }
 
 // themis is Themis' arbiter with its paper's settings: 10-minute leases,
 // f = 0.8 (section 6.4), and a fixed seed for its random draws; patience
 // is the starvation guard (auction.ArbiterSettings.Patience, 0: none).
 func themis(name string, patience int) mechanism {
-	return mechanism{name, func(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
-		set := &auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience}
-		return sim.NewThemisScheduler(c, types, set, rand.NewPCG(1, 0))
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		spread := map[alloc.JobID][]float64{}
+		for _, j := range e.w.Jobs {
+			spread[j.ID] = j.Spread
+		}
+		set := &auction.ThemisSettings{
+			Round:   e.round,
+			Arbiter: auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience},
+			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
+		}
+		return auction.NewThemis(e.c, e.w.Types, set, rand.NewPCG(1, 0))
 	}}
 }
 
-// policy is a mechanism that solves pol and realises it round by round.
-func policy(pol alloc.Policy, s *sim.PolicySettings) mechanism {
-	return mechanism{pol.Name(), func(c topology.Cluster, types []topology.GPUType) (sim.Scheduler, error) {
-		return sim.NewPolicyScheduler(pol, c, types, s)
+// minCost is Gavel's cost policy with gpuPrices; with slo, each job's
+// deadline is sloFactor times its duration alone on its fastest type after
+// its arrival (a deadline already past is dropped).
+func minCost(name string, slo bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		cost := gpuPrices()
+		for _, t := range e.w.Types {
+			_, ok := cost[t]
+			if !ok {
+				return nil, fmt.Errorf("%s: no price for GPU type %q", name, t)
+			}
+		}
+		prices := func(p *alloc.Problem) []float64 {
+			out := make([]float64, len(p.Capacity.Types))
+			for k, t := range p.Capacity.Types {
+				out[k] = cost[t]
+			}
+			return out
+		}
+		in := func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+			pol := alloc.MinCost{Cost: prices(p)}
+			if !slo {
+				return pol
+			}
+			withSLO := pol
+			withSLO.RemainingSteps = make([]float64, len(jobs))
+			withSLO.SLO = make([]float64, len(jobs))
+			for i, j := range jobs {
+				withSLO.RemainingSteps[i] = max(j.Remaining(), 1e-9)
+				withSLO.SLO[i] = math.Inf(1)
+				if d := j.Arrival + sloFactor*j.Work/slices.Max(j.Rates) - now; d > 0 && j.Work > 0 {
+					withSLO.SLO[i] = d
+				}
+			}
+			return sloOrBest{withSLO, pol}
+		}
+		return stride.NewGavel(alloc.MinCost{}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round, Inputs: in, Every: 10})
 	}}
 }
 
-// named is a policy without per-job inputs under a name of this command's
-// own (for names with spaces).
-func named(name string, pol alloc.Policy) mechanism {
-	m := policy(pol, nil)
-	m.name = name
-	return m
+// sloOrBest is min-cost with SLOs, or without them when the SLOs cannot
+// all be met.
+type sloOrBest struct{ slo, best alloc.MinCost }
+
+func (p sloOrBest) Name() string { return p.slo.Name() }
+
+func (p sloOrBest) Allocate(ctx context.Context, prob *alloc.Problem) (*alloc.Allocation, error) {
+	a, err := p.slo.Allocate(ctx, prob)
+	if errors.Is(err, lp.ErrInfeasible) {
+		return p.best.Allocate(ctx, prob)
+	}
+	return a, err
 }
 
-// pick returns the mechanisms named in list (comma-separated), in that
-// order, or an error naming the first unknown one.
+// hierarchical is Gavel's hierarchical policy with the jobs spread over
+// `tenants` tenants (the entities, of equal weight) in arrival order, each
+// sharing its part fairly among its jobs. The workload's owners are
+// replaced for this mechanism only.
+func hierarchical(name string) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		order := make([]*sim.Job, len(e.w.Jobs))
+		for i := range e.w.Jobs {
+			order[i] = &e.w.Jobs[i]
+		}
+		slices.SortStableFunc(order, func(a, b *sim.Job) int { return cmpFloat(a.Arrival, b.Arrival) })
+		owner := make(map[alloc.JobID]alloc.TenantID, len(order))
+		for i, j := range order {
+			owner[j.ID] = alloc.TenantID(fmt.Sprintf("tenant-%d", i%tenants))
+		}
+		s, err := stride.NewGavel(alloc.Hierarchical{}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round})
+		if err != nil {
+			return nil, err
+		}
+		return owned{s, owner}, nil
+	}}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// owned passes arrivals on with the job's owner replaced.
+type owned struct {
+	round.Scheduler
+	owner map[alloc.JobID]alloc.TenantID
+}
+
+func (o owned) Apply(events ...round.Event) error {
+	ev := slices.Clone(events)
+	for i := range ev {
+		if ev[i].Kind == round.Arrived {
+			ev[i].Job.Owner = o.owner[ev[i].Job.ID]
+		}
+	}
+	return o.Scheduler.Apply(ev...)
+}
+
+// placementSensitive is pol solved over Gavel's placement-sensitive
+// problem (alloc.NewPlacementProblem): each type's GPUs split into a
+// consolidated pool (half of them), where gangs run at their one-server
+// rates, and an unconsolidated one, where they run at their spread rates;
+// a gang larger than a server of a type has no consolidated rate there.
+// The allocation, folded back to the physical types, is realised by Gavel's
+// mechanism, which places gangs on the fewest servers it can.
+func placementSensitive(name string, pol alloc.Policy) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		ps := &placementPolicy{name: name, pol: pol, types: e.w.Types, spread: map[alloc.JobID][]float64{}, largest: map[topology.GPUType]int{}}
+		for _, j := range e.w.Jobs {
+			ps.spread[j.ID] = j.Spread
+		}
+		for _, s := range e.c.Servers {
+			ps.largest[s.Type] = max(ps.largest[s.Type], s.GPUs)
+		}
+		return stride.NewGavel(ps, e.c, e.w.Types, &stride.GavelSettings{Round: e.round})
+	}}
+}
+
+type placementPolicy struct {
+	name    string
+	pol     alloc.Policy
+	types   []topology.GPUType
+	spread  map[alloc.JobID][]float64 // over types
+	largest map[topology.GPUType]int  // GPUs of the largest server of each type
+}
+
+func (p *placementPolicy) Name() string { return p.name }
+
+func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*alloc.Allocation, error) {
+	ct := prob.Capacity.Types
+	cons := make([][]float64, len(prob.Jobs))
+	spread := make([][]float64, len(prob.Jobs))
+	for i, j := range prob.Jobs {
+		row := prob.Throughputs.Row(i)
+		cons[i], spread[i] = make([]float64, len(ct)), make([]float64, len(ct))
+		sp := p.spread[j.ID]
+		for k, t := range ct {
+			spread[i][k] = row[k]
+			if sp != nil && row[k] > 0 {
+				spread[i][k] = sp[slices.Index(p.types, t)]
+			}
+			if j.Gang <= p.largest[t] {
+				cons[i][k] = row[k]
+			}
+		}
+	}
+	ids := prob.JobIDs()
+	tc, err := speedup.New(ids, ct, cons)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := speedup.New(ids, ct, spread)
+	if err != nil {
+		return nil, err
+	}
+	// The jobs' own Rates would follow the physical types, not the
+	// pools: the matrices carry the rates.
+	jobs := slices.Clone(prob.Jobs)
+	for i := range jobs {
+		jobs[i].Rates = nil
+	}
+	cp, err := alloc.NewProblem(prob.Capacity, prob.Tenants, jobs, tc)
+	if err != nil {
+		return nil, err
+	}
+	half := make([]float64, len(ct))
+	for k, n := range prob.Capacity.Count {
+		half[k] = math.Ceil(n / 2)
+	}
+	pp, err := alloc.NewPlacementProblem(cp, ts, half)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.pol.Allocate(ctx, pp.Problem)
+	if err != nil {
+		return nil, err
+	}
+	return pp.Fold(a)
+}
+
+// spaceSharing is Gavel's space-sharing policy with the co-located rates
+// Gavel measured, over the workload's job types (model and gang). The
+// allocation gives each job its time alone plus half of its pairs' time;
+// Gavel's mechanism realises it as time on GPUs of its own (stride.Gavel
+// places one job per gang), so co-location itself is not simulated.
+func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		label := map[alloc.JobID]string{}
+		kinds := map[string]data.JobType{}
+		for _, j := range e.w.Jobs {
+			jt := data.JobType{Model: j.Kind, Scale: j.Gang}
+			label[j.ID] = jt.String()
+			kinds[jt.String()] = jt
+		}
+		names := make([]string, 0, len(kinds))
+		for n := range kinds {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		var pairs []alloc.PairRate
+		if e.tp != nil {
+			for i, a := range names {
+				for _, b := range names[i:] {
+					ka, kb := kinds[a], kinds[b]
+					if ka.Scale != kb.Scale {
+						continue
+					}
+					for _, t := range e.w.Types {
+						if ra, rb, ok := e.tp.Pair(string(t), ka, kb); ok && ra > 0 && rb > 0 {
+							pairs = append(pairs, alloc.PairRate{A: a, B: b, Type: t, RateA: ra, RateB: rb})
+						}
+					}
+				}
+			}
+		}
+		in := func(_ float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+			labels := make([]string, len(jobs))
+			for i, j := range jobs {
+				labels[i] = label[j.ID]
+			}
+			var ps []alloc.PairRate
+			for _, q := range pairs {
+				if slices.Contains(p.Capacity.Types, q.Type) {
+					ps = append(ps, q)
+				}
+			}
+			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
+		}
+		return stride.NewGavel(alloc.SpaceSharing{Objective: obj}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round, Inputs: in})
+	}}
+}
+
+// names returns every mechanism's name, in order.
+func names() []string {
+	var out []string
+	for _, m := range mechanisms() {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+// pick returns the mechanisms named in list (comma-separated, or "all"),
+// in that order, or an error naming the first unknown one.
 func pick(list string) ([]mechanism, error) {
 	all := mechanisms()
+	if strings.TrimSpace(list) == "all" {
+		return all, nil
+	}
 	var out []mechanism
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
@@ -75,11 +371,7 @@ func pick(list string) ([]mechanism, error) {
 			}
 		}
 		if !found {
-			var names []string
-			for _, m := range all {
-				names = append(names, m.name)
-			}
-			return nil, fmt.Errorf("-mechanisms: unknown %q (known: %s)", name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("-mechanisms: unknown %q (known: %s, or all)", name, strings.Join(names(), ", "))
 		}
 	}
 	return out, nil
