@@ -1,32 +1,46 @@
 // Package sim is a trace-driven, discrete-event simulator of a shared GPU
 // cluster: jobs arrive from a trace (or are generated the way Gavel's
-// simulator generates them), a Scheduler decides round by round which of
-// them run on which GPUs, and the simulator advances every running job by its
-// measured throughput on the GPUs it got, until the jobs finish. It reports
-// the metrics the papers evaluate mechanisms by: job completion time (mean
-// and tail), Themis' finish-time fairness rho (its distribution and
-// maximum), makespan, GPU time and utilisation.
+// simulator generates them), a scheduler on the round contract (package
+// round) decides round by round which of them run on which GPUs, and the
+// simulator advances every running job by its measured throughput on the
+// GPUs it got, until the jobs finish. It reports the metrics the papers
+// evaluate mechanisms by: job completion time (mean and tail), Themis'
+// finish-time fairness rho (its distribution and maximum), makespan, GPU
+// time and utilisation, and the cost of preemption (the share of gangs
+// restarted from a checkpoint each round).
 //
 // It is a package of the public API, not an internal one, because comparing
 // mechanisms on a replayed trace is how each of the four papers evaluates
 // itself, and researchers who write a mechanism of their own need to replay
-// it on the same traces with the same metrics: any Scheduler plugs in.
+// it on the same traces with the same metrics: any round.Scheduler plugs in
+// (Gavel's mechanism over any policy of package alloc, stride.Gavel;
+// Themis' arbiter, auction.Themis; a mechanism of one's own), and Run
+// drives it exactly as a production scheduler would.
 //
 // # Model
 //
 // Time is in seconds and proceeds in rounds of length L (Settings.Round,
-// Gavel's 6 minutes by default): round r covers [r·L, (r+1)·L). A job that
-// arrives during a round waits for the next round. At the start of each round
-// the Scheduler sees the active jobs (arrived, not finished) and returns
-// Placements: each job runs on Gang GPU slots of one type for the whole
-// round, or not at all. A job j running on type k progresses at Rates[k]
-// steps per second when its slots are on one server and at Spread[k] when
-// they span servers (Gavel's consolidated and unconsolidated throughputs), so
-// placement matters. It finishes at the exact moment its remaining steps reach
-// zero; its GPUs then stay idle until the round ends (as in Gavel's
-// simulator). If Settings.Restart is positive, a job that runs on other slots
-// than in the previous round first loses Restart seconds (checkpoint and
-// restore). Rounds with no active job are skipped.
+// Gavel's 6 minutes by default): round r starts at r·L. At the start of
+// each round the simulator applies, in time order, the events since the
+// previous round (round.Arrive for the jobs that arrived, with Weight 0
+// read as 1 and their Steps as total work; round.Progress for the jobs that
+// ran; round.Depart at each finish; round.Fail and round.Repair for
+// Settings.Failures), then asks the scheduler for the round's
+// round.Decision, and checks it (ErrPlacement): a job that arrives during a
+// round waits for the next one. Each placement runs its job on Gang GPU
+// slots of one type for its lease, the round or less if the decision's
+// End is earlier, or not at all. A job j running on type k progresses at
+// Rates[k] steps per second when its slots are on one server and at
+// Spread[k] when they span servers (Gavel's consolidated and unconsolidated
+// throughputs), so placement matters; jobs placed together on the same
+// GPUs (a placement of several Jobs) share that rate equally, as the
+// simulator has no co-location measurements. A job finishes at the exact
+// moment its remaining steps reach zero; its GPUs then stay idle until the
+// round ends (as in Gavel's simulator). A placement on a GPU that fails
+// during the round stops at the failure. If Settings.Restart is positive,
+// a placement that resumes from a checkpoint (marked Restart, or not
+// Renewed with jobs that ran before) first loses Restart seconds. Rounds
+// with no job in the system are skipped.
 //
 // # Metrics
 //
@@ -47,9 +61,10 @@
 //
 // # Determinism
 //
-// Jobs are ordered by (Arrival, ID); schedulers see them in that order, and
-// generated workloads draw from the rand.Source the caller gives. The same
-// inputs give the same Result, bit for bit.
+// Jobs are ordered by (Arrival, ID), events by time (then progress and
+// departures, failures and repairs, arrivals), and generated workloads draw
+// from the rand.Source the caller gives. The same inputs and a
+// deterministic scheduler give the same Result, bit for bit.
 //
 // See ExampleRun.
 package sim
