@@ -56,8 +56,8 @@ func genInstance() *rapid.Generator[struct {
 	})
 }
 
-// TestRunInvariants checks, on random instances under FIFO: every job
-// finishes, no faster than its best rate allows and after it arrives; the
+// TestRunInvariants checks, on random instances under FIFO with GPUs
+// failing for a while: every job finishes, no faster than its best rate allows and after it arrives; the
 // GPU time fits in the cluster's GPU-rounds; contention is at least 1; and
 // a second run is identical.
 func TestRunInvariants(t *testing.T) {
@@ -66,6 +66,15 @@ func TestRunInvariants(t *testing.T) {
 		L := rapid.Float64Range(1, 30).Draw(t, "round")
 		// A restart shorter than a round, so a moved job still progresses.
 		set := &Settings{Round: L, Restart: rapid.SampledFrom([]float64{0, L / 3}).Draw(t, "restart"), Horizon: 1e5}
+		// GPUs fail for a while (each repaired, so every job can finish).
+		for g := range rapid.IntRange(0, 3).Draw(t, "failures") {
+			sv := rapid.IntRange(0, len(in.c.Servers)-1).Draw(t, "server")
+			at := float64(200*g) + rapid.Float64Range(0, 150).Draw(t, "at")
+			set.Failures = append(set.Failures, Failure{
+				GPU: topology.GPU{Server: sv, Slot: rapid.IntRange(0, in.c.Servers[sv].GPUs-1).Draw(t, "slot")},
+				At:  at, Repair: at + rapid.Float64Range(1, 50).Draw(t, "down"),
+			})
+		}
 		res, err := Run(context.Background(), in.w, in.c, newFIFO(in.c, in.w.Types, L), set)
 		if err != nil {
 			t.Fatal(err)

@@ -153,6 +153,27 @@ func place(t topology.GPUType, jobs []alloc.JobID, gpus ...topology.GPU) round.P
 	return round.Placement{Jobs: jobs, Type: t, GPUs: gpus}
 }
 
+// TestRunOffGrid runs rounds whose length is not a binary fraction, so
+// that the start of round r+1, (r+1)·L, is below r·L + L in the last bit:
+// a lease must end at the next round, not after it (found by rapid,
+// TestRunInvariants: "round at 18.000000000000096, after an event at
+// 18.0000000000001").
+func TestRunOffGrid(t *testing.T) {
+	const L = 1.0000000000000053
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1}, topology.Server{Name: "t", Type: "b", GPUs: 1})
+	w := &Workload{Types: []topology.GPUType{"a", "b"}, Jobs: []Job{
+		{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{0.1, 0}}, Steps: 3},
+		{Job: alloc.Job{ID: "y", Gang: 1, Rates: []float64{0, 0.1}}, Steps: 3},
+	}}
+	res, err := Run(context.Background(), w, c, newFIFO(c, w.Types, L), &Settings{Round: L})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary(); s.Finished != 2 || res.Rounds != 30 {
+		t.Errorf("%d jobs finished in %d rounds, want 2 in 30", s.Finished, res.Rounds)
+	}
+}
+
 // TestRunFailedGPU checks that a placement on a GPU that has failed is
 // refused, and that a decision for another time is.
 func TestRunFailedGPU(t *testing.T) {
