@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
@@ -85,7 +86,15 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 	if err != nil {
 		return nil, err
 	}
-	ep, err := NewProblem(Capacity{Types: wtypes, Count: count}, p.Tenants, p.Jobs, tp)
+	// The jobs' own Rates, if set, follow the physical types: give them
+	// the worker types' rows.
+	jobs := slices.Clone(p.Jobs)
+	for i := range jobs {
+		if jobs[i].Rates != nil {
+			jobs[i].Rates = values[i]
+		}
+	}
+	ep, err := NewProblem(Capacity{Types: wtypes, Count: count}, p.Tenants, jobs, tp)
 	if err != nil {
 		return nil, err
 	}

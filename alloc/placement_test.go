@@ -52,4 +52,21 @@ func TestPlacementSensitive(t *testing.T) {
 	if _, err := NewPlacementProblem(p, un, nil); !errors.Is(err, gpufair.ErrShape) {
 		t.Errorf("missing pools: error = %v, want gpufair.ErrShape", err)
 	}
+	// Jobs that carry their rates (NewJobProblem) get the worker types'
+	// rows: the physical rates would not match the pools.
+	jp, err := NewJobProblem(p.Capacity, p.Tenants, []Job{
+		{ID: "0", Owner: p.Jobs[0].Owner, Gang: 2, Weight: 1, Rates: []float64{10}},
+		{ID: "1", Owner: p.Jobs[1].Owner, Gang: 2, Weight: 1, Rates: []float64{10}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	un, _ = speedup.New(jp.JobIDs(), jp.Capacity.Types, [][]float64{{6}, {9}})
+	pp, err = NewPlacementProblem(jp, un, []float64{2})
+	if err != nil {
+		t.Fatalf("NewPlacementProblem of a NewJobProblem: %v", err)
+	}
+	if diff := cmp.Diff([]float64{10, 9}, pp.Jobs[1].Rates); diff != "" {
+		t.Errorf("job 1's worker-type rates mismatch (-want +got):\n%s", diff)
+	}
 }

@@ -309,8 +309,8 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 	if err != nil {
 		return nil, err
 	}
-	// The jobs' own Rates would follow the physical types, not the
-	// pools: the matrices carry the rates.
+	// The matrices carry the rates: a job's consolidated rates are not
+	// its own Rates when its gang fits no server.
 	jobs := slices.Clone(prob.Jobs)
 	for i := range jobs {
 		jobs[i].Rates = nil
