@@ -33,8 +33,8 @@
 // Rates[k] steps per second when its slots are on one server and at
 // Spread[k] when they span servers (Gavel's consolidated and unconsolidated
 // throughputs), so placement matters; jobs placed together on the same
-// GPUs (a placement of several Jobs) share that rate equally, as the
-// simulator has no co-location measurements. A job finishes at the exact
+// GPUs (a placement of several Jobs) share that rate, and the GPU time,
+// equally, as the simulator has no co-location measurements. A job finishes at the exact
 // moment its remaining steps reach zero; its GPUs then stay idle until the
 // round ends (as in Gavel's simulator). A placement on a GPU that fails
 // during the round stops at the failure. If Settings.Restart is positive,

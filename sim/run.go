@@ -456,9 +456,9 @@ func (r *run) progress(js *jobState, k int, spread bool, shared int, restart boo
 	js.ran++
 	js.lastRound = rnd
 	js.last = append(js.last[:0], r.slots...)
-	gang := float64(js.job.Gang)
 	// Without co-location measurements, jobs that share GPUs share their
-	// time equally.
+	// time equally, and the GPU time they hold.
+	gang := float64(js.job.Gang) / float64(shared)
 	rate := js.job.rate(k, spread) / float64(shared)
 	avail := dur - lost
 	if rate > 0 && js.remaining <= rate*avail {

@@ -174,6 +174,26 @@ func TestRunOffGrid(t *testing.T) {
 	}
 }
 
+// TestRunColocated checks that jobs placed together on the same GPUs share
+// their time and GPU time: a and b (10 steps at 1/s each) run together on
+// one GPU at 1/2 step/s each and finish at 20, holding 10 GPU-seconds each.
+func TestRunColocated(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{Job: alloc.Job{ID: "a", Gang: 1, Rates: []float64{1}}, Steps: 10},
+		{Job: alloc.Job{ID: "b", Gang: 1, Rates: []float64{1}}, Steps: 10},
+	}}
+	res, err := Run(context.Background(), w, c, fixed{place("a", []alloc.JobID{"a", "b"}, topology.GPU{})}, &Settings{Round: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range res.Jobs {
+		if math.Abs(j.Finish-20) > tol || math.Abs(j.GPUSeconds-10) > tol {
+			t.Errorf("job %s finished at %v with %v GPU-seconds, want 20 and 10", j.ID, j.Finish, j.GPUSeconds)
+		}
+	}
+}
+
 // TestRunFailedGPU checks that a placement on a GPU that has failed is
 // refused, and that a decision for another time is.
 func TestRunFailedGPU(t *testing.T) {
