@@ -162,7 +162,7 @@ func (l *Ledger) checkDecision(d *Decision) error {
 		}
 		for _, g := range p.GPUs {
 			switch {
-			case g.Server < 0 || g.Server >= len(l.cluster.Servers) || g.Slot < 0 || g.Slot >= l.cluster.Servers[g.Server].GPUs:
+			case !l.cluster.Has(g):
 				return bad("slot %v does not exist", g)
 			case l.typeOf[g.Server] != k:
 				return bad("slot %v is not a %q GPU", g, p.Type)

@@ -249,7 +249,7 @@ func (l *Ledger) check(events []Event) error {
 			}
 		case Failed, Repaired:
 			g := e.GPU
-			if g.Server < 0 || g.Server >= len(l.cluster.Servers) || g.Slot < 0 || g.Slot >= l.cluster.Servers[g.Server].GPUs {
+			if !l.cluster.Has(g) {
 				return gpufair.Invalid(field+".GPU", gpuName(g), gpufair.ErrUnknownID, "no such GPU slot")
 			}
 			if f := isFailed(g); f == (e.Kind == Failed) {

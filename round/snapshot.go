@@ -152,7 +152,7 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 	}
 	for _, f := range v.Failed {
 		g := f.GPU
-		if g.Server < 0 || g.Server >= len(nl.cluster.Servers) || g.Slot < 0 || g.Slot >= nl.cluster.Servers[g.Server].GPUs {
+		if !nl.cluster.Has(g) {
 			return nil, snapErr("failed GPU %v does not exist", g)
 		}
 		nl.failed[g] = f.Time
@@ -168,7 +168,7 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 				return nil, snapErr("lease on unknown GPU type %q", p.Type)
 			}
 			for _, g := range p.GPUs {
-				if g.Server < 0 || g.Server >= len(nl.cluster.Servers) || g.Slot < 0 || g.Slot >= nl.cluster.Servers[g.Server].GPUs {
+				if !nl.cluster.Has(g) {
 					return nil, snapErr("lease on GPU %v, which does not exist", g)
 				}
 			}

@@ -185,7 +185,7 @@ func (r *run) checkFailures() error {
 		g := f.GPU
 		name := fmt.Sprintf("%d/%d", g.Server, g.Slot)
 		switch {
-		case g.Server < 0 || g.Server >= len(r.slotUsed) || g.Slot < 0 || g.Slot >= len(r.slotUsed[g.Server]):
+		case !r.cluster.Has(g):
 			return gpufair.Invalid("Settings.Failures.GPU", name, gpufair.ErrUnknownID, "no such GPU slot")
 		case !finiteNonNeg(f.At):
 			return gpufair.Invalid("Settings.Failures.At", name, gpufair.ErrValue, "failure at %v", f.At)
@@ -363,7 +363,7 @@ func (r *run) check(d *round.Decision, rnd int, now float64) error {
 		}
 		for _, g := range p.GPUs {
 			switch {
-			case g.Server < 0 || g.Server >= len(r.slotUsed) || g.Slot < 0 || g.Slot >= len(r.slotUsed[g.Server]):
+			case !r.cluster.Has(g):
 				return bad("slot %v outside the cluster", g)
 			case r.serverType[g.Server] != k:
 				return bad("slot %v is not a %q GPU", g, p.Type)

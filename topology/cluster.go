@@ -50,6 +50,11 @@ func (c Cluster) Validate() error {
 	return nil
 }
 
+// Has reports whether g is a slot of the cluster.
+func (c Cluster) Has(g GPU) bool {
+	return g.Server >= 0 && g.Server < len(c.Servers) && g.Slot >= 0 && g.Slot < c.Servers[g.Server].GPUs
+}
+
 // Capacity returns the number of GPUs of each type, with the types in order
 // of first appearance among the servers.
 func (c Cluster) Capacity() (types []GPUType, count []int) {

@@ -83,7 +83,7 @@ func (c Cluster) Counts(gpus []GPU) ([]int, error) {
 	counts := make([]int, len(c.Servers))
 	seen := make(map[GPU]bool, len(gpus))
 	for _, g := range gpus {
-		if g.Server < 0 || g.Server >= len(c.Servers) || g.Slot < 0 || g.Slot >= c.Servers[g.Server].GPUs {
+		if !c.Has(g) {
 			return nil, fmt.Errorf("%w: GPU %v is not a slot of the cluster", ErrInvalid, g)
 		}
 		if seen[g] {

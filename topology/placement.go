@@ -151,7 +151,7 @@ func (p *Placer) take(s, n int, out []GPU) []GPU {
 func (p *Placer) Reserve(gpus []GPU) error {
 	seen := make(map[GPU]bool, len(gpus))
 	for _, g := range gpus {
-		if g.Server < 0 || g.Server >= len(p.taken) || g.Slot < 0 || g.Slot >= len(p.taken[g.Server]) {
+		if !p.c.Has(g) {
 			return fmt.Errorf("%w: server %d slot %d does not exist", ErrSlot, g.Server, g.Slot)
 		}
 		if seen[g] || p.taken[g.Server][g.Slot] {
@@ -170,7 +170,7 @@ func (p *Placer) Reserve(gpus []GPU) error {
 // slot does not exist or is not taken.
 func (p *Placer) Release(gpus []GPU) error {
 	for _, g := range gpus {
-		if g.Server < 0 || g.Server >= len(p.taken) || g.Slot < 0 || g.Slot >= len(p.taken[g.Server]) {
+		if !p.c.Has(g) {
 			return fmt.Errorf("%w: server %d slot %d does not exist", ErrSlot, g.Server, g.Slot)
 		}
 		if !p.taken[g.Server][g.Slot] {
