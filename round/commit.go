@@ -94,26 +94,15 @@ func (l *Ledger) Commit(d *Decision) error {
 		l.Abort()
 		return err
 	}
-	prev := map[alloc.JobID]*Placement{}
-	if old := l.lease; old != nil && old.End >= d.Start {
-		for i := range old.Placements {
-			p := &old.Placements[i]
-			for _, id := range p.Jobs {
-				if _, cut := l.cut[id]; !cut {
-					prev[id] = p
-				}
-			}
-		}
-	}
 	d.Round = l.round
+	kept := make(map[alloc.JobID]int, len(d.Placements))
 	for i := range d.Placements {
 		p := &d.Placements[i]
-		q := prev[p.Jobs[0]]
-		p.Renewed = q != nil && slices.Equal(q.Jobs, p.Jobs) && sameSlots(q.GPUs, p.GPUs)
+		q, ok := l.Holding(p.Jobs[0])
+		p.Renewed = ok && slices.Equal(q.Jobs, p.Jobs) && sameSlots(q.GPUs, p.GPUs)
 		p.Restart = false
 		for _, id := range p.Jobs {
-			j := l.jobs[id]
-			if !p.Renewed && j.Rounds > 0 {
+			if !p.Renewed && l.jobs[id].Rounds > 0 {
 				p.Restart = true
 			}
 		}
@@ -123,9 +112,25 @@ func (l *Ledger) Commit(d *Decision) error {
 			if p.Restart {
 				j.Restarts++
 			}
+			kept[id] = 1
+			if p.Renewed {
+				kept[id] = j.Kept + 1
+			}
 		}
 	}
-	l.lease = d
+	if old := l.lease; old != nil {
+		for _, p := range old.Placements {
+			for _, id := range p.Jobs {
+				if j, ok := l.jobs[id]; ok {
+					j.Kept = 0
+				}
+			}
+		}
+	}
+	for id, n := range kept {
+		l.jobs[id].Kept = n
+	}
+	l.setLease(d)
 	clear(l.cut)
 	l.round++
 	l.begun = nil

@@ -28,6 +28,10 @@ type Job struct {
 	// placed it with Placement.Restart.
 	Rounds   int `json:"rounds,omitempty"`
 	Restarts int `json:"restarts,omitempty"`
+	// Kept counts the decisions in a row, up to the lease in force, that
+	// have kept the job on the same slots (1 for a fresh placement); 0
+	// when the lease in force does not place it.
+	Kept int `json:"kept,omitempty"`
 }
 
 // Remaining returns the work left, Work − Done, or +Inf if Work is unknown.
@@ -64,6 +68,7 @@ type Ledger struct {
 	order   []*Job                   // by (Arrival, ID)
 	failed  map[topology.GPU]float64 // failed GPUs and when
 	lease   *Decision                // the lease in force, nil before the first decision
+	leaseOf map[alloc.JobID]int      // each job's placement in the lease in force
 	cut     map[alloc.JobID]float64  // jobs whose lease ended early, and when
 	begun   *undo                    // the round begun, nil between rounds
 }
@@ -85,6 +90,7 @@ func NewLedger(c topology.Cluster, types []topology.GPUType) (*Ledger, error) {
 		jobs:    map[alloc.JobID]*Job{},
 		failed:  map[topology.GPU]float64{},
 		cut:     map[alloc.JobID]float64{},
+		leaseOf: map[alloc.JobID]int{},
 	}
 	for k, n := range ac.Count {
 		l.count[k] = int(n)
@@ -158,6 +164,35 @@ func (l *Ledger) FailedGPUs() []topology.GPU {
 // Lease returns the decision in force, nil before the first one, to read
 // only.
 func (l *Ledger) Lease() *Decision { return l.lease }
+
+// Holding returns the placement of the lease in force that job id has held
+// without a break up to now: the lease has run until now, and neither a
+// departure nor a failed GPU ended the job's part of it early.
+func (l *Ledger) Holding(id alloc.JobID) (Placement, bool) {
+	if l.lease == nil || l.lease.End < l.now {
+		return Placement{}, false
+	}
+	if _, cut := l.cut[id]; cut {
+		return Placement{}, false
+	}
+	if i, ok := l.leaseOf[id]; ok {
+		return l.lease.Placements[i], true
+	}
+	return Placement{}, false
+}
+
+// setLease makes d the lease in force.
+func (l *Ledger) setLease(d *Decision) {
+	l.lease = d
+	clear(l.leaseOf)
+	if d != nil {
+		for i, p := range d.Placements {
+			for _, id := range p.Jobs {
+				l.leaseOf[id] = i
+			}
+		}
+	}
+}
 
 // Placer returns a placer for the cluster with every failed GPU taken, for
 // a mechanism to place a round's gangs on. It reuses p if not nil.

@@ -173,7 +173,7 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 				}
 			}
 		}
-		nl.lease = v.Lease
+		nl.setLease(v.Lease)
 	}
 	return nl, nil
 }

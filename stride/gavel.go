@@ -93,7 +93,6 @@ type gavelState struct {
 	Solved      bool                      `json:"solved"`
 	SolvedGen   int                       `json:"solved_generation"`
 	SolvedRound int                       `json:"solved_round"`
-	Held        map[alloc.JobID]int       `json:"held,omitempty"` // rounds in a row on the same slots
 }
 
 // NewGavel returns Gavel's scheduler realising pol on cluster c, with job
@@ -124,7 +123,7 @@ func NewGavel(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s 
 	if err != nil {
 		return nil, err
 	}
-	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}, Held: map[alloc.JobID]int{}}}
+	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}}
 	g.placer = l.Placer(nil)
 	return g, nil
 }
@@ -150,7 +149,6 @@ func (g *Gavel) Apply(events ...round.Event) error {
 	for _, e := range events {
 		if e.Kind == round.Departed {
 			delete(g.st.Target, e.Job.ID)
-			delete(g.st.Held, e.Job.ID)
 		}
 	}
 	return nil
@@ -181,7 +179,6 @@ func (g *Gavel) Decide(ctx context.Context, now float64) (*round.Decision, error
 		g.l.Abort()
 		return nil, err
 	}
-	g.updateHeld(d)
 	return d, nil
 }
 
@@ -309,28 +306,10 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	types := g.l.Types()
 	left := g.l.Healthy()
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
-	lease := g.l.Lease()
-	prev := map[alloc.JobID]round.Placement{} // placements that ran until now
-	if lease != nil && lease.End >= now {
-		for _, p := range lease.Placements {
-			if len(p.Jobs) == 1 {
-				prev[p.Jobs[0]] = p
-			}
-		}
-	}
-	cut := func(p round.Placement) bool {
-		for _, gpu := range p.GPUs {
-			if g.l.Failed(gpu) {
-				return true
-			}
-		}
-		return false
-	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
 		for i, j := range jobs {
-			p, ok := prev[j.ID]
-			if ok && g.st.Held[j.ID] < g.set.MinLease && !cut(p) {
+			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease {
 				k := slices.Index(types, p.Type)
 				chosen[i] = k + 1
 				left[k] -= j.Gang
@@ -410,7 +389,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		if k < 0 {
 			continue
 		}
-		if p, ok := prev[j.ID]; ok && p.Type == types[k] && !cut(p) && pl.Reserve(p.GPUs) == nil {
+		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
 			d.Placements = append(d.Placements, round.Placement{Jobs: p.Jobs, Type: p.Type, GPUs: p.GPUs})
 			continue
 		}
@@ -427,21 +406,6 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: gpus})
 	}
 	return d, nil
-}
-
-// updateHeld counts the rounds in a row each job has kept its slots.
-func (g *Gavel) updateHeld(d *round.Decision) {
-	held := make(map[alloc.JobID]int, len(d.Placements))
-	for _, p := range d.Placements {
-		for _, id := range p.Jobs {
-			if p.Renewed {
-				held[id] = g.st.Held[id] + 1
-			} else {
-				held[id] = 1
-			}
-		}
-	}
-	g.st.Held = held
 }
 
 // gavelMechanism names Gavel's snapshots.
@@ -469,9 +433,6 @@ func (g *Gavel) Restore(snapshot []byte) error {
 	}
 	if st.Target == nil {
 		st.Target = map[alloc.JobID][]float64{}
-	}
-	if st.Held == nil {
-		st.Held = map[alloc.JobID]int{}
 	}
 	g.l, g.st = l, st
 	g.placer = l.Placer(nil)
