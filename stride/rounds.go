@@ -118,28 +118,20 @@ func NewRounds(c topology.Cluster, types []topology.GPUType) (*Rounds, error) {
 	return &Rounds{placer: p, types: slices.Clone(types), count: count}, nil
 }
 
-// typedPlacer returns a placer for c and the GPUs of c of each of types. It
-// returns an *gpufair.InputError for no types, a type c lacks
-// (gpufair.ErrUnknownType) or one listed twice.
+// typedPlacer returns a placer for c and the GPUs of c of each of types,
+// and the errors of alloc.CapacityOf.
 func typedPlacer(c topology.Cluster, types []topology.GPUType) (*topology.Placer, []int, error) {
-	p, err := topology.NewPlacer(c)
+	if types == nil {
+		types = []topology.GPUType{} // CapacityOf reads nil as every type of c
+	}
+	capa, err := alloc.CapacityOf(c, types)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(types) == 0 {
-		return nil, nil, gpufair.Invalid("Types", "", gpufair.ErrEmpty, "no GPU types")
-	}
-	ct, cc := c.Capacity()
+	p, _ := topology.NewPlacer(c) // CapacityOf validated c
 	count := make([]int, len(types))
-	for k, t := range types {
-		i := slices.Index(ct, t)
-		if i < 0 {
-			return nil, nil, gpufair.Invalid("Types", string(t), gpufair.ErrUnknownType, "the cluster has no %q", t)
-		}
-		if slices.Index(types[:k], t) >= 0 {
-			return nil, nil, gpufair.Invalid("Types", string(t), gpufair.ErrDuplicate, "listed twice")
-		}
-		count[k] = cc[i]
+	for k, n := range capa.Count {
+		count[k] = int(n)
 	}
 	return p, count, nil
 }
