@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
@@ -194,7 +193,5 @@ func sameSlots(a, b []topology.GPU) bool {
 	}
 	return true
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func gpuName(g topology.GPU) string { return fmt.Sprintf("%d/%d", g.Server, g.Slot) }

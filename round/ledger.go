@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
@@ -243,7 +244,7 @@ func (l *Ledger) check(events []Event) error {
 		return l.Failed(g)
 	}
 	for i, e := range events {
-		field := "Event[" + itoa(i) + "]"
+		field := "Event[" + strconv.Itoa(i) + "]"
 		if math.IsNaN(e.Time) || math.IsInf(e.Time, 0) {
 			return gpufair.Invalid(field+".Time", "", gpufair.ErrValue, "time %v", e.Time)
 		}
