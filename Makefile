@@ -1,10 +1,11 @@
 # gpufair: two entry points.
 #   make demo   runs the main demonstration (examples/quickstart)
 #   make test   runs the whole test suite, with CLP (cgo) and again pure Go
+#   make reproduce  runs every paper's evaluation in full (docs/reproduction.md; long)
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: demo test deps lint bench fuzz
+.PHONY: demo test deps lint bench fuzz reproduce
 
 deps:
 	@sh scripts/deps.sh
@@ -23,3 +24,7 @@ test: lint
 
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchtime=3x ./...
+
+# Each paper's evaluation has its own target, reproduce-<paper>, defined
+# below and listed here.
+reproduce: deps

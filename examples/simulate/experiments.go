@@ -7,10 +7,47 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/sim"
 )
+
+// An experiment is one of the papers' evaluations, run by -experiment
+// name with the other flags as its settings. Each paper's experiments
+// register themselves from their own file (repro_*.go), so that
+// docs/reproduction.md can give one command per claim.
+type experiment struct {
+	name  string
+	about string // what it reproduces, one line
+	run   func(ctx context.Context, cfg *config, w io.Writer) error
+}
+
+// experiments holds every registered experiment by name.
+var experiments = map[string]experiment{}
+
+// register adds e; a name registered twice is a programming error.
+func register(e experiment) {
+	if _, dup := experiments[e.name]; dup {
+		panic("simulate: experiment " + e.name + " registered twice")
+	}
+	experiments[e.name] = e
+}
+
+// experimentNames returns the experiments' names, sorted.
+func experimentNames() []string {
+	out := make([]string, 0, len(experiments))
+	for n := range experiments {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func init() {
+	register(experiment{"load", "Gavel Figure 9: average JCT against arrival rate (-rates, -seeds, -multi)", loadSweep})
+	register(experiment{"placement", "Themis Figures 9 and 15: rho with placement-sensitive multi-GPU jobs", placement})
+}
 
 // loadSweep is Gavel's Figure 9: the average JCT of the measured jobs of a
 // continuous trace (single-GPU jobs, or multi-GPU with -multi) against the

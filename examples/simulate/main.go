@@ -20,6 +20,7 @@
 //	go run ./examples/simulate -list                 # every mechanism's name
 //	go run ./examples/simulate -mechanisms all -jobs 200 -multi
 //	go run ./examples/simulate -experiment load -plots docs/   # Gavel Figure 9 (docs/simulation.md)
+//	go run ./examples/simulate -list-experiments     # the papers' evaluations (docs/reproduction.md)
 //
 // A progress bar goes to stderr when it is a terminal (-progress=false
 // turns it off).
@@ -57,6 +58,8 @@ type config struct {
 	progress   io.Writer // nil: no bar
 	timings    io.Writer // nil: no timings
 	list       bool
+	// listExperiments prints the experiments instead of running one.
+	listExperiments bool
 }
 
 func main() {
@@ -92,7 +95,8 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
 	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
 	fs.StringVar(&cfg.plots, "plots", "", "write CDF plots (PNG) to this directory")
-	fs.StringVar(&cfg.experiment, "experiment", "", "run a paper's comparison instead: load (Gavel Fig. 9) or placement (Themis Figs. 9, 15)")
+	fs.StringVar(&cfg.experiment, "experiment", "", "run one of the papers' evaluations instead (see -list-experiments and docs/reproduction.md)")
+	fs.BoolVar(&cfg.listExperiments, "list-experiments", false, "print every experiment's name and what it reproduces, and exit")
 	rates := fs.String("rates", "1,2,3,4,5,6", "arrival rates (jobs/hour) of -experiment load")
 	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per rate of -experiment load")
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
@@ -151,19 +155,24 @@ func ints(s string, n int, flagName string) ([]int, error) {
 
 // run does what cfg says and prints the results to w.
 func run(ctx context.Context, cfg *config, w io.Writer) error {
+	if cfg.listExperiments {
+		for _, n := range experimentNames() {
+			fmt.Fprintf(w, "%-24s %s\n", n, experiments[n].about)
+		}
+		return nil
+	}
 	if cfg.list {
 		for _, n := range names() {
 			fmt.Fprintln(w, n)
 		}
 		return nil
 	}
-	switch cfg.experiment {
-	case "":
+	if cfg.experiment == "" {
 		return compare(ctx, cfg, w)
-	case "load":
-		return loadSweep(ctx, cfg, w)
-	case "placement":
-		return placement(ctx, cfg, w)
 	}
-	return fmt.Errorf("-experiment %q: want load or placement", cfg.experiment)
+	e, ok := experiments[cfg.experiment]
+	if !ok {
+		return fmt.Errorf("-experiment %q: unknown (known: %s)", cfg.experiment, strings.Join(experimentNames(), ", "))
+	}
+	return e.run(ctx, cfg, w)
 }
