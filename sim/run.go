@@ -71,6 +71,7 @@ type fault struct {
 type run struct {
 	set        Settings
 	sched      round.Scheduler
+	name       string // the scheduler's, for the result
 	cluster    topology.Cluster
 	types      []topology.GPUType
 	count      []int // GPUs of each of types
@@ -102,6 +103,9 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 		return nil, err
 	}
 	r := &run{sched: s, cluster: c, types: w.Types}
+	if s != nil {
+		r.name = s.Name()
+	}
 	if set != nil {
 		r.set = *set
 	}

@@ -45,6 +45,11 @@ type GavelSettings struct {
 	// keeps its slots for at least MinLease rounds (unless it departs or a
 	// GPU of its gang fails), whatever the priorities say.
 	MinLease int
+	// Tenants gives the weights of the jobs' owners, for the policies
+	// that read them (alloc.Hierarchical, OEF); an owner not listed has
+	// weight 1. Every tenant listed is in every problem solved, with jobs
+	// in the system or not.
+	Tenants []alloc.Tenant
 	// NoWorkConservation turns off the pass that gives GPUs the priority
 	// pass leaves idle to waiting jobs, so that each job runs only on the
 	// types its allocation gives it time on, as in Gavel's Algorithm 1.
@@ -76,7 +81,8 @@ type GavelSettings struct {
 // The policy is solved over the healthy GPUs whenever a job arrives or
 // departs, rates are measured, or a GPU fails or is repaired. A job whose
 // gang is larger than the healthy GPUs of a type gets rate 0 there.
-// Tenants are the jobs' owners, each of weight 1.
+// Tenants are the jobs' owners, with the weights GavelSettings.Tenants
+// gives them (1 by default).
 //
 // The zero value is not usable; build one with NewGavel.
 type Gavel struct {
@@ -85,6 +91,8 @@ type Gavel struct {
 	l      *round.Ledger
 	st     gavelState
 	placer *topology.Placer
+	// tenants holds GavelSettings.Tenants by ID.
+	tenants map[alloc.TenantID]alloc.Tenant
 }
 
 // gavelState is what Gavel keeps beyond the ledger, as snapshotted.
@@ -119,11 +127,19 @@ func NewGavel(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s 
 	case set.MinLease < 0:
 		return nil, gpufair.Invalid("GavelSettings.MinLease", "", gpufair.ErrValue, "%d rounds", set.MinLease)
 	}
+	if len(set.Tenants) > 0 {
+		if err := alloc.ValidateTenants(set.Tenants); err != nil {
+			return nil, err
+		}
+	}
 	l, err := round.NewLedger(c, types)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}}
+	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}, tenants: map[alloc.TenantID]alloc.Tenant{}}
+	for _, t := range set.Tenants {
+		g.tenants[t.ID] = t
+	}
 	g.placer = l.Placer(nil)
 	return g, nil
 }
@@ -245,8 +261,13 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 	}
 	var in []*round.Job
 	var pjobs []alloc.Job
-	var tenants []alloc.Tenant
+	// Every configured tenant, with jobs or not, so that a policy's
+	// settings may name tenants that have none at the moment.
+	tenants := slices.Clone(g.set.Tenants)
 	seen := map[alloc.TenantID]bool{}
+	for _, t := range tenants {
+		seen[t.ID] = true
+	}
 	for _, j := range jobs {
 		rates := make([]float64, len(cols))
 		any := false
@@ -264,7 +285,7 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 		pjobs, in = append(pjobs, pj), append(in, j)
 		if !seen[pj.Owner] {
 			seen[pj.Owner] = true
-			tenants = append(tenants, alloc.Tenant{ID: pj.Owner, Weight: 1})
+			tenants = append(tenants, g.tenant(pj.Owner))
 		}
 	}
 	if len(pjobs) == 0 {
@@ -290,6 +311,14 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 		target[j.ID] = x
 	}
 	return target, nil
+}
+
+// tenant returns owner as a tenant, with its weight from the settings.
+func (g *Gavel) tenant(owner alloc.TenantID) alloc.Tenant {
+	if t, ok := g.tenants[owner]; ok {
+		return t
+	}
+	return alloc.Tenant{ID: owner, Weight: 1}
 }
 
 // gavelPair is a (job, type) candidate of the priority pass.

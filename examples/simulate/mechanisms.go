@@ -67,7 +67,9 @@ func mechanisms() []mechanism {
 		gavel("oef-non-cooperative", floored{alloc.OEF{Mode: alloc.NonCooperative}}, stride.GavelSettings{}),
 		gavel("oef-cooperative", floored{alloc.OEF{Mode: alloc.Cooperative}}, stride.GavelSettings{}),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
+		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
+		gavel("fifo-agnostic", alloc.Agnostic{Policy: alloc.FIFO{}}, every(0, agnostic(stride.FIFOInputs))),
 		gavel("shortest-job-first", alloc.ShortestJobFirst{}, every(10, stride.ShortestJobFirstInputs)),
 		gavel("makespan", alloc.Makespan{}, every(10, stride.MakespanInputs)),
 		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
@@ -77,6 +79,14 @@ func mechanisms() []mechanism {
 		spaceSharing("space-sharing-max-total", alloc.SharingMaxTotal),
 		themis("themis", 0),
 		themis("themis-patience-2", 2),
+	}
+}
+
+// agnostic returns in with the policy it builds made
+// heterogeneity-agnostic, as Gavel's baselines are (alloc.Agnostic).
+func agnostic(in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) func(float64, *alloc.Problem, []*round.Job) alloc.Policy {
+	return func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+		return alloc.Agnostic{Policy: in(now, p, jobs)}
 	}
 }
 
