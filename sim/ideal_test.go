@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -95,4 +96,79 @@ func TestIdealInput(t *testing.T) {
 	if _, err := Ideal(ctx, w, c, alloc.MaxMin{}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// TestColocatedRates runs two jobs on one GPU as one placement: with a
+// measured pair they progress at their co-located rates (0.6 and 0.3 of a
+// step a second) for the whole lease, without one they split the time (0.5
+// each).
+func TestColocatedRates(t *testing.T) {
+	one := []topology.GPUType{"v100"}
+	w := &Workload{Types: one, Jobs: []Job{
+		{Job: alloc.Job{ID: "a", Gang: 1, Rates: []float64{1}}, Kind: "A", Steps: 60},
+		{Job: alloc.Job{ID: "b", Gang: 1, Rates: []float64{1}}, Kind: "B", Steps: 60},
+	}}
+	c, err := NewCluster(one, []int{1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := func(_ topology.GPUType, a, b *Job) (float64, float64, bool) {
+		if a.Kind == "A" && b.Kind == "B" {
+			return 0.6, 0.3, true
+		}
+		return 0, 0, false
+	}
+	for _, tc := range []struct {
+		colocated func(topology.GPUType, *Job, *Job) (float64, float64, bool)
+		a, b      float64 // finish times
+	}{{pair, 100, 200}, {nil, 120, 120}} {
+		s := newPairs(c, one)
+		res, err := Run(context.Background(), w, c, s, &Settings{Round: 1000, Colocated: tc.colocated})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A placement's rates hold for its lease: b keeps its co-located
+		// rate after a finishes, as time slicing keeps its half.
+		want := map[alloc.JobID]float64{"a": tc.a, "b": tc.b}
+		for _, j := range res.Jobs {
+			if math.Abs(j.Finish-want[j.ID]) > 1e-9 {
+				t.Errorf("colocated %v: job %s finished at %v, want %v", tc.colocated != nil, j.ID, j.Finish, want[j.ID])
+			}
+		}
+	}
+}
+
+// pairs places every job in the system on the first GPU together: a
+// scheduler that co-locates.
+type pairs struct{ l *round.Ledger }
+
+func newPairs(c topology.Cluster, types []topology.GPUType) *pairs {
+	l, err := round.NewLedger(c, types)
+	if err != nil {
+		panic(err)
+	}
+	return &pairs{l}
+}
+
+func (*pairs) Name() string                    { return "pairs" }
+func (p *pairs) Apply(ev ...round.Event) error { return p.l.Apply(ev...) }
+func (*pairs) Snapshot() ([]byte, error)       { return nil, gpufair.ErrSnapshot }
+func (*pairs) Restore([]byte) error            { return gpufair.ErrSnapshot }
+
+func (p *pairs) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	if err := p.l.Begin(now); err != nil {
+		return nil, err
+	}
+	d := &round.Decision{Start: now, End: now + 1000}
+	var ids []alloc.JobID
+	for _, j := range p.l.Jobs() {
+		ids = append(ids, j.ID)
+	}
+	if len(ids) > 0 {
+		d.Placements = []round.Placement{{Jobs: ids, Type: p.l.Types()[0], GPUs: []topology.GPU{{}}}}
+	}
+	if err := p.l.Commit(d); err != nil {
+		return nil, err
+	}
+	return d, nil
 }

@@ -69,6 +69,13 @@ type GavelSettings struct {
 //     decreasing priority (ties: larger X_mk, then (arrival, ID), then
 //     type order); a pair runs if its job is not yet placed and Gang
 //     healthy GPUs of its type are left.
+//     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1) a job's
+//     target on k is its time alone plus its co-located time there, and a
+//     job that has shared less of its time on k than its allocation says
+//     takes a partner along: a waiting job of a label it should share with
+//     on k, of the same gang, that should share with its label too,
+//     highest priority first. The two run on one gang of GPUs, as one
+//     Placement.
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, then arrival order), runs on the fastest type
 //     it can use with Gang GPUs left. Afterwards no GPU is idle while a
@@ -97,10 +104,14 @@ type Gavel struct {
 
 // gavelState is what Gavel keeps beyond the ledger, as snapshotted.
 type gavelState struct {
-	Target      map[alloc.JobID][]float64 `json:"target"` // X_mk
-	Solved      bool                      `json:"solved"`
-	SolvedGen   int                       `json:"solved_generation"`
-	SolvedRound int                       `json:"solved_round"`
+	Target map[alloc.JobID][]float64 `json:"target"` // X_mk, alone
+	// Partners and Labels are the co-located part of a space-sharing
+	// allocation (alloc.SpaceSharing), empty for other policies.
+	Partners    map[alloc.JobID][]gavelPartner `json:"partners,omitempty"`
+	Labels      map[alloc.JobID]string         `json:"labels,omitempty"`
+	Solved      bool                           `json:"solved"`
+	SolvedGen   int                            `json:"solved_generation"`
+	SolvedRound int                            `json:"solved_round"`
 }
 
 // NewGavel returns Gavel's scheduler realising pol on cluster c, with job
@@ -165,6 +176,8 @@ func (g *Gavel) Apply(events ...round.Event) error {
 	for _, e := range events {
 		if e.Kind == round.Departed {
 			delete(g.st.Target, e.Job.ID)
+			delete(g.st.Partners, e.Job.ID)
+			delete(g.st.Labels, e.Job.ID)
 		}
 	}
 	return nil
@@ -210,7 +223,7 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 	}
 	jobs := g.l.Jobs()
 	if len(jobs) == 0 {
-		st.Target = map[alloc.JobID][]float64{}
+		st.Target, st.Partners, st.Labels = map[alloc.JobID][]float64{}, nil, nil
 		st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 		return false, nil
 	}
@@ -219,7 +232,7 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 		ctx, cancel = context.WithTimeout(ctx, g.set.Budget)
 		defer cancel()
 	}
-	target, err := g.solve(ctx, now, jobs)
+	sol, err := g.solve(ctx, now, jobs)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return true, nil
@@ -227,8 +240,8 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 		return false, err
 	}
 	// Copy on write: the state saved by Decide for a rollback keeps the
-	// old map.
-	st.Target = target
+	// old maps.
+	st.Target, st.Partners, st.Labels = sol.Target, sol.Partners, sol.Labels
 	st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 	return false, nil
 }
@@ -239,8 +252,9 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 // differ between LP backends.
 const targetGrain = 1e-9
 
-// solve returns the policy's allocation, as time fractions per job and type.
-func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[alloc.JobID][]float64, error) {
+// solve returns the policy's allocation, as time fractions per job and
+// type, alone and co-located (the solution's Target, Partners and Labels).
+func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gavelState, error) {
 	healthy := g.l.Healthy()
 	types := g.l.Types()
 	var ctypes []topology.GPUType
@@ -251,13 +265,13 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 			ctypes, count, cols = append(ctypes, types[k]), append(count, float64(n)), append(cols, k)
 		}
 	}
-	target := make(map[alloc.JobID][]float64, len(jobs))
+	sol := gavelState{Target: make(map[alloc.JobID][]float64, len(jobs))}
 	if len(ctypes) == 0 {
-		return target, nil
+		return sol, nil
 	}
 	capa, err := alloc.NewCapacity(ctypes, count)
 	if err != nil {
-		return nil, err
+		return sol, err
 	}
 	var in []*round.Job
 	var pjobs []alloc.Job
@@ -289,29 +303,39 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 		}
 	}
 	if len(pjobs) == 0 {
-		return target, nil
+		return sol, nil
 	}
 	prob, err := alloc.NewJobProblem(capa, tenants, pjobs)
 	if err != nil {
-		return nil, err
+		return sol, err
 	}
 	pol := g.pol
 	if g.set.Inputs != nil {
 		pol = g.set.Inputs(now, prob, in)
 	}
+	if ss, ok := pol.(alloc.SpaceSharing); ok {
+		r, err := ss.Solve(ctx, prob)
+		if err != nil {
+			return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
+		}
+		return colocated(sol, ss, r, in, types, cols), nil
+	}
 	a, err := pol.Allocate(ctx, prob)
 	if err != nil {
-		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
+		return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
 	}
 	for i, j := range in {
 		x := make([]float64, len(types))
 		for c, k := range cols {
-			x[k] = math.Round(a.GPUs[i][c]/float64(j.Gang)/targetGrain) * targetGrain
+			x[k] = grain(a.GPUs[i][c] / float64(j.Gang))
 		}
-		target[j.ID] = x
+		sol.Target[j.ID] = x
 	}
-	return target, nil
+	return sol, nil
 }
+
+// grain rounds a time fraction to targetGrain.
+func grain(x float64) float64 { return math.Round(x/targetGrain) * targetGrain }
 
 // tenant returns owner as a tenant, with its weight from the settings.
 func (g *Gavel) tenant(owner alloc.TenantID) alloc.Tenant {
@@ -334,13 +358,40 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	jobs := g.l.Jobs()
 	types := g.l.Types()
 	left := g.l.Healthy()
+	st := &g.st
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
+	mate := make([]int, len(jobs))   // the job sharing its gang, or -1
+	pos := make(map[alloc.JobID]int, len(jobs))
+	for i, j := range jobs {
+		mate[i] = -1
+		pos[j.ID] = i
+	}
+	// total is a job's target time on type k, alone and co-located.
+	total := func(i, k int) float64 {
+		x := st.Target[jobs[i].ID]
+		if x == nil {
+			return 0
+		}
+		return x[k] + st.pairTime(jobs[i].ID, k)
+	}
+	prio := func(i, k int) float64 {
+		if f := jobs[i].Fraction(k, now); f > 0 {
+			return total(i, k) / f
+		}
+		return math.Inf(1)
+	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
 		for i, j := range jobs {
-			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease {
+			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease && chosen[i] == 0 {
 				k := slices.Index(types, p.Type)
-				chosen[i] = k + 1
+				for _, id := range p.Jobs {
+					chosen[pos[id]] = k + 1
+				}
+				if len(p.Jobs) == 2 {
+					a, b := pos[p.Jobs[0]], pos[p.Jobs[1]]
+					mate[a], mate[b] = b, a
+				}
 				left[k] -= j.Gang
 			}
 		}
@@ -348,19 +399,13 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	// 2. The priority pass.
 	var cand []gavelPair
 	for i, j := range jobs {
-		x := g.st.Target[j.ID]
-		if x == nil || chosen[i] != 0 {
+		if st.Target[j.ID] == nil || chosen[i] != 0 {
 			continue
 		}
-		for k, xk := range x {
-			if xk <= 0 || !(j.Rates[k] > 0) {
-				continue
+		for k := range types {
+			if x := total(i, k); x > 0 && j.Rates[k] > 0 {
+				cand = append(cand, gavelPair{prio: prio(i, k), x: x, job: i, k: k})
 			}
-			p := math.Inf(1)
-			if f := j.Fraction(k, now); f > 0 {
-				p = xk / f
-			}
-			cand = append(cand, gavelPair{prio: p, x: xk, job: i, k: k})
 		}
 	}
 	slices.SortFunc(cand, func(a, b gavelPair) int {
@@ -375,11 +420,27 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		return cmp.Compare(a.k, b.k)
 	})
+	var byLabel map[string][]int
+	if len(st.Partners) > 0 {
+		byLabel = map[string][]int{}
+		for i, j := range jobs {
+			if l, ok := st.Labels[j.ID]; ok {
+				byLabel[l] = append(byLabel[l], i)
+			}
+		}
+	}
 	for _, p := range cand {
 		j := jobs[p.job]
-		if chosen[p.job] == 0 && j.Gang <= left[p.k] {
-			chosen[p.job] = p.k + 1
-			left[p.k] -= j.Gang
+		if chosen[p.job] != 0 || j.Gang > left[p.k] {
+			continue
+		}
+		chosen[p.job] = p.k + 1
+		left[p.k] -= j.Gang
+		if st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
+			if n := st.partner(jobs, p.job, p.k, chosen, prio, byLabel); n >= 0 {
+				chosen[n] = p.k + 1
+				mate[p.job], mate[n] = n, p.job
+			}
 		}
 	}
 	// 3. Work conservation.
@@ -409,30 +470,35 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 4. Placement: renewals first, then the rest largest gang first.
+	// 4. Placement: renewals first, then the rest largest gang first. A
+	// job and its mate are one gang, listed in arrival order.
 	pl := g.l.Placer(g.placer)
 	d := &round.Decision{Start: now, End: now + g.set.Round}
-	var fresh []int
+	var fresh [][]alloc.JobID
 	for i, j := range jobs {
 		k := chosen[i] - 1
-		if k < 0 {
+		if k < 0 || (mate[i] >= 0 && mate[i] < i) {
 			continue
 		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
+		ids := []alloc.JobID{j.ID}
+		if mate[i] >= 0 {
+			ids = append(ids, jobs[mate[i]].ID)
+		}
+		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && slices.Equal(p.Jobs, ids) && pl.Reserve(p.GPUs) == nil {
 			d.Placements = append(d.Placements, round.Placement{Jobs: p.Jobs, Type: p.Type, GPUs: p.GPUs})
 			continue
 		}
-		fresh = append(fresh, i)
+		fresh = append(fresh, ids)
 	}
-	slices.SortStableFunc(fresh, func(a, b int) int { return cmp.Compare(jobs[b].Gang, jobs[a].Gang) })
-	for _, i := range fresh {
-		j := jobs[i]
-		k := chosen[i] - 1
-		gpus, err := pl.Place(types[k], j.Gang)
+	gang := func(ids []alloc.JobID) int { return jobs[pos[ids[0]]].Gang }
+	slices.SortStableFunc(fresh, func(a, b []alloc.JobID) int { return cmp.Compare(gang(b), gang(a)) })
+	for _, ids := range fresh {
+		k := chosen[pos[ids[0]]] - 1
+		gpus, err := pl.Place(types[k], gang(ids))
 		if err != nil {
-			return nil, fmt.Errorf("stride: placing job %q: %w", j.ID, err) // left[] kept Σ gangs within each type's healthy GPUs
+			return nil, fmt.Errorf("stride: placing job %q: %w", ids[0], err) // left[] kept Σ gangs within each type's healthy GPUs
 		}
-		d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: gpus})
+		d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: types[k], GPUs: gpus})
 	}
 	return d, nil
 }
@@ -458,6 +524,13 @@ func (g *Gavel) Restore(snapshot []byte) error {
 	for id, x := range st.Target {
 		if len(x) != len(l.Types()) {
 			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d target fractions for %d types", len(x), len(l.Types()))
+		}
+	}
+	for id, ps := range st.Partners {
+		for _, p := range ps {
+			if p.Type < 0 || p.Type >= len(l.Types()) || !(p.Time > 0) {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "co-located time %v on type %d", p.Time, p.Type)
+			}
 		}
 	}
 	if st.Target == nil {

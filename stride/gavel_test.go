@@ -157,3 +157,39 @@ func TestGavelTenantWeights(t *testing.T) {
 		t.Errorf("a negative tenant weight was accepted")
 	}
 }
+
+// TestGavelColocates: under space sharing, two jobs that each run at 0.8
+// of their own rate when paired share the one GPU every round (1.6 times
+// the work of running alone), as one placement of both jobs, and the
+// ledger counts that time as shared.
+func TestGavelColocates(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "v", Type: "v100", GPUs: 1}}}
+	types := []topology.GPUType{"v100"}
+	ss := alloc.SpaceSharing{Objective: alloc.SharingMaxMin, JobTypes: []string{"a", "b"},
+		Pairs: []alloc.PairRate{{A: "a", B: "b", Type: "v100", RateA: 0.8, RateB: 0.8}}}
+	s, err := stride.NewGavel(ss, c, types, &stride.GavelSettings{Round: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Apply(round.Arrive(0, alloc.Job{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1}}, 1000),
+		round.Arrive(0, alloc.Job{ID: "b", Gang: 1, Weight: 1, Rates: []float64{1}}, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		d, err := s.Decide(context.Background(), float64(100*r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Placements) != 1 || len(d.Placements[0].Jobs) != 2 {
+			t.Fatalf("round %d: placements %+v, want a and b together", r, d.Placements)
+		}
+		if r > 0 && !d.Placements[0].Renewed {
+			t.Errorf("round %d: the pair was not renewed on its GPU", r)
+		}
+	}
+	j, _ := s.Ledger().Job("a")
+	if j.Shared == nil || j.Shared[0] != 200 || j.Received[0] != 200 {
+		t.Errorf("job a received %v, shared %v; want 200 s, all shared", j.Received, j.Shared)
+	}
+}

@@ -345,10 +345,9 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 }
 
 // spaceSharing is Gavel's space-sharing policy with the co-located rates
-// Gavel measured, over the workload's job types (model and gang). The
-// allocation gives each job its time alone plus half of its pairs' time;
-// Gavel's mechanism realises it as time on GPUs of its own (stride.Gavel
-// places one job per gang), so co-location itself is not simulated.
+// Gavel measured, over the workload's job types (model and gang).
+// stride.Gavel realises the pairs as placements of two jobs on one gang of
+// GPUs, and the simulator runs them at their measured co-located rates.
 func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		label := map[alloc.JobID]string{}
