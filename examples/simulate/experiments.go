@@ -115,8 +115,11 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	jct := make([][][2]float64, len(vs))
 	rho := make([][][2]float64, len(vs))
 	var last []*sim.Result
+	cdfAt := slices.Index(cfg.rates, cfg.cdfRate)
+	if cdfAt < 0 {
+		cdfAt = len(cfg.rates) - 1
+	}
 	for i, rate := range cfg.rates {
-		last = last[:0]
 		for m, v := range vs {
 			var js, rs []float64
 			for seed := 1; seed <= cfg.seeds; seed++ {
@@ -131,7 +134,7 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 				res.Scheduler = v.name
 				s := res.Summary()
 				js, rs = append(js, s.AvgJCT/3600), append(rs, s.AvgRho)
-				if seed == 1 && i == len(cfg.rates)-1 {
+				if seed == 1 && i == cdfAt {
 					last = append(last, res)
 				}
 			}
@@ -149,7 +152,7 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	if err := plotSweep(path, "Average JCT against load", "input job rate (jobs/hour)", "average JCT (hours)", names, cfg.rates, means(jct)); err != nil {
 		return err
 	}
-	files, err := plotCDFs(cfg.plots, fmt.Sprintf("%s%g_", prefix, cfg.rates[len(cfg.rates)-1]), last)
+	files, err := plotCDFs(cfg.plots, fmt.Sprintf("%s%g_", prefix, cfg.rates[cdfAt]), last)
 	if err != nil {
 		return err
 	}

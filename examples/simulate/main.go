@@ -58,6 +58,7 @@ type config struct {
 	seeds      int       // -experiment load
 	sizes      []float64 // jobs of each static trace, -experiment gavel-makespan
 	rounds     []float64 // round lengths in seconds, -experiment gavel-fig15
+	cdfRate    float64   // the rate of a sweep's CDF plots; 0: the last
 	progress   io.Writer // nil: no bar
 	timings    io.Writer // nil: no timings
 	list       bool

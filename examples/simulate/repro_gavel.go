@@ -17,20 +17,23 @@ import (
 // Gavel's evaluation (OSDI'20, section 7), one experiment per claim; see
 // docs/reproduction.md for the commands and the results.
 func init() {
-	register(experiment{"gavel-fig9", "Gavel Figure 9: LAS, heterogeneity-aware against agnostic, continuous-single trace", gavelLoad(false, "gavel_fig9_")})
-	register(experiment{"gavel-fig10", "Gavel Figure 10: LAS, heterogeneity-aware against agnostic, continuous-multiple trace", gavelLoad(true, "gavel_fig10_")})
-	register(experiment{"gavel-fig11", "Gavel Figure 11: finish-time fairness, aware against agnostic, continuous-multiple trace", gavelLoad(true, "gavel_fig11_")})
+	register(experiment{"gavel-fig9", "Gavel Figure 9: LAS, heterogeneity-aware against agnostic, continuous-single trace", gavelLoad(false, 5.6, "gavel_fig9_")})
+	register(experiment{"gavel-fig10", "Gavel Figure 10: LAS, heterogeneity-aware against agnostic, continuous-multiple trace", gavelLoad(true, 2.6, "gavel_fig10_")})
+	register(experiment{"gavel-fig11", "Gavel Figure 11: finish-time fairness, aware against agnostic, continuous-multiple trace", gavelLoad(true, 2.6, "gavel_fig11_")})
+	register(experiment{"gavel-space-sharing", "Gavel section 7.3: space sharing against none, continuous-single trace (-multi: multiple)", gavelLoad(false, 5.6, "gavel_ss_")})
 	register(experiment{"gavel-makespan", "Gavel section 7.3: makespan of static traces (-sizes jobs, all at time 0)", gavelMakespan})
 	register(experiment{"gavel-fig15", "Gavel Figure 15: LAS over round lengths (-round-lengths) and against the ideal fluid allocation", gavelRounds})
 }
 
 // gavelLoad is loadSweep over Gavel's continuous-single (multi false) or
-// continuous-multiple trace, its plots named prefix unless -plot-prefix
-// says otherwise.
-func gavelLoad(multi bool, prefix string) func(context.Context, *config, io.Writer) error {
+// continuous-multiple trace (or the one -multi asks for), with the CDFs
+// drawn at the rate of the paper's claim (cdf, when among -rates) and its
+// plots named prefix unless -plot-prefix says otherwise.
+func gavelLoad(multi bool, cdf float64, prefix string) func(context.Context, *config, io.Writer) error {
 	return func(ctx context.Context, cfg *config, w io.Writer) error {
 		c := *cfg
-		c.multi = multi
+		c.multi = multi || cfg.multi
+		c.cdfRate = cdf
 		c.plotPrefix = cmp.Or(c.plotPrefix, prefix)
 		return loadSweep(ctx, &c, w)
 	}
