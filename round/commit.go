@@ -104,8 +104,14 @@ func (l *Ledger) Commit(d *Decision) error {
 	kept := make(map[alloc.JobID]int, len(d.Placements))
 	for i := range d.Placements {
 		p := &d.Placements[i]
-		q, ok := l.Holding(p.Jobs[0])
-		p.Renewed = ok && slices.Equal(q.Jobs, p.Jobs) && sameSlots(q.GPUs, p.GPUs)
+		// Renewed: every job of p held these slots until now (a pair that
+		// lost its partner goes on where it was).
+		p.Renewed = true
+		for _, id := range p.Jobs {
+			if q, ok := l.Holding(id); !ok || !sameSlots(q.GPUs, p.GPUs) {
+				p.Renewed = false
+			}
+		}
 		p.Restart = false
 		for _, id := range p.Jobs {
 			if !p.Renewed && l.jobs[id].Rounds > 0 {

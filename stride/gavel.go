@@ -385,12 +385,15 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		for i, j := range jobs {
 			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease && chosen[i] == 0 {
 				k := slices.Index(types, p.Type)
+				var unit []int // the jobs of p still in the system
 				for _, id := range p.Jobs {
-					chosen[pos[id]] = k + 1
+					if u, ok := pos[id]; ok {
+						chosen[u] = k + 1
+						unit = append(unit, u)
+					}
 				}
-				if len(p.Jobs) == 2 {
-					a, b := pos[p.Jobs[0]], pos[p.Jobs[1]]
-					mate[a], mate[b] = b, a
+				if len(unit) == 2 {
+					mate[unit[0]], mate[unit[1]] = unit[1], unit[0]
 				}
 				left[k] -= j.Gang
 			}
@@ -484,8 +487,8 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		if mate[i] >= 0 {
 			ids = append(ids, jobs[mate[i]].ID)
 		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && slices.Equal(p.Jobs, ids) && pl.Reserve(p.GPUs) == nil {
-			d.Placements = append(d.Placements, round.Placement{Jobs: p.Jobs, Type: p.Type, GPUs: p.GPUs})
+		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && held(p, ids) && pl.Reserve(p.GPUs) == nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: p.Type, GPUs: p.GPUs})
 			continue
 		}
 		fresh = append(fresh, ids)
@@ -501,6 +504,16 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: types[k], GPUs: gpus})
 	}
 	return d, nil
+}
+
+// held reports whether every job of ids ran in placement p.
+func held(p round.Placement, ids []alloc.JobID) bool {
+	for _, id := range ids {
+		if !slices.Contains(p.Jobs, id) {
+			return false
+		}
+	}
+	return true
 }
 
 // gavelMechanism names Gavel's snapshots.
