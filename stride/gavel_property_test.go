@@ -399,24 +399,27 @@ func (m *gavelMachine) check(t *rapid.T, now float64, d *round.Decision) {
 	// a gang within its budget whose GPUs all work keeps its slots.
 	if m.set.MinLease > 1 && m.last != nil && m.last.End >= now {
 		for _, p := range m.last.Placements {
-			id := p.Jobs[0]
-			if _, cut := m.cut[id]; cut {
-				continue // a GPU of its gang failed during the lease: it stopped
-			}
-			if _, ok := m.jobs[id]; !ok || m.held[id] >= m.set.MinLease || slices.ContainsFunc(p.GPUs, func(g topology.GPU) bool { return m.failed[g] }) {
-				continue
-			}
-			if q, ok := placed[id]; !ok || !q.Renewed || !slices.Equal(q.GPUs, p.GPUs) {
-				t.Fatalf("job %s within its budget (held %d of %d rounds) moved: %+v, then %+v", id, m.held[id], m.set.MinLease, p, q)
+			for _, id := range p.Jobs {
+				if _, cut := m.cut[id]; cut {
+					continue // a GPU of its gang failed during the lease: it stopped
+				}
+				if _, ok := m.jobs[id]; !ok || m.held[id] >= m.set.MinLease || slices.ContainsFunc(p.GPUs, func(g topology.GPU) bool { return m.failed[g] }) {
+					continue
+				}
+				if q, ok := placed[id]; !ok || !q.Renewed || !slices.Equal(q.GPUs, p.GPUs) {
+					t.Fatalf("job %s within its budget (held %d of %d rounds) moved: %+v, then %+v", id, m.held[id], m.set.MinLease, p, q)
+				}
 			}
 		}
 	}
 	held := map[alloc.JobID]int{}
 	for _, p := range d.Placements {
-		if p.Renewed {
-			held[p.Jobs[0]] = m.held[p.Jobs[0]] + 1
-		} else {
-			held[p.Jobs[0]] = 1
+		for _, id := range p.Jobs {
+			if p.Renewed {
+				held[id] = m.held[id] + 1
+			} else {
+				held[id] = 1
+			}
 		}
 	}
 	m.held, m.last, m.now = held, d, now
