@@ -119,7 +119,7 @@ type GandivaFair struct {
 // gandivaState is what GandivaFair keeps beyond the ledger, Fair and the
 // market, as snapshotted.
 type gandivaState struct {
-	Quantum  int                          `json:"quantum"`
+	Quantum  int                         `json:"quantum"`
 	Profiles map[alloc.JobID]*jobProfile `json:"profiles"`
 }
 
