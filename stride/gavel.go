@@ -361,53 +361,69 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	st := &g.st
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
 	mate := make([]int, len(jobs))   // the job sharing its gang, or -1
-	pos := make(map[alloc.JobID]int, len(jobs))
-	for i, j := range jobs {
+	for i := range mate {
 		mate[i] = -1
-		pos[j.ID] = i
 	}
+	sharing := len(st.Partners) > 0
 	// total is a job's target time on type k, alone and co-located.
 	total := func(i, k int) float64 {
 		x := st.Target[jobs[i].ID]
 		if x == nil {
 			return 0
 		}
-		return x[k] + st.pairTime(jobs[i].ID, k)
+		if sharing {
+			return x[k] + st.pairTime(jobs[i].ID, k)
+		}
+		return x[k]
 	}
-	prio := func(i, k int) float64 {
+	prio := func(i, k int, x float64) float64 {
 		if f := jobs[i].Fraction(k, now); f > 0 {
-			return total(i, k) / f
+			return x / f
 		}
 		return math.Inf(1)
 	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
+		var pos map[alloc.JobID]int // built for the first co-located gang
 		for i, j := range jobs {
-			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease && chosen[i] == 0 {
-				k := slices.Index(types, p.Type)
-				var unit []int // the jobs of p still in the system
-				for _, id := range p.Jobs {
-					if u, ok := pos[id]; ok {
-						chosen[u] = k + 1
-						unit = append(unit, u)
-					}
+			p, ok := g.l.Holding(j.ID)
+			if !ok || j.Kept >= g.set.MinLease || chosen[i] != 0 {
+				continue
+			}
+			k := slices.Index(types, p.Type)
+			chosen[i] = k + 1
+			left[k] -= j.Gang
+			if len(p.Jobs) < 2 {
+				continue
+			}
+			if pos == nil {
+				pos = make(map[alloc.JobID]int, len(jobs))
+				for u, ju := range jobs {
+					pos[ju.ID] = u
 				}
-				if len(unit) == 2 {
-					mate[unit[0]], mate[unit[1]] = unit[1], unit[0]
+			}
+			for _, id := range p.Jobs {
+				// Its partner, if still in the system (one that left is not).
+				if u, ok := pos[id]; ok && u != i {
+					chosen[u] = k + 1
+					mate[i], mate[u] = u, i
 				}
-				left[k] -= j.Gang
 			}
 		}
 	}
 	// 2. The priority pass.
 	var cand []gavelPair
 	for i, j := range jobs {
-		if st.Target[j.ID] == nil || chosen[i] != 0 {
+		x := st.Target[j.ID]
+		if x == nil || chosen[i] != 0 {
 			continue
 		}
-		for k := range types {
-			if x := total(i, k); x > 0 && j.Rates[k] > 0 {
-				cand = append(cand, gavelPair{prio: prio(i, k), x: x, job: i, k: k})
+		for k, xk := range x {
+			if sharing {
+				xk = total(i, k)
+			}
+			if xk > 0 && j.Rates[k] > 0 {
+				cand = append(cand, gavelPair{prio: prio(i, k, xk), x: xk, job: i, k: k})
 			}
 		}
 	}
@@ -424,7 +440,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		return cmp.Compare(a.k, b.k)
 	})
 	var byLabel map[string][]int
-	if len(st.Partners) > 0 {
+	if sharing {
 		byLabel = map[string][]int{}
 		for i, j := range jobs {
 			if l, ok := st.Labels[j.ID]; ok {
@@ -439,8 +455,8 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		chosen[p.job] = p.k + 1
 		left[p.k] -= j.Gang
-		if st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
-			if n := st.partner(jobs, p.job, p.k, chosen, prio, byLabel); n >= 0 {
+		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
+			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
 				chosen[n] = p.k + 1
 				mate[p.job], mate[n] = n, p.job
 			}
@@ -477,43 +493,40 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	// job and its mate are one gang, listed in arrival order.
 	pl := g.l.Placer(g.placer)
 	d := &round.Decision{Start: now, End: now + g.set.Round}
-	var fresh [][]alloc.JobID
+	var fresh []int // the first job of each gang to place
+	ids := func(i int) []alloc.JobID {
+		if mate[i] >= 0 {
+			return []alloc.JobID{jobs[i].ID, jobs[mate[i]].ID}
+		}
+		return []alloc.JobID{jobs[i].ID}
+	}
 	for i, j := range jobs {
 		k := chosen[i] - 1
 		if k < 0 || (mate[i] >= 0 && mate[i] < i) {
 			continue
 		}
-		ids := []alloc.JobID{j.ID}
-		if mate[i] >= 0 {
-			ids = append(ids, jobs[mate[i]].ID)
-		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && held(p, ids) && pl.Reserve(p.GPUs) == nil {
-			d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: p.Type, GPUs: p.GPUs})
+		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && held(p, jobs, i, mate[i]) && pl.Reserve(p.GPUs) == nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: ids(i), Type: p.Type, GPUs: p.GPUs})
 			continue
 		}
-		fresh = append(fresh, ids)
+		fresh = append(fresh, i)
 	}
-	gang := func(ids []alloc.JobID) int { return jobs[pos[ids[0]]].Gang }
-	slices.SortStableFunc(fresh, func(a, b []alloc.JobID) int { return cmp.Compare(gang(b), gang(a)) })
-	for _, ids := range fresh {
-		k := chosen[pos[ids[0]]] - 1
-		gpus, err := pl.Place(types[k], gang(ids))
+	slices.SortStableFunc(fresh, func(a, b int) int { return cmp.Compare(jobs[b].Gang, jobs[a].Gang) })
+	for _, i := range fresh {
+		k := chosen[i] - 1
+		gpus, err := pl.Place(types[k], jobs[i].Gang)
 		if err != nil {
-			return nil, fmt.Errorf("stride: placing job %q: %w", ids[0], err) // left[] kept Σ gangs within each type's healthy GPUs
+			return nil, fmt.Errorf("stride: placing job %q: %w", jobs[i].ID, err) // left[] kept Σ gangs within each type's healthy GPUs
 		}
-		d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: types[k], GPUs: gpus})
+		d.Placements = append(d.Placements, round.Placement{Jobs: ids(i), Type: types[k], GPUs: gpus})
 	}
 	return d, nil
 }
 
-// held reports whether every job of ids ran in placement p.
-func held(p round.Placement, ids []alloc.JobID) bool {
-	for _, id := range ids {
-		if !slices.Contains(p.Jobs, id) {
-			return false
-		}
-	}
-	return true
+// held reports whether job i and its mate (-1: none) both ran in
+// placement p.
+func held(p round.Placement, jobs []*round.Job, i, mate int) bool {
+	return slices.Contains(p.Jobs, jobs[i].ID) && (mate < 0 || slices.Contains(p.Jobs, jobs[mate].ID))
 }
 
 // gavelMechanism names Gavel's snapshots.
