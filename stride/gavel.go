@@ -198,23 +198,34 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 		st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 		return false, nil
 	}
-	if g.set.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.set.Budget)
-		defer cancel()
-	}
-	target, err := g.solve(ctx, now, jobs)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return true, nil
-		}
-		return false, err
+	var target map[alloc.JobID][]float64
+	partial, err = withinBudget(ctx, g.set.Budget, func(ctx context.Context) (err error) {
+		target, err = g.solve(ctx, now, jobs)
+		return err
+	})
+	if partial || err != nil {
+		return partial, err
 	}
 	// Copy on write: the state saved by Decide for a rollback keeps the
 	// old map.
 	st.Target = target
 	st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 	return false, nil
+}
+
+// withinBudget runs solve with ctx bounded by budget (0: no bound). A solve
+// cut short by the budget or by ctx reports partial, with a nil error.
+func withinBudget(ctx context.Context, budget time.Duration, solve func(context.Context) error) (partial bool, err error) {
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	err = solve(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true, nil
+	}
+	return false, err
 }
 
 // targetGrain is the grain, in time fractions, to which the policy's
@@ -225,25 +236,52 @@ const targetGrain = 1e-9
 
 // solve returns the policy's allocation, as time fractions per job and type.
 func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[alloc.JobID][]float64, error) {
-	healthy := g.l.Healthy()
-	types := g.l.Types()
+	target := make(map[alloc.JobID][]float64, len(jobs))
+	prob, in, cols, err := healthyProblem(g.l, jobs)
+	if err != nil || prob == nil {
+		return target, err
+	}
+	pol := g.pol
+	if g.set.Inputs != nil {
+		pol = g.set.Inputs(now, prob, in)
+	}
+	a, err := pol.Allocate(ctx, prob)
+	if err != nil {
+		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+	}
+	for i, j := range in {
+		x := make([]float64, len(g.l.Types()))
+		for c, k := range cols {
+			x[k] = math.Round(a.GPUs[i][c]/float64(j.Gang)/targetGrain) * targetGrain
+		}
+		target[j.ID] = x
+	}
+	return target, nil
+}
+
+// healthyProblem returns the problem of jobs over the healthy GPUs of l:
+// its capacity has the types with a healthy GPU (cols[c] is the ledger
+// index of its c-th type), a job's rate is 0 on a type with fewer healthy
+// GPUs than its gang, jobs left with no rate are left out (in lists the
+// ones kept, in order), and tenants are the owners, each of weight 1. It
+// returns a nil problem when no job can run.
+func healthyProblem(l *round.Ledger, jobs []*round.Job) (prob *alloc.Problem, in []*round.Job, cols []int, err error) {
+	healthy := l.Healthy()
+	types := l.Types()
 	var ctypes []topology.GPUType
 	var count []float64
-	var cols []int
 	for k, n := range healthy {
 		if n > 0 {
 			ctypes, count, cols = append(ctypes, types[k]), append(count, float64(n)), append(cols, k)
 		}
 	}
-	target := make(map[alloc.JobID][]float64, len(jobs))
 	if len(ctypes) == 0 {
-		return target, nil
+		return nil, nil, nil, nil
 	}
 	capa, err := alloc.NewCapacity(ctypes, count)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var in []*round.Job
 	var pjobs []alloc.Job
 	var tenants []alloc.Tenant
 	seen := map[alloc.TenantID]bool{}
@@ -268,28 +306,10 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 		}
 	}
 	if len(pjobs) == 0 {
-		return target, nil
+		return nil, nil, nil, nil
 	}
-	prob, err := alloc.NewJobProblem(capa, tenants, pjobs)
-	if err != nil {
-		return nil, err
-	}
-	pol := g.pol
-	if g.set.Inputs != nil {
-		pol = g.set.Inputs(now, prob, in)
-	}
-	a, err := pol.Allocate(ctx, prob)
-	if err != nil {
-		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
-	}
-	for i, j := range in {
-		x := make([]float64, len(types))
-		for c, k := range cols {
-			x[k] = math.Round(a.GPUs[i][c]/float64(j.Gang)/targetGrain) * targetGrain
-		}
-		target[j.ID] = x
-	}
-	return target, nil
+	prob, err = alloc.NewJobProblem(capa, tenants, pjobs)
+	return prob, in, cols, err
 }
 
 // gavelPair is a (job, type) candidate of the priority pass.
@@ -380,16 +400,30 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 4. Placement: renewals first, then the rest largest gang first.
-	pl := g.l.Placer(g.placer)
+	// 4. Placement.
 	d := &round.Decision{Start: now, End: now + g.set.Round}
+	if err := placeChosen(g.l, g.l.Placer(g.placer), d, chosen); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// placeChosen adds to d a placement for every job of l.Jobs() with a
+// chosen type (chosen[i] is the type index + 1, 0 for a job that waits):
+// gangs that hold slots of their type until now keep them (lease
+// renewal), the others are placed largest first on the fewest servers,
+// never on a failed GPU. The caller keeps Σ gangs within each type's
+// healthy GPUs.
+func placeChosen(l *round.Ledger, pl *topology.Placer, d *round.Decision, chosen []int) error {
+	jobs := l.Jobs()
+	types := l.Types()
 	var fresh []int
 	for i, j := range jobs {
 		k := chosen[i] - 1
 		if k < 0 {
 			continue
 		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
+		if p, ok := l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
 			d.Placements = append(d.Placements, round.Placement{Jobs: p.Jobs, Type: p.Type, GPUs: p.GPUs})
 			continue
 		}
@@ -401,11 +435,11 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		k := chosen[i] - 1
 		gpus, err := pl.Place(types[k], j.Gang)
 		if err != nil {
-			return nil, fmt.Errorf("stride: placing job %q: %w", j.ID, err) // left[] kept Σ gangs within each type's healthy GPUs
+			return fmt.Errorf("stride: placing job %q: %w", j.ID, err)
 		}
 		d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: gpus})
 	}
-	return d, nil
+	return nil
 }
 
 // gavelMechanism names Gavel's snapshots.
