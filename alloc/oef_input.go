@@ -19,7 +19,8 @@ type oefInstance struct {
 // newOEFInstance validates p and builds its virtual users, in order of
 // their first job.
 func newOEFInstance(p *Problem) (*oefInstance, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	if p.Tenants == nil {
