@@ -52,8 +52,8 @@ const tenants = 4
 // mechanisms lists what the simulator can compare, one line each: every
 // fractional policy of package alloc realised by Gavel's mechanism
 // (stride.Gavel, with its per-job inputs where it has some), two variants of
-// that mechanism, Themis' arbiter, and the baselines Themis compares
-// against (package baseline).
+// that mechanism, Themis' arbiter, the baselines Themis compares against
+// (package baseline), and Gandiva_fair.
 func mechanisms() []mechanism {
 	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
 		return stride.GavelSettings{Inputs: in, Every: n}
@@ -95,6 +95,8 @@ func mechanisms() []mechanism {
 		{"srtf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
 		}},
+		gandivaFair("gandiva-fair", false),
+		gandivaFair("gandiva-fair-trading", true),
 	}
 }
 
@@ -105,6 +107,18 @@ func (e *env) spread() map[alloc.JobID][]float64 {
 		spread[j.ID] = j.Spread
 	}
 	return spread
+}
+
+// gandivaFair is Gandiva_fair's scheduler (stride.GandivaFair), one quantum
+// per round, every job a tenant of one ticket unless the workload names
+// owners; with trading, tenants trade GPU shares at second price on the
+// rates it profiles. Gandiva_fair migrates one job across types per
+// one-minute quantum, so a longer round migrates one per minute of it.
+func gandivaFair(name string, trading bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		n := max(1, int(e.round/stride.DefaultQuantum))
+		return stride.NewGandivaFair(e.c, e.w.Types, &stride.GandivaSettings{Quantum: e.round, Trading: trading, Migrations: n})
+	}}
 }
 
 // gavel is policy pol realised round by round by Gavel's mechanism.
