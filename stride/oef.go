@@ -219,7 +219,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 // solve returns each tenant's ideal GPUs of each type.
 func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
 	ideal := map[alloc.TenantID][]float64{}
-	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs())
+	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, func(id alloc.TenantID) alloc.Tenant { return alloc.Tenant{ID: id, Weight: 1} })
 	if err != nil || prob == nil {
 		return ideal, err
 	}
@@ -258,7 +258,7 @@ func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
 	}
 	for _, x := range ideal {
 		for k := range x {
-			x[k] = math.Round(x[k]/targetGrain) * targetGrain
+			x[k] = grain(x[k])
 		}
 	}
 	return ideal, nil
@@ -426,8 +426,14 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 		}
 	}
 	// 5. Placement.
+	var gangs []gangChoice
+	for i, j := range jobs {
+		if chosen[i] != 0 {
+			gangs = append(gangs, gangChoice{ids: []alloc.JobID{j.ID}, k: chosen[i] - 1, gang: j.Gang})
+		}
+	}
 	d := &round.Decision{Start: now, End: now + o.set.Round}
-	if err := placeChosen(o.l, o.l.Placer(o.placer), d, chosen); err != nil {
+	if err := placeGangs(o.l, o.l.Placer(o.placer), d, gangs); err != nil {
 		return nil, err
 	}
 	return d, nil
