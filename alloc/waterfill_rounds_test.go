@@ -66,7 +66,7 @@ func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 }
 
 // TestWarmRoundsBenchInstance checks warm against cold rounds on the
-// benchmark's family at 128 jobs with 2 FIFO entities of 16 (dozens of
+// benchmark's family at 128 jobs with 2 FIFO entities of 16 (about a dozen
 // rounds; the first is solved directly in both).
 func TestWarmRoundsBenchInstance(t *testing.T) {
 	if !clpInBinary() {
@@ -87,7 +87,7 @@ func TestWarmRoundsBenchInstance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(rounds) < 10 {
+				if len(rounds) < 8 {
 					t.Fatalf("%d rounds: too few to test warm rounds", len(rounds))
 				}
 				for c := range y {

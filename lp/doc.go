@@ -4,11 +4,21 @@
 //
 // Backends: COIN-OR CLP through cgo (the default when cgo is enabled), and
 // gonum's dense simplex, pure Go, used when cgo is off or when Settings asks
-// for it. One-shot CLP solves go through github.com/lanl/clp; a thin layer
-// over CLP's own C interface (coin/Clp_C_Interface.h, in the same Debian
-// package) serves what lanl/clp lacks: presolve (Settings.Presolve), rows
-// added to a loaded model with warm re-solves (Incremental), and iteration
-// counts. The gonum backend is a fallback for small models only: its simplex
+// for it. CLP is reached through a thin layer over its own C interface
+// (coin/Clp_C_Interface.h, in the Debian package coinor-libclp-dev), which
+// offers what github.com/lanl/clp lacks: presolve (Settings.Presolve), rows
+// added to a loaded model with warm re-solves (Incremental), iteration
+// counts, and, with a few lines of C++ (clp_stop.cpp), a solve that stops
+// within one simplex iteration of its context being done.
+//
+// Every model is scaled by powers of two before CLP sees it (scale.go):
+// rows and columns equilibrated, the objective brought to a largest
+// coefficient of 1 and the bounds below 1e10. CLP aborts the process on an
+// objective coefficient of 1e25, takes bounds of 1e30 as infinite, and
+// reads objectives of 1e-8 as zero; after scaling none of these is met. A
+// model whose coefficients still span more than 1e15 after scaling is
+// refused with ErrInvalidModel, and Settings.Method Barrier gives way to
+// dual simplex beyond a span of 1e8, where CLP's barrier has crashed. The gonum backend is a fallback for small models only: its simplex
 // is dense, and Gavel's max-min LP at 64 jobs × 3 types already takes
 // seconds with it where CLP takes milliseconds at 256 × 3
 // (docs/benchmarks/lp.md).
