@@ -69,7 +69,9 @@ func mechanisms() []mechanism {
 		gavel("oef-non-cooperative", floored{alloc.OEF{Mode: alloc.NonCooperative}}, stride.GavelSettings{}),
 		gavel("oef-cooperative", floored{alloc.OEF{Mode: alloc.Cooperative}}, stride.GavelSettings{}),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
+		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
+		gavel("fifo-agnostic", alloc.Agnostic{Policy: alloc.FIFO{}}, every(0, agnostic(stride.FIFOInputs))),
 		gavel("shortest-job-first", alloc.ShortestJobFirst{}, every(10, stride.ShortestJobFirstInputs)),
 		gavel("makespan", alloc.Makespan{}, every(10, stride.MakespanInputs)),
 		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
@@ -97,6 +99,14 @@ func mechanisms() []mechanism {
 		}},
 		gandivaFair("gandiva-fair", false),
 		gandivaFair("gandiva-fair-trading", true),
+	}
+}
+
+// agnostic returns in with the policy it builds made
+// heterogeneity-agnostic, as Gavel's baselines are (alloc.Agnostic).
+func agnostic(in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) func(float64, *alloc.Problem, []*round.Job) alloc.Policy {
+	return func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+		return alloc.Agnostic{Policy: in(now, p, jobs)}
 	}
 }
 
@@ -370,10 +380,9 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 }
 
 // spaceSharing is Gavel's space-sharing policy with the co-located rates
-// Gavel measured, over the workload's job types (model and gang). The
-// allocation gives each job its time alone plus half of its pairs' time;
-// Gavel's mechanism realises it as time on GPUs of its own (stride.Gavel
-// places one job per gang), so co-location itself is not simulated.
+// Gavel measured, over the workload's job types (model and gang).
+// stride.Gavel realises the pairs as placements of two jobs on one gang of
+// GPUs, and the simulator runs them at their measured co-located rates.
 func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		label := map[alloc.JobID]string{}
