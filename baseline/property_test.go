@@ -56,6 +56,23 @@ func mechanisms() []mechanism {
 			rr, okr := m.ran[r.ID]
 			return okr && (!okw || rr > rw)
 		}},
+		{"gandiva-no-time-slicing", func(m *machine, c topology.Cluster, ty []topology.GPUType) (scheduler, error) {
+			return baseline.NewGandiva(c, ty, &baseline.GandivaSettings{Round: testRound, Spread: func(id alloc.JobID) []float64 { return m.spread[id] }, NoTimeSlicing: true})
+		}, func(m *machine, _ float64, w, r *round.Job, k int) bool {
+			// Jobs running on k keep it; the others by preference.
+			key := func(j *round.Job) (float64, float64) {
+				if h, ok := m.held[j.ID]; ok && h == k {
+					return -1, 0
+				}
+				if s := m.spread[j.ID]; s != nil && j.Gang > 1 {
+					return 0, -j.Rates[k] / s[k]
+				}
+				return 0, -1
+			}
+			wa, wb := key(w)
+			ra, rb := key(r)
+			return ra > wa || (ra == wa && rb > wb)
+		}},
 		{"slaq", func(m *machine, c topology.Cluster, ty []topology.GPUType) (scheduler, error) {
 			return baseline.NewSLAQ(c, ty, &baseline.SLAQSettings{Round: testRound})
 		}, func(_ *machine, _ float64, w, r *round.Job, k int) bool {
@@ -97,6 +114,7 @@ type machine struct {
 	failed map[topology.GPU]bool
 	last   *round.Decision
 	ran    map[alloc.JobID]int // the latest decision that ran each job
+	held   map[alloc.JobID]int // type index of the slots each job holds into the decision
 	spread map[alloc.JobID][]float64
 	knob   float64 // Tiresias' PromoteKnob
 	snap   bool
@@ -309,6 +327,14 @@ func (m *machine) Decide(t *rapid.T) {
 	now := m.now + rapid.SampledFrom([]float64{testRound, testRound, 40, 250}).Draw(t, "wait")
 	if m.last != nil {
 		now = max(now, m.last.Start+1)
+	}
+	m.held = map[alloc.JobID]int{}
+	if lease := m.s.Ledger().Lease(); lease != nil && lease.End >= now {
+		for id := range m.jobs {
+			if p, ok := m.s.Ledger().Holding(id); ok {
+				m.held[id] = slices.Index(m.types, p.Type)
+			}
+		}
 	}
 	if m.snap {
 		// A scheduler restored from a snapshot makes the same decision.

@@ -82,10 +82,8 @@ func mechanisms() []mechanism {
 		{"tiresias", func(e *env) (round.Scheduler, error) {
 			return baseline.NewTiresias(e.c, e.w.Types, &baseline.TiresiasSettings{Round: e.round})
 		}},
-		{"gandiva", func(e *env) (round.Scheduler, error) {
-			spread := e.spread()
-			return baseline.NewGandiva(e.c, e.w.Types, &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }})
-		}},
+		gandiva("gandiva", false),
+		gandiva("gandiva-no-time-slicing", true),
 		{"slaq", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSLAQ(e.c, e.w.Types, &baseline.SLAQSettings{Round: e.round})
 		}},
@@ -96,6 +94,16 @@ func mechanisms() []mechanism {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
 		}},
 	}
+}
+
+// gandiva is Gandiva's scheduler with the workload's placement
+// preferences; without time slicing, as Themis implemented it.
+func gandiva(name string, noSlicing bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		spread := e.spread()
+		set := &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }, NoTimeSlicing: noSlicing}
+		return baseline.NewGandiva(e.c, e.w.Types, set)
+	}}
 }
 
 // spread returns each job's rates spread over servers (sim.Job.Spread).
