@@ -52,8 +52,8 @@ const tenants = 4
 // mechanisms lists what the simulator can compare, one line each: every
 // fractional policy of package alloc realised by Gavel's mechanism
 // (stride.Gavel, with its per-job inputs where it has some), two variants of
-// that mechanism, Themis' arbiter, and the baselines Themis compares
-// against (package baseline).
+// that mechanism, Themis' arbiter, the baselines Themis compares against
+// (package baseline), and Gandiva_fair.
 func mechanisms() []mechanism {
 	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
 		return stride.GavelSettings{Inputs: in, Every: n}
@@ -69,7 +69,9 @@ func mechanisms() []mechanism {
 		gavel("oef-non-cooperative", floored{alloc.OEF{Mode: alloc.NonCooperative}}, stride.GavelSettings{}),
 		gavel("oef-cooperative", floored{alloc.OEF{Mode: alloc.Cooperative}}, stride.GavelSettings{}),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
+		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
+		gavel("fifo-agnostic", alloc.Agnostic{Policy: alloc.FIFO{}}, every(0, agnostic(stride.FIFOInputs))),
 		gavel("shortest-job-first", alloc.ShortestJobFirst{}, every(10, stride.ShortestJobFirstInputs)),
 		gavel("makespan", alloc.Makespan{}, every(10, stride.MakespanInputs)),
 		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
@@ -93,6 +95,16 @@ func mechanisms() []mechanism {
 		{"srtf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
 		}},
+		gandivaFair("gandiva-fair", false),
+		gandivaFair("gandiva-fair-trading", true),
+	}
+}
+
+// agnostic returns in with the policy it builds made
+// heterogeneity-agnostic, as Gavel's baselines are (alloc.Agnostic).
+func agnostic(in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) func(float64, *alloc.Problem, []*round.Job) alloc.Policy {
+	return func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+		return alloc.Agnostic{Policy: in(now, p, jobs)}
 	}
 }
 
@@ -113,6 +125,18 @@ func (e *env) spread() map[alloc.JobID][]float64 {
 		spread[j.ID] = j.Spread
 	}
 	return spread
+}
+
+// gandivaFair is Gandiva_fair's scheduler (stride.GandivaFair), one quantum
+// per round, every job a tenant of one ticket unless the workload names
+// owners; with trading, tenants trade GPU shares at second price on the
+// rates it profiles. Gandiva_fair migrates one job across types per
+// one-minute quantum, so a longer round migrates one per minute of it.
+func gandivaFair(name string, trading bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		n := max(1, int(e.round/stride.DefaultQuantum))
+		return stride.NewGandivaFair(e.c, e.w.Types, &stride.GandivaSettings{Quantum: e.round, Trading: trading, Migrations: n})
+	}}
 }
 
 // gavel is policy pol realised round by round by Gavel's mechanism.
@@ -364,10 +388,9 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 }
 
 // spaceSharing is Gavel's space-sharing policy with the co-located rates
-// Gavel measured, over the workload's job types (model and gang). The
-// allocation gives each job its time alone plus half of its pairs' time;
-// Gavel's mechanism realises it as time on GPUs of its own (stride.Gavel
-// places one job per gang), so co-location itself is not simulated.
+// Gavel measured, over the workload's job types (model and gang).
+// stride.Gavel realises the pairs as placements of two jobs on one gang of
+// GPUs, and the simulator runs them at their measured co-located rates.
 func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		label := map[alloc.JobID]string{}
