@@ -27,6 +27,14 @@ type classPair struct {
 
 // Solve returns the space-sharing allocation with its pair times.
 func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, error) {
+	p, ref, err := p.validNormalised()
+	if err != nil {
+		return nil, err
+	}
+	s.Pairs = append([]PairRate(nil), s.Pairs...)
+	for q, pr := range s.Pairs {
+		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
+	}
 	sc, err := s.classes(p)
 	if err != nil {
 		return nil, err
@@ -49,7 +57,11 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if err != nil {
 		return nil, err
 	}
-	return sc.result(p, sol, x, y, thr), nil
+	res := sc.result(p, sol, x, y, thr)
+	for i := range res.Throughput {
+		res.Throughput[i] *= ref
+	}
+	return res, nil
 }
 
 // classes validates the labels and pairs and groups the jobs.
