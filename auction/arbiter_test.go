@@ -77,7 +77,7 @@ func (g testAgent) Rho(ctx context.Context, now time.Time, c topology.Cluster, h
 	return g.honest().Rho(ctx, now, c, held)
 }
 
-func (g testAgent) Wants(held []int, s int) bool { return g.honest().Wants(held, s) }
+func (g testAgent) Wants(held, free []int) []int { return g.honest().Wants(held, free) }
 
 func genCluster(t *rapid.T) topology.Cluster {
 	var c topology.Cluster
@@ -177,7 +177,7 @@ func (m *arbMachine) advance(t *rapid.T) {
 }
 
 // checkRound checks one round: filtering; 0 < c_i <= 1 and each winner
-// keeping ⌊c_i·g⌋ or ⌈c_i·g⌉ of its row's g GPUs; grants within the
+// keeping ⌊c_i·g⌋ or ⌈c_i·g⌉ of its row's g GPUs, or none or all of them; grants within the
 // offer, for a full lease; leftovers and payments only to apps not invited
 // and spares only to invited apps other than their payer; and work
 // conservation: no free GPU is wanted by an app, save by a payer whose
@@ -221,7 +221,7 @@ func checkRound(t *rapid.T, arb *Arbiter, r *Round, filter float64, agents map[s
 			if !invited[g.App] || !(g.Keep > 0 && g.Keep <= 1) {
 				t.Fatalf("%s won with c = %v, invited %v", g.App, g.Keep, invited[g.App])
 			}
-			if x := g.Keep * float64(gpus); len(g.GPUs) < int(math.Floor(x)) || len(g.GPUs) > int(math.Ceil(x)) {
+			if x := g.Keep * float64(gpus); (len(g.GPUs) < int(math.Floor(x)) || len(g.GPUs) > int(math.Ceil(x))) && len(g.GPUs) != 0 && len(g.GPUs) != gpus {
 				t.Fatalf("%s keeps %d of %d GPUs for c = %v", g.App, len(g.GPUs), gpus, g.Keep)
 			}
 			if len(g.GPUs) < gpus {
@@ -254,9 +254,21 @@ func checkRound(t *rapid.T, arb *Arbiter, r *Round, filter float64, agents map[s
 		if used[s] == r.Offer.Free[s] {
 			continue
 		}
-		for _, id := range arb.Apps() {
-			if agents[id].Wants(arb.Held(id), s) && !(payer[id] && row[id][s] > 0) {
-				t.Fatalf("server %d keeps %d GPUs free that %s wants (holding %v)", s, r.Offer.Free[s]-used[s], id, arb.Held(id))
+	}
+	// Work conservation: no app wants a bundle of the GPUs left free, save
+	// a payer wanting GPUs of its own row back.
+	free := make([]int, len(used))
+	for s := range used {
+		free[s] = r.Offer.Free[s] - used[s]
+	}
+	for _, id := range arb.Apps() {
+		if b := agents[id].Wants(arb.Held(id), free); b != nil {
+			own := payer[id]
+			for s, n := range b {
+				own = own && (n == 0 || row[id][s] > 0)
+			}
+			if !own {
+				t.Fatalf("GPUs %v stay free, and %s (holding %v) wants %v of them", free, id, arb.Held(id), b)
 			}
 		}
 	}
