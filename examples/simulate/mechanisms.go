@@ -84,10 +84,8 @@ func mechanisms() []mechanism {
 		{"tiresias", func(e *env) (round.Scheduler, error) {
 			return baseline.NewTiresias(e.c, e.w.Types, &baseline.TiresiasSettings{Round: e.round})
 		}},
-		{"gandiva", func(e *env) (round.Scheduler, error) {
-			spread := e.spread()
-			return baseline.NewGandiva(e.c, e.w.Types, &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }})
-		}},
+		gandiva("gandiva", false),
+		gandiva("gandiva-no-time-slicing", true),
 		{"slaq", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSLAQ(e.c, e.w.Types, &baseline.SLAQSettings{Round: e.round})
 		}},
@@ -108,6 +106,16 @@ func agnostic(in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) func(
 	return func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
 		return alloc.Agnostic{Policy: in(now, p, jobs)}
 	}
+}
+
+// gandiva is Gandiva's scheduler with the workload's placement
+// preferences; without time slicing, as Themis implemented it.
+func gandiva(name string, noSlicing bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		spread := e.spread()
+		set := &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }, NoTimeSlicing: noSlicing}
+		return baseline.NewGandiva(e.c, e.w.Types, set)
+	}}
 }
 
 // spread returns each job's rates spread over servers (sim.Job.Spread).
