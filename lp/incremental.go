@@ -10,8 +10,10 @@ import (
 // generation: solve, add the rows the solution violates, solve again. With
 // CLP the re-solve is warm: the rows are appended to the loaded model and
 // dual simplex restarts from the previous optimal basis, which stays dual
-// feasible, so a few added rows cost a few pivots. With Gonum every solve
-// starts from scratch.
+// feasible, so a few added rows cost a few pivots. With PureGo the re-solve
+// is warm too: the rows are appended with their logical variables basic and
+// the simplex restarts from the previous basis (phase 1 repairs the rows
+// it violates). With Gonum every solve starts from scratch.
 //
 // Warm re-solves matter for correctness as well as speed on degenerate
 // LPs: a cold solve may land on another optimal vertex each round, with new
@@ -32,6 +34,7 @@ type Incremental struct {
 	m       *Model
 	set     Settings
 	clp     *clpModel
+	spx     *simplex // the PureGo backend's state
 	cleanup runtime.Cleanup
 	loaded  int  // rows of m already loaded into clp
 	warm    bool // clp holds a basis from an earlier solve
@@ -126,8 +129,24 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		}
 		return finish(in.m, sol, in.set)
 	}
-	if in.set.Backend != CLP {
+	switch in.set.Backend {
+	case Gonum:
 		sol, err := solveGonum(ctx, in.m, in.set)
+		if err != nil {
+			return sol, err
+		}
+		return finish(in.m, sol, in.set)
+	case PureGo:
+		if in.spx == nil {
+			in.spx = newSimplex(in.m)
+		} else {
+			if in.bounded {
+				in.spx.setBounds(in.m)
+			}
+			in.spx.addRows(in.m)
+		}
+		in.bounded = false
+		sol, err := in.spx.solve(ctx, in.set)
 		if err != nil {
 			return sol, err
 		}
@@ -161,6 +180,7 @@ func (in *Incremental) Close() {
 		return
 	}
 	in.closed = true
+	in.spx = nil
 	if in.clp != nil {
 		in.cleanup.Stop()
 		in.clp.close()

@@ -39,17 +39,21 @@ var (
 type Backend int
 
 const (
-	// Default is CLP when the binary was built with cgo, otherwise Gonum.
+	// Default is CLP when the binary was built with cgo, otherwise PureGo.
 	Default Backend = iota
 	// CLP is COIN-OR CLP through cgo: github.com/lanl/clp for one-shot
 	// solves, CLP's C interface for presolve and Incremental.
 	CLP
-	// Gonum is gonum's dense simplex, pure Go. It is a fallback for small
-	// models only: it takes seconds at a few hundred variables.
+	// Gonum is gonum's dense simplex, pure Go. It is kept as a cross-check
+	// for small models only: it takes seconds at a few hundred variables,
+	// cannot be interrupted and reports no duals.
 	Gonum
+	// PureGo is this package's sparse bounded primal simplex, pure Go:
+	// interruptible, with row duals, and warm re-solves in Incremental.
+	PureGo
 )
 
-// Method selects CLP's algorithm; Gonum ignores it.
+// Method selects CLP's algorithm; Gonum and PureGo ignore it.
 type Method int
 
 const (
@@ -69,7 +73,8 @@ type Settings struct {
 	// scaling by max(1, |rhs|), beyond which a solution is rejected with
 	// ErrViolation; 0 means DefaultFeasibilityTol.
 	FeasibilityTol float64
-	// Presolve asks CLP to presolve the model first.
+	// Presolve asks CLP to presolve the model first; other backends
+	// ignore it.
 	Presolve bool
 }
 
@@ -89,8 +94,8 @@ type Solution struct {
 	// when the solution was checked.
 	MaxViolation float64
 	// Iterations is the number of simplex iterations, or 0 where the
-	// backend does not report it (CLP through github.com/lanl/clp, the
-	// path of one-shot solves without presolve).
+	// backend does not report it (gonum, and CLP through
+	// github.com/lanl/clp, the path of one-shot solves without presolve).
 	Iterations int
 	Backend    Backend
 }
