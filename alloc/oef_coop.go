@@ -195,7 +195,7 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool) 
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
 		for d := range y {
-			if v := dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
+			if v := q.envyScale(c, d)*dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
 			}
 		}
@@ -235,7 +235,7 @@ func (q *oefLP) envyFree(y [][]float64, tol float64) bool {
 	for c, s := range q.s {
 		own := dot(s, y[c])
 		for d := range y {
-			if dot(s, y[d])-own > tol*max(1, own) {
+			if q.envyScale(c, d)*dot(s, y[d])-own > tol*max(1, own) {
 				return false
 			}
 		}

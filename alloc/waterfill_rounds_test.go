@@ -63,7 +63,7 @@ func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 }
 
 // TestWarmRoundsBenchInstance checks warm against cold rounds on the
-// benchmark's family at 128 jobs with 2 FIFO entities of 16 (dozens of
+// benchmark's family at 128 jobs with 2 FIFO entities of 16 (about a dozen
 // rounds; the first is solved directly in both).
 func TestWarmRoundsBenchInstance(t *testing.T) {
 	for seed := range uint64(3) {

@@ -71,7 +71,7 @@ func BenchmarkGavelMaxMinSolve(b *testing.B) {
 					}
 					iters += sol.Iterations
 				}
-				if iters > 0 { // lanl/clp reports none
+				if iters > 0 { // gonum reports none
 					b.ReportMetric(float64(iters)/float64(b.N), "lp-iters/op")
 				}
 			})

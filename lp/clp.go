@@ -4,7 +4,9 @@ package lp
 
 /*
 #cgo pkg-config: clp
+#include <stdlib.h>
 #include <coin/Clp_C_Interface.h>
+#include "clp_stop.h"
 */
 import "C"
 
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -44,16 +47,20 @@ const (
 	clpDualInfeasible   = 2
 	clpStopped          = 3 // on iterations or time
 	clpErrors           = 4
+	clpStoppedByEvent   = 5 // by the handler of clp_stop.cpp
 	clpSecondaryTime    = 9 // with clpStopped: stopped on time
 )
 
-// clpModel owns a ClpSimplex created through CLP's C interface, for what
-// github.com/lanl/clp lacks: presolve, rows added to a loaded model (warm
-// row generation), the dual tolerance and the iteration count. Close frees
-// it; it is not safe for concurrent use.
+// clpModel owns a ClpSimplex created through CLP's C interface, which
+// offers what github.com/lanl/clp lacks: presolve, rows added to a loaded
+// model (warm row generation), the dual tolerance and the iteration count;
+// and, through clp_stop.cpp, a solve that stops when its context is done.
+// Close frees it; it is not safe for concurrent use.
 type clpModel struct {
 	p     unsafe.Pointer // Clp_Simplex*
+	stop  *C.int         // in C memory: nonzero asks the running solve to stop
 	ncols int
+	sc    *scaling
 	rowMapping
 }
 
@@ -102,9 +109,10 @@ func cbigs(s []C.CoinBigIndex) *C.CoinBigIndex {
 	return unsafe.SliceData(s)
 }
 
-// columnMajor returns m's nonzeros by column, as CLP loads them: column j
-// holds index[start[j]:start[j+1]] (CLP rows) and the matching values.
-func (rm *rowMapping) columnMajor(m *Model) (start, index []int, value []float64) {
+// columnMajor returns m's nonzeros by column, scaled by sc, as CLP loads
+// them: column j holds index[start[j]:start[j+1]] (CLP rows) and the
+// matching values.
+func (rm *rowMapping) columnMajor(m *Model, sc *scaling) (start, index []int, value []float64) {
 	n := len(m.obj)
 	start = make([]int, n+1)
 	for _, row := range m.rows {
@@ -124,7 +132,7 @@ func (rm *rowMapping) columnMajor(m *Model) (start, index []int, value []float64
 		for _, t := range row {
 			if t.Coef != 0 {
 				p := next[t.Var]
-				index[p], value[p] = rm.rowMap[i], t.Coef
+				index[p], value[p] = rm.rowMap[i], sc.coef(i, t)
 				next[t.Var]++
 			}
 		}
@@ -132,12 +140,17 @@ func (rm *rowMapping) columnMajor(m *Model) (start, index []int, value []float64
 	return start, index, value
 }
 
-// newCLPModel loads m into a new ClpSimplex, column-major, in one call.
-func newCLPModel(m *Model) *clpModel {
-	c := &clpModel{ncols: len(m.obj)}
+// newCLPModel loads m, scaled, into a new ClpSimplex, column-major, in one
+// call. It refuses a model whose scaled range CLP cannot take.
+func newCLPModel(m *Model) (*clpModel, error) {
+	sc, err := newScaling(m)
+	if err != nil {
+		return nil, err
+	}
+	c := &clpModel{ncols: len(m.obj), sc: sc}
 	c.mapRows(m, 0)
 	n, r := len(m.obj), c.nclp
-	gstart, gindex, gvalue := c.columnMajor(m)
+	gstart, gindex, gvalue := c.columnMajor(m, sc)
 	start := make([]C.CoinBigIndex, n+1)
 	for j, x := range gstart {
 		start[j] = C.CoinBigIndex(x)
@@ -151,13 +164,15 @@ func newCLPModel(m *Model) *clpModel {
 	colub := make([]C.double, n)
 	obj := make([]C.double, n)
 	for j := range n {
-		collb[j], colub[j], obj[j] = C.double(clpBound(m.lower[j])), C.double(clpBound(m.upper[j])), C.double(m.obj[j])
+		lo, hi := sc.colBounds(m, j)
+		collb[j], colub[j], obj[j] = C.double(clpBound(lo)), C.double(clpBound(hi)), C.double(sc.objective(m, j))
 	}
 	rowlb := make([]C.double, r)
 	rowub := make([]C.double, r)
 	for i, k := range c.rowMap {
 		if k >= 0 {
-			rowlb[k], rowub[k] = C.double(clpBound(m.rowLo[i])), C.double(clpBound(m.rowHi[i]))
+			lo, hi := sc.rowBounds(m, i)
+			rowlb[k], rowub[k] = C.double(clpBound(lo)), C.double(clpBound(hi))
 		}
 	}
 	p := C.Clp_newModel()
@@ -172,7 +187,12 @@ func newCLPModel(m *Model) *clpModel {
 	C.Clp_setPrimalTolerance(p, clpPrimalTol)
 	C.Clp_setDualTolerance(p, clpDualTol)
 	c.p = p
-	return c
+	c.stop = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	if C.lp_stop_attach(p, c.stop) != 0 {
+		c.close()
+		return nil, fmt.Errorf("%w: CLP model without a ClpSimplex", ErrNumerical)
+	}
+	return c, nil
 }
 
 // mapRows extends rowMap to the rows first.. of m, numbering the nonempty
@@ -198,13 +218,16 @@ func (c *rowMapping) checkEmpty(m *Model, i int) {
 	}
 }
 
-// addRows appends rows first.. of m to the loaded model.
-func (c *clpModel) addRows(m *Model, first int) {
+// addRows appends rows first.. of m, scaled, to the loaded model.
+func (c *clpModel) addRows(m *Model, first int) error {
+	if err := c.sc.addRows(m, first); err != nil {
+		return err
+	}
 	before := c.nclp
 	c.mapRows(m, first)
 	add := c.nclp - before
 	if add == 0 {
-		return
+		return nil
 	}
 	start := make([]C.CoinBigIndex, 1, add+1)
 	var cols []C.int
@@ -218,24 +241,31 @@ func (c *clpModel) addRows(m *Model, first int) {
 		for _, t := range m.rows[i] {
 			if t.Coef != 0 {
 				cols = append(cols, C.int(t.Var))
-				vals = append(vals, C.double(t.Coef))
+				vals = append(vals, C.double(c.sc.coef(i, t)))
 			}
 		}
 		start = append(start, C.CoinBigIndex(len(cols)))
-		lo = append(lo, C.double(clpBound(m.rowLo[i])))
-		hi = append(hi, C.double(clpBound(m.rowHi[i])))
+		l, h := c.sc.rowBounds(m, i)
+		lo = append(lo, C.double(clpBound(l)))
+		hi = append(hi, C.double(clpBound(h)))
 	}
 	C.Clp_addRows(c.p, C.int(add), cdoubles(lo), cdoubles(hi), cbigs(start), cints(cols), cdoubles(vals))
+	return nil
 }
 
 // setBounds copies the bounds of m's columns and of its first rows (those
 // already loaded) into CLP, and checks its empty rows again. The basis is
-// kept for the next warm solve.
-func (c *clpModel) setBounds(m *Model, rows int) {
+// kept for the next warm solve. The scaling is the one the model was
+// loaded with; a bound that it leaves beyond maxCLPBound is refused.
+func (c *clpModel) setBounds(m *Model, rows int) error {
+	if err := c.sc.checkBounds(m, rows); err != nil {
+		return err
+	}
 	collb := make([]C.double, c.ncols)
 	colub := make([]C.double, c.ncols)
 	for j := range c.ncols {
-		collb[j], colub[j] = C.double(clpBound(m.lower[j])), C.double(clpBound(m.upper[j]))
+		lo, hi := c.sc.colBounds(m, j)
+		collb[j], colub[j] = C.double(clpBound(lo)), C.double(clpBound(hi))
 	}
 	C.Clp_chgColumnLower(c.p, cdoubles(collb))
 	C.Clp_chgColumnUpper(c.p, cdoubles(colub))
@@ -244,7 +274,8 @@ func (c *clpModel) setBounds(m *Model, rows int) {
 	c.emptyBad = ""
 	for i, k := range c.rowMap[:rows] {
 		if k >= 0 {
-			rowlb[k], rowub[k] = C.double(clpBound(m.rowLo[i])), C.double(clpBound(m.rowHi[i]))
+			lo, hi := c.sc.rowBounds(m, i)
+			rowlb[k], rowub[k] = C.double(clpBound(lo)), C.double(clpBound(hi))
 		} else {
 			c.checkEmpty(m, i)
 		}
@@ -271,6 +302,7 @@ func (c *clpModel) setBounds(m *Model, rows int) {
 			}
 		}
 	}
+	return nil
 }
 
 // CLP's basis statuses (ClpSimplex::Status).
@@ -307,13 +339,42 @@ func (c *clpModel) close() {
 		C.Clp_deleteModel(c.p)
 		c.p = nil
 	}
+	if c.stop != nil {
+		C.free(unsafe.Pointer(c.stop))
+		c.stop = nil
+	}
+}
+
+// watch sets c's stop flag when ctx is done, until the returned function
+// is called; that function waits for the watcher to leave, so that the
+// flag is never written after the solve.
+func (c *clpModel) watch(ctx context.Context) (release func()) {
+	flag := (*int32)(unsafe.Pointer(c.stop))
+	atomic.StoreInt32(flag, 0)
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	done, left := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(left)
+		select {
+		case <-ctx.Done():
+			atomic.StoreInt32(flag, 1)
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		<-left
+	}
 }
 
 // run solves the loaded model: from scratch with set's method and presolve,
 // or, when warm, from the current basis: by dual simplex (rows added since
 // the last solve make it primal infeasible but keep it dual feasible), or
 // by primal simplex when set asks for it (for changes that keep the basis
-// primal feasible).
+// primal feasible). A solve stops within one simplex iteration of ctx
+// being done.
 func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution, error) {
 	if c.emptyBad != "" {
 		return &Solution{Status: Infeasible, Backend: CLP}, fmt.Errorf("%w: %s", ErrInfeasible, c.emptyBad)
@@ -325,14 +386,20 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 	C.Clp_setMaximumSeconds(c.p, C.double(lim.seconds))
 	C.Clp_setMaximumIterations(c.p, C.int(lim.iterations))
 	C.Clp_setNumberIterations(c.p, 0)
+	method := set.Method
+	if method == Barrier && !c.sc.barrierSafe() {
+		method = DualSimplex // barrierCoefRange
+	}
+	release := c.watch(ctx)
 	switch {
-	case warm && set.Method == PrimalSimplex:
+	case method == PrimalSimplex && (warm || !set.Presolve):
 		C.Clp_primal(c.p, 0)
-	case warm:
+	case warm, method != Barrier && !set.Presolve:
+		// Cold, this is what github.com/lanl/clp's Dual does.
 		C.Clp_dual(c.p, 0)
 	default:
 		opts := C.ClpSolve_new()
-		C.ClpSolve_setSolveType(opts, C.int(clpSolveType(set.Method)), -1)
+		C.ClpSolve_setSolveType(opts, C.int(clpSolveType(method)), -1)
 		presolve := 1 // off
 		if set.Presolve {
 			presolve = 0
@@ -340,7 +407,7 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 		C.ClpSolve_setPresolveType(opts, C.int(presolve), -1)
 		C.Clp_initialSolveWithOptions(c.p, opts)
 		C.ClpSolve_delete(opts)
-		if set.Method == Barrier && C.Clp_status(c.p) == clpOptimal {
+		if method == Barrier && C.Clp_status(c.p) == clpOptimal {
 			// CLP's barrier calls an unbounded problem optimal, at a point
 			// around 1e20 that satisfies every row. Primal simplex from the
 			// crossover basis costs nothing when that basis is optimal and
@@ -350,8 +417,17 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 			C.Clp_setNumberIterations(c.p, iters+C.Clp_numberIterations(c.p))
 		}
 	}
+	release()
 	sol := &Solution{Backend: CLP, Iterations: int(C.Clp_numberIterations(c.p))}
-	return lim.outcome(sol, int(C.Clp_status(c.p)), int(C.Clp_secondaryStatus(c.p)), c.copySolution)
+	status := int(C.Clp_status(c.p))
+	if status == clpStoppedByEvent || ctx.Err() != nil && status != clpOptimal {
+		sol.Status = TimeLimit
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return sol, fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, sol.Iterations, ctx.Err())
+		}
+		return sol, fmt.Errorf("lp: solve stopped after %d iterations: %w", sol.Iterations, context.Cause(ctx))
+	}
+	return lim.outcome(sol, status, int(C.Clp_secondaryStatus(c.p)), c.copySolution)
 }
 
 // clpLimits are the limits a CLP solve runs under: seconds (-1 for none),
@@ -413,9 +489,11 @@ func (lim clpLimits) outcome(sol *Solution, status, secondary int, copySolution 
 	}
 }
 
-// copySolution copies the primal values and row duals out of CLP. Duals
-// are reported as ∂objective/∂rhs in the model's own sense.
+// copySolution copies the primal values and row duals out of CLP, in the
+// model's own units. Duals are reported as ∂objective/∂rhs in the model's
+// own sense.
 func (c *clpModel) copySolution(sol *Solution) {
+	defer c.sc.unscale(sol)
 	sol.X = make([]float64, c.ncols)
 	if c.ncols > 0 {
 		for j, v := range unsafe.Slice(C.Clp_getColSolution(c.p), c.ncols) {
@@ -445,8 +523,7 @@ func clpSolveType(m Method) int {
 	}
 }
 
-// solveCLP solves m once: through github.com/lanl/clp, or through CLP's C
-// interface when set asks for presolve, which lanl/clp does not offer.
+// solveCLP solves m once through CLP's C interface.
 func solveCLP(ctx context.Context, m *Model, set Settings) (*Solution, error) {
 	if rays := freeRays(m); len(rays) > 0 {
 		return solveCLPWithRays(ctx, m, set, rays)
@@ -455,10 +532,10 @@ func solveCLP(ctx context.Context, m *Model, set Settings) (*Solution, error) {
 }
 
 func solveCLPOnce(ctx context.Context, m *Model, set Settings) (*Solution, error) {
-	if !set.Presolve {
-		return solveLANL(ctx, m, set)
+	c, err := newCLPModel(m)
+	if err != nil {
+		return nil, err
 	}
-	c := newCLPModel(m)
 	defer c.close()
 	return c.run(ctx, set, false)
 }

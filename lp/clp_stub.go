@@ -13,11 +13,11 @@ const defaultBackend = PureGo
 // clpModel is never built without cgo; resolveSettings refuses CLP first.
 type clpModel struct{}
 
-func newCLPModel(*Model) *clpModel { panic("lp: CLP backend not compiled in") }
+func newCLPModel(*Model) (*clpModel, error) { return nil, ErrBackendUnavailable }
 
-func (*clpModel) addRows(*Model, int) {}
+func (*clpModel) addRows(*Model, int) error { return ErrBackendUnavailable }
 
-func (*clpModel) setBounds(*Model, int) {}
+func (*clpModel) setBounds(*Model, int) error { return ErrBackendUnavailable }
 
 func (*clpModel) close() {}
 

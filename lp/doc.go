@@ -5,11 +5,22 @@
 // Backends: COIN-OR CLP through cgo (the default when cgo is enabled);
 // PureGo, this package's sparse bounded primal simplex (the default when
 // cgo is off, or with the purego build tag); and gonum's dense simplex,
-// kept as a cross-check for small models. One-shot CLP solves go through
-// github.com/lanl/clp; a thin layer over CLP's own C interface
-// (coin/Clp_C_Interface.h, in the same Debian package) serves what
-// lanl/clp lacks: presolve (Settings.Presolve), rows added to a loaded
-// model with warm re-solves (Incremental), and iteration counts.
+// kept as a cross-check for small models. CLP is reached through a thin
+// layer over its own C interface (coin/Clp_C_Interface.h, in the Debian
+// package coinor-libclp-dev), which offers what github.com/lanl/clp lacks:
+// presolve (Settings.Presolve), rows added to a loaded model with warm
+// re-solves (Incremental), iteration counts, and, with a few lines of C++
+// (clp_stop.cpp), a solve that stops within one simplex iteration of its
+// context being done.
+//
+// Every model is scaled by powers of two before CLP sees it (scale.go):
+// rows and columns equilibrated, the objective brought to a largest
+// coefficient of 1 and the bounds below 1e10. CLP aborts the process on an
+// objective coefficient of 1e25, takes bounds of 1e30 as infinite, and
+// reads objectives of 1e-8 as zero; after scaling none of these is met. A
+// model whose coefficients still span more than 1e15 after scaling is
+// refused with ErrInvalidModel, and Settings.Method Barrier gives way to
+// dual simplex beyond a span of 1e8, where CLP's barrier has crashed.
 //
 // PureGo keeps the basis inverse in product form over a sparse
 // refactorisation, uses Harris's ratio test with bound shifting, and

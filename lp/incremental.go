@@ -153,14 +153,22 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		return finish(in.m, sol, in.set)
 	}
 	if in.clp == nil {
-		in.clp = newCLPModel(in.m)
+		c, err := newCLPModel(in.m)
+		if err != nil {
+			return nil, err
+		}
+		in.clp = c
 		in.loaded = len(in.m.rows)
 		in.cleanup = runtime.AddCleanup(in, func(c *clpModel) { c.close() }, in.clp)
 	} else {
 		if in.bounded {
-			in.clp.setBounds(in.m, in.loaded)
+			if err := in.clp.setBounds(in.m, in.loaded); err != nil {
+				return nil, err
+			}
 		}
-		in.clp.addRows(in.m, in.loaded)
+		if err := in.clp.addRows(in.m, in.loaded); err != nil {
+			return nil, err
+		}
 		in.loaded = len(in.m.rows)
 	}
 	in.bounded = false

@@ -41,8 +41,7 @@ type Backend int
 const (
 	// Default is CLP when the binary was built with cgo, otherwise PureGo.
 	Default Backend = iota
-	// CLP is COIN-OR CLP through cgo: github.com/lanl/clp for one-shot
-	// solves, CLP's C interface for presolve and Incremental.
+	// CLP is COIN-OR CLP through cgo and CLP's C interface.
 	CLP
 	// Gonum is gonum's dense simplex, pure Go. It is kept as a cross-check
 	// for small models only: it takes seconds at a few hundred variables,
@@ -94,8 +93,7 @@ type Solution struct {
 	// when the solution was checked.
 	MaxViolation float64
 	// Iterations is the number of simplex iterations, or 0 where the
-	// backend does not report it (gonum, and CLP through
-	// github.com/lanl/clp, the path of one-shot solves without presolve).
+	// backend does not report it (Gonum).
 	Iterations int
 	Backend    Backend
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/auction"
+	"github.com/gpufair/gpufair/baseline"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/round"
@@ -51,7 +52,8 @@ const tenants = 4
 // mechanisms lists what the simulator can compare, one line each: every
 // fractional policy of package alloc realised by Gavel's mechanism
 // (stride.Gavel, with its per-job inputs where it has some), two variants of
-// that mechanism, and Themis' arbiter.
+// that mechanism, Themis' arbiter, the baselines Themis compares against
+// (package baseline), and Gandiva_fair.
 func mechanisms() []mechanism {
 	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
 		return stride.GavelSettings{Inputs: in, Every: n}
@@ -77,7 +79,46 @@ func mechanisms() []mechanism {
 		spaceSharing("space-sharing-max-total", alloc.SharingMaxTotal),
 		themis("themis", 0),
 		themis("themis-patience-2", 2),
+		{"tiresias", func(e *env) (round.Scheduler, error) {
+			return baseline.NewTiresias(e.c, e.w.Types, &baseline.TiresiasSettings{Round: e.round})
+		}},
+		{"gandiva", func(e *env) (round.Scheduler, error) {
+			spread := e.spread()
+			return baseline.NewGandiva(e.c, e.w.Types, &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }})
+		}},
+		{"slaq", func(e *env) (round.Scheduler, error) {
+			return baseline.NewSLAQ(e.c, e.w.Types, &baseline.SLAQSettings{Round: e.round})
+		}},
+		{"optimus", func(e *env) (round.Scheduler, error) {
+			return baseline.NewOptimus(e.c, e.w.Types, &baseline.OptimusSettings{Round: e.round})
+		}},
+		{"srtf", func(e *env) (round.Scheduler, error) {
+			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
+		}},
+		gandivaFair("gandiva-fair", false),
+		gandivaFair("gandiva-fair-trading", true),
 	}
+}
+
+// spread returns each job's rates spread over servers (sim.Job.Spread).
+func (e *env) spread() map[alloc.JobID][]float64 {
+	spread := make(map[alloc.JobID][]float64, len(e.w.Jobs))
+	for _, j := range e.w.Jobs {
+		spread[j.ID] = j.Spread
+	}
+	return spread
+}
+
+// gandivaFair is Gandiva_fair's scheduler (stride.GandivaFair), one quantum
+// per round, every job a tenant of one ticket unless the workload names
+// owners; with trading, tenants trade GPU shares at second price on the
+// rates it profiles. Gandiva_fair migrates one job across types per
+// one-minute quantum, so a longer round migrates one per minute of it.
+func gandivaFair(name string, trading bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		n := max(1, int(e.round/stride.DefaultQuantum))
+		return stride.NewGandivaFair(e.c, e.w.Types, &stride.GandivaSettings{Quantum: e.round, Trading: trading, Migrations: n})
+	}}
 }
 
 // gavel is policy pol realised round by round by Gavel's mechanism.
@@ -94,10 +135,7 @@ func gavel(name string, pol alloc.Policy, set stride.GavelSettings) mechanism {
 // is the starvation guard (auction.ArbiterSettings.Patience, 0: none).
 func themis(name string, patience int) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
-		spread := map[alloc.JobID][]float64{}
-		for _, j := range e.w.Jobs {
-			spread[j.ID] = j.Spread
-		}
+		spread := e.spread()
 		set := &auction.ThemisSettings{
 			Round:   e.round,
 			Arbiter: auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience},
@@ -261,10 +299,7 @@ func (o owned) Apply(events ...round.Event) error {
 // mechanism, which places gangs on the fewest servers it can.
 func placementSensitive(name string, pol alloc.Policy) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
-		ps := &placementPolicy{name: name, pol: pol, types: e.w.Types, spread: map[alloc.JobID][]float64{}, largest: map[topology.GPUType]int{}}
-		for _, j := range e.w.Jobs {
-			ps.spread[j.ID] = j.Spread
-		}
+		ps := &placementPolicy{name: name, pol: pol, types: e.w.Types, spread: e.spread(), largest: map[topology.GPUType]int{}}
 		for _, s := range e.c.Servers {
 			ps.largest[s.Type] = max(ps.largest[s.Type], s.GPUs)
 		}

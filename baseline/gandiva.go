@@ -1,0 +1,208 @@
+package baseline
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// GandivaSettings tune a Gandiva scheduler. A nil *GandivaSettings means the
+// zero value: 6-minute rounds, and gangs as fast spread over servers as on
+// one.
+type GandivaSettings struct {
+	// Round is the lease of each decision, in seconds: Gandiva's time
+	// slice. 0 means DefaultRound.
+	Round float64
+	// Spread, if not nil, returns job id's rates over the scheduler's
+	// types when its gang spans servers (Gavel's unconsolidated
+	// throughputs); nil, or a nil result, means the job's Rates. It is
+	// the placement preference Gandiva learns by introspection.
+	Spread func(id alloc.JobID) []float64
+}
+
+// Gandiva is Gandiva's introspective scheduler (Xiao et al., OSDI'18),
+// Themis' baseline for efficiency (NSDI'20, section 6.1): time slicing when
+// the cluster is oversubscribed, and greedy packing of gangs by placement
+// preference, with migration to better placements.
+//
+// Time slicing: Gandiva suspends and resumes jobs round-robin when there
+// are more jobs than GPUs. Each round, jobs are taken least recently run
+// first (jobs that never ran first of all), then in arrival order, each on
+// its fastest type with room (Gandiva knows no GPU types), greedily
+// (package doc); so when all jobs fit, all run, and when they do not, those
+// that waited displace those that ran.
+//
+// Greedy packing: "all apps report their placement preferences and we
+// allocate resources in a greedy highest preference first manner" (Themis,
+// section 6.1). A job's preference on its type k is its rate on one server
+// over its rate spread across servers (GandivaSettings.Spread), 1 for a
+// job that does not care. The gangs that keep their slots on one server
+// keep them; the others are placed in decreasing preference (then larger
+// gang, then arrival order) on the fewest servers, and a gang that held
+// slots spread over servers migrates when a placement on fewer servers is
+// free, as Gandiva's migration does. Packing several jobs onto one GPU
+// (GPU sharing) is not modelled, as in Themis' own implementation of
+// Gandiva.
+//
+// The zero value is not usable; build one with NewGandiva.
+type Gandiva struct {
+	core
+	spread func(id alloc.JobID) []float64
+	st     gandivaState
+}
+
+// gandivaState is what Gandiva keeps beyond the ledger, as snapshotted.
+type gandivaState struct {
+	// Ran is the index of the latest decision that ran each job.
+	Ran map[alloc.JobID]int `json:"ran"`
+}
+
+// NewGandiva returns a Gandiva scheduler on cluster c, with job rates given
+// over types (each a type of c). s may be nil. It returns the errors of
+// round.NewLedger and an *gpufair.InputError for a round length that is not
+// positive and finite.
+func NewGandiva(c topology.Cluster, types []topology.GPUType, s *GandivaSettings) (*Gandiva, error) {
+	var set GandivaSettings
+	if s != nil {
+		set = *s
+	}
+	b, err := newCore("gandiva", "GandivaSettings.Round", set.Round, c, types)
+	if err != nil {
+		return nil, err
+	}
+	return &Gandiva{core: b, spread: set.Spread, st: gandivaState{Ran: map[alloc.JobID]int{}}}, nil
+}
+
+// Apply checks and applies events (round.Ledger.Apply).
+func (g *Gandiva) Apply(events ...round.Event) error {
+	if err := g.l.Apply(events...); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if e.Kind == round.Departed {
+			delete(g.st.Ran, e.Job.ID)
+		}
+	}
+	return nil
+}
+
+// Decide returns the decision for the round that starts at now.
+func (g *Gandiva) Decide(ctx context.Context, now float64) (*round.Decision, error) {
+	old := g.st
+	g.st.Ran = maps.Clone(old.Ran) // copy on write, for a rollback
+	d, err := g.decide(ctx, now, g.plan)
+	if err != nil {
+		g.st = old
+		return nil, err
+	}
+	return d, nil
+}
+
+func (g *Gandiva) plan(now float64, jobs []*round.Job) (*round.Decision, error) {
+	chosen := g.greedy(jobs, func(_ int, j *round.Job, _ int) (float64, float64) {
+		if r, ok := g.st.Ran[j.ID]; ok {
+			return float64(r), 0
+		}
+		return -1, 0
+	})
+	types := g.l.Types()
+	pl := g.l.Placer(g.placer)
+	d := &round.Decision{Start: now, End: now + g.lease}
+	// Gangs on one server keep their slots.
+	var rest []int
+	for i, j := range jobs {
+		k := chosen[i] - 1
+		if k < 0 {
+			continue
+		}
+		g.st.Ran[j.ID] = g.l.Rounds()
+		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && topology.ServersUsed(p.GPUs) == 1 && pl.Reserve(p.GPUs) == nil {
+			d.Placements = append(d.Placements, placement(j.ID, p.Type, p.GPUs))
+			continue
+		}
+		rest = append(rest, i)
+	}
+	// The others by decreasing preference: migrate a spread gang when
+	// fewer servers are free.
+	pref := make(map[int]float64, len(rest))
+	for _, i := range rest {
+		pref[i] = g.preference(jobs[i], chosen[i]-1)
+	}
+	slices.SortStableFunc(rest, func(a, b int) int {
+		if c := cmp.Compare(pref[b], pref[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(jobs[b].Gang, jobs[a].Gang)
+	})
+	for _, i := range rest {
+		j, t := jobs[i], types[chosen[i]-1]
+		p, held := g.l.Holding(j.ID)
+		if !held || p.Type != t || pl.Reserve(p.GPUs) != nil {
+			if err := g.place(d, pl, j, t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// Held slots are reserved; try the best placement beside them.
+		_ = pl.Release(p.GPUs) // just reserved
+		fresh, err := pl.Place(t, j.Gang)
+		if err == nil && topology.ServersUsed(fresh) < topology.ServersUsed(p.GPUs) {
+			d.Placements = append(d.Placements, placement(j.ID, t, fresh))
+			continue
+		}
+		if err == nil {
+			_ = pl.Release(fresh) // just placed
+		}
+		_ = pl.Reserve(p.GPUs) // free a moment ago
+		d.Placements = append(d.Placements, placement(j.ID, t, p.GPUs))
+	}
+	return d, nil
+}
+
+// preference returns job j's placement preference on type k: its rate on
+// one server over its rate spread across servers, 1 when spreading costs
+// it nothing (or a gang of one).
+func (g *Gandiva) preference(j *round.Job, k int) float64 {
+	if g.spread == nil || j.Gang == 1 {
+		return 1
+	}
+	s := g.spread(j.ID)
+	if s == nil || k >= len(s) || !(s[k] > 0) {
+		return 1
+	}
+	return j.Rates[k] / s[k]
+}
+
+// Snapshot returns the scheduler's whole state as JSON: the ledger and when
+// each job last ran.
+func (g *Gandiva) Snapshot() ([]byte, error) { return g.seal(&g.st) }
+
+// Restore replaces the state with a snapshot taken by a Gandiva scheduler
+// on the same cluster and types. It returns an error wrapping
+// gpufair.ErrSnapshot, and changes nothing, otherwise.
+func (g *Gandiva) Restore(snapshot []byte) error {
+	var st gandivaState
+	l, err := g.open(snapshot, &st)
+	if err != nil {
+		return err
+	}
+	for id, r := range st.Ran {
+		if _, ok := l.Job(id); !ok || r < 0 || r >= l.Rounds() {
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "job ran in decision %d of %d; in the ledger: %v", r, l.Rounds(), ok)
+		}
+	}
+	if st.Ran == nil {
+		st.Ran = map[alloc.JobID]int{}
+	}
+	g.adopt(l)
+	g.st = st
+	return nil
+}
+
+var _ round.Scheduler = (*Gandiva)(nil)

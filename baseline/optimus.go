@@ -1,0 +1,117 @@
+package baseline
+
+import (
+	"context"
+	"math"
+
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// OptimusSettings tune an Optimus scheduler. A nil *OptimusSettings means
+// the zero value: 6-minute rounds.
+type OptimusSettings struct {
+	// Round is the lease of each decision, in seconds; 0 means
+	// DefaultRound.
+	Round float64
+}
+
+// Optimus is Optimus' remaining-time-driven allocation (Peng et al.,
+// EuroSys'18, section 4.2), Themis' baseline for aggregate throughput
+// (NSDI'20, section 6.1: apps report their "throughput scaling", the ratio
+// of their throughput with and without the GPUs on offer, and resources go
+// to the highest first). Optimus estimates a job's remaining time as its
+// work left over its speed, and greedily gives the next resource to the job
+// whose remaining time falls most per unit of resource: its marginal gain.
+//
+// Gangs here are rigid, so the resource a job gains is a gang of GPUs of a
+// type, in place of the speed it has had so far. Job m's marginal gain on
+// type k, per GPU, is
+//
+//	g_mk = (R_m / v_m − R_m / rate_mk) / Gang_m,
+//
+// R_m being its work left and v_m its average speed since it arrived
+// (Σ_k Received_mk · rate_mk over the time since its arrival, from the
+// ledger's accounting). Pairs run in decreasing g_mk (package doc). A job
+// that has not run yet has v_m = 0 and an infinite gain: as Optimus gives
+// every job its first allocation before any increment, jobs that never ran
+// come first, in arrival order. A job that has run at rate_mk all along
+// gains nothing from k, and yields it to jobs that would gain, so
+// Optimus shares the cluster, favouring long jobs that would speed up most.
+// A job of unknown total work (round.Job.Work 0) is assumed to have as
+// much work left as it has done (round.Job.Done).
+//
+// It keeps no state beyond the ledger. The zero value is not usable; build
+// one with NewOptimus.
+type Optimus struct{ core }
+
+// NewOptimus returns an Optimus scheduler on cluster c, with job rates given
+// over types (each a type of c). s may be nil. It returns the errors of
+// round.NewLedger and an *gpufair.InputError for a round length that is not
+// positive and finite.
+func NewOptimus(c topology.Cluster, types []topology.GPUType, s *OptimusSettings) (*Optimus, error) {
+	var set OptimusSettings
+	if s != nil {
+		set = *s
+	}
+	b, err := newCore("optimus", "OptimusSettings.Round", set.Round, c, types)
+	if err != nil {
+		return nil, err
+	}
+	return &Optimus{b}, nil
+}
+
+// Apply checks and applies events (round.Ledger.Apply).
+func (o *Optimus) Apply(events ...round.Event) error { return o.l.Apply(events...) }
+
+// Decide returns the decision for the round that starts at now.
+func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, error) {
+	return o.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
+		chosen := o.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
+			return -MarginalGain(j, k, now), 0
+		})
+		return o.realise(now, jobs, chosen)
+	})
+}
+
+// MarginalGain returns Optimus' marginal gain of job j on the k-th GPU
+// type (an index in the ledger's types) at time now, in seconds of
+// remaining time per GPU (see Optimus): +Inf for a job that has not run,
+// -Inf on a type it has no rate on, and never NaN.
+func MarginalGain(j *round.Job, k int, now float64) float64 {
+	if !(j.Rates[k] > 0) {
+		return math.Inf(-1)
+	}
+	r := j.Remaining()
+	if math.IsInf(r, 1) {
+		r = j.Done
+	}
+	v := 0.0
+	if el := now - j.Arrival; el > 0 {
+		for t, rec := range j.Received {
+			v += rec * j.Rates[t]
+		}
+		v /= el
+	}
+	if !(v > 0) {
+		return math.Inf(1)
+	}
+	return (r/v - r/j.Rates[k]) / float64(j.Gang)
+}
+
+// Snapshot returns the scheduler's state as JSON: its ledger.
+func (o *Optimus) Snapshot() ([]byte, error) { return o.seal(nil) }
+
+// Restore replaces the state with a snapshot taken by an Optimus scheduler
+// on the same cluster and types. It returns an error wrapping
+// gpufair.ErrSnapshot, and changes nothing, otherwise.
+func (o *Optimus) Restore(snapshot []byte) error {
+	l, err := o.open(snapshot, nil)
+	if err != nil {
+		return err
+	}
+	o.adopt(l)
+	return nil
+}
+
+var _ round.Scheduler = (*Optimus)(nil)

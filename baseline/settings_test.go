@@ -1,0 +1,82 @@
+package baseline_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/baseline"
+	"github.com/gpufair/gpufair/round"
+)
+
+func TestRefusedSettings(t *testing.T) {
+	c, ty := exampleCluster, exampleTypes
+	for _, tc := range []struct {
+		name  string
+		make  func() error
+		field string
+		want  error
+	}{
+		{"negative round", func() error { _, err := baseline.NewSRTF(c, ty, &baseline.SRTFSettings{Round: -1}); return err }, "SRTFSettings.Round", gpufair.ErrValue},
+		{"infinite round", func() error {
+			_, err := baseline.NewOptimus(c, ty, &baseline.OptimusSettings{Round: math.Inf(1)})
+			return err
+		}, "OptimusSettings.Round", gpufair.ErrValue},
+		{"NaN round", func() error {
+			_, err := baseline.NewGandiva(c, ty, &baseline.GandivaSettings{Round: math.NaN()})
+			return err
+		}, "GandivaSettings.Round", gpufair.ErrValue},
+		{"thresholds not increasing", func() error {
+			_, err := baseline.NewTiresias(c, ty, &baseline.TiresiasSettings{Thresholds: []float64{100, 100}})
+			return err
+		}, "TiresiasSettings.Thresholds", gpufair.ErrValue},
+		{"zero threshold", func() error {
+			_, err := baseline.NewTiresias(c, ty, &baseline.TiresiasSettings{Thresholds: []float64{0}})
+			return err
+		}, "TiresiasSettings.Thresholds", gpufair.ErrValue},
+		{"negative knob", func() error {
+			_, err := baseline.NewTiresias(c, ty, &baseline.TiresiasSettings{PromoteKnob: -1})
+			return err
+		}, "TiresiasSettings.PromoteKnob", gpufair.ErrValue},
+		{"converged at 1", func() error { _, err := baseline.NewSLAQ(c, ty, &baseline.SLAQSettings{Converged: 1}); return err }, "SLAQSettings.Converged", gpufair.ErrValue},
+		{"unknown GPU type", func() error { _, err := baseline.NewSRTF(c, append(ty, "a100"), nil); return err }, "", gpufair.ErrUnknownType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.make()
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || (tc.field != "" && ie.Field != tc.field) {
+				t.Fatalf("error = %v, want an *InputError on %q wrapping %v", err, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+// A loss curve that returns NaN is refused with a typed error, and the
+// round is not taken.
+func TestSLAQRefusesBadLoss(t *testing.T) {
+	s, err := baseline.NewSLAQ(exampleCluster, exampleTypes, &baseline.SLAQSettings{Loss: func(j *round.Job, done float64) float64 {
+		if j.ID == "mid" {
+			return math.NaN()
+		}
+		return 1 / (1 + done)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(exampleJobs()...); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Snapshot()
+	_, err = s.Decide(t.Context(), 0)
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "SLAQSettings.Loss" || ie.ID != "mid" {
+		t.Fatalf("Decide = %v, want an *InputError on SLAQSettings.Loss[mid] wrapping ErrValue", err)
+	}
+	if after, _ := s.Snapshot(); string(after) != string(before) {
+		t.Error("a refused Decide changed the state")
+	}
+	if s.Ledger().Rounds() != 0 {
+		t.Errorf("%d rounds after a refused Decide, want 0", s.Ledger().Rounds())
+	}
+}

@@ -1,0 +1,216 @@
+package lp
+
+import (
+	"fmt"
+	"math"
+)
+
+// CLP aborts the process on some inputs instead of failing: an objective
+// coefficient of 1e25 or more trips an assertion, and a finite bound of
+// 1e30 or more is silently taken as infinite. Every model is therefore
+// scaled before CLP sees it, by powers of two (exact in floating point):
+//
+//	x_j = β·s_j·x''_j,   row i multiplied by r_i/β,   objective by γ,
+//
+// so that CLP solves
+//
+//	optimise  Σ_j (γ·c_j·s_j) x''_j
+//	s.t.      r_i·lo_i/β ≤ Σ_j (r_i·a_ij·s_j) x''_j ≤ r_i·hi_i/β,   l_j/(β·s_j) ≤ x''_j ≤ u_j/(β·s_j).
+//
+// The row and column factors r_i, s_j equilibrate the matrix (geometric
+// means, as CLP's own scaling does); β brings the largest finite bound
+// down to maxScaledBound; γ makes the largest objective coefficient 1, so
+// that CLP's absolute dual tolerance is measured against the objective's
+// own size (rates of 1e-8 would otherwise all look like zero reduced
+// costs). A model whose scaled coefficients still lie outside
+// [1/maxScaledCoef, maxScaledCoef], or span a wider ratio than
+// maxScaledCoef, is refused with ErrInvalidModel: no double-precision
+// simplex solves it reliably.
+const (
+	// maxScaledCoef bounds |r_i·a_ij·s_j|, its reciprocal and the ratio
+	// of the largest to the smallest after scaling.
+	maxScaledCoef = 1e15
+	// maxScaledBound is the largest finite bound, after scaling, passed to
+	// CLP: far below the 1e27 beyond which CLP treats a bound as infinite.
+	maxScaledBound = 1e10
+	// maxCLPBound is the largest finite scaled bound accepted when the
+	// bounds of a loaded model change (Incremental), whose scaling was
+	// fixed when it was loaded.
+	maxCLPBound = 1e20
+	// scalingPasses is the number of row-then-column geometric passes.
+	scalingPasses = 4
+	// barrierCoefRange is the largest ratio between scaled coefficients
+	// for which Settings.Method Barrier is used as asked; beyond it CLP's
+	// barrier has segfaulted (min 1e-12x+1e12y s.t. 1e12x+1e-12y ≥ 1,
+	// 1e-12x+1e12y ≥ 1), and dual simplex solves instead.
+	barrierCoefRange = 1e8
+)
+
+// scaling holds the factors of one model's scaling; rows may be added
+// later (Incremental), which keeps the column factors.
+type scaling struct {
+	col   []float64 // s_j
+	row   []float64 // r_i, per model row
+	obj   float64   // γ
+	bound float64   // β
+	// lo, hi are the smallest and largest scaled |coefficient|.
+	lo, hi float64
+}
+
+// pow2 returns the power of two nearest to x > 0 in the logarithm, so
+// that multiplying by it is exact.
+func pow2(x float64) float64 {
+	return math.Exp2(math.Round(math.Log2(x)))
+}
+
+// newScaling computes m's factors and checks the scaled model's range.
+func newScaling(m *Model) (*scaling, error) {
+	n := len(m.obj)
+	sc := &scaling{col: make([]float64, n), row: make([]float64, len(m.rows)), obj: 1, bound: 1, lo: math.Inf(1)}
+	for j := range sc.col {
+		sc.col[j] = 1
+	}
+	lo := make([]float64, n)
+	hi := make([]float64, n)
+	for pass := 0; pass < scalingPasses; pass++ {
+		for i := range m.rows {
+			sc.row[i] = sc.rowFactor(m.rows[i])
+		}
+		for j := range lo {
+			lo[j], hi[j] = math.Inf(1), 0
+		}
+		for i, row := range m.rows {
+			for _, t := range row {
+				if a := math.Abs(t.Coef) * sc.row[i]; a != 0 {
+					lo[t.Var], hi[t.Var] = math.Min(lo[t.Var], a), math.Max(hi[t.Var], a)
+				}
+			}
+		}
+		for j := range sc.col {
+			if hi[j] > 0 {
+				sc.col[j] = pow2(1 / math.Sqrt(lo[j]*hi[j]))
+			}
+		}
+	}
+	for i := range m.rows {
+		sc.row[i] = sc.rowFactor(m.rows[i])
+	}
+	var cmax, bmax float64
+	for j, c := range m.obj {
+		cmax = math.Max(cmax, math.Abs(c)*sc.col[j])
+		for _, b := range [2]float64{m.lower[j], m.upper[j]} {
+			if !math.IsInf(b, 0) {
+				bmax = math.Max(bmax, math.Abs(b)/sc.col[j])
+			}
+		}
+	}
+	for i := range m.rows {
+		for _, b := range [2]float64{m.rowLo[i], m.rowHi[i]} {
+			if !math.IsInf(b, 0) {
+				bmax = math.Max(bmax, math.Abs(b)*sc.row[i])
+			}
+		}
+	}
+	if cmax > 0 {
+		sc.obj = pow2(1 / cmax)
+	}
+	if bmax > maxScaledBound {
+		sc.bound = math.Exp2(math.Ceil(math.Log2(bmax / maxScaledBound)))
+	}
+	return sc, sc.check(m, 0)
+}
+
+// rowFactor returns the geometric row factor of row under the current
+// column factors.
+func (sc *scaling) rowFactor(row []Term) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for _, t := range row {
+		if a := math.Abs(t.Coef) * sc.col[t.Var]; a != 0 {
+			lo, hi = math.Min(lo, a), math.Max(hi, a)
+		}
+	}
+	if hi == 0 {
+		return 1
+	}
+	return pow2(1 / math.Sqrt(lo*hi))
+}
+
+// addRows gives rows first.. of m their factors, keeping the column
+// factors, and checks their range.
+func (sc *scaling) addRows(m *Model, first int) error {
+	for i := len(sc.row); i < len(m.rows); i++ {
+		sc.row = append(sc.row, sc.rowFactor(m.rows[i]))
+	}
+	return sc.check(m, first)
+}
+
+// check records the range of the scaled coefficients of rows first.. and
+// refuses a model CLP cannot be trusted with.
+func (sc *scaling) check(m *Model, first int) error {
+	for i := first; i < len(m.rows); i++ {
+		for _, t := range m.rows[i] {
+			if t.Coef == 0 {
+				continue
+			}
+			a := math.Abs(sc.coef(i, t))
+			sc.lo, sc.hi = math.Min(sc.lo, a), math.Max(sc.hi, a)
+			if a > maxScaledCoef || a < 1/maxScaledCoef || sc.hi/sc.lo > maxScaledCoef {
+				return fmt.Errorf("%w: coefficient %v of variable %q in row %q is %.3g after scaling, and the scaled coefficients span [%.3g, %.3g], wider than 1e15: no double-precision simplex solves this reliably", ErrInvalidModel, t.Coef, m.names[t.Var], m.rnames[i], a, sc.lo, sc.hi)
+			}
+		}
+	}
+	return nil
+}
+
+// barrierSafe reports whether the scaled coefficients lie in a range CLP's
+// barrier solves without crashing.
+func (sc *scaling) barrierSafe() bool {
+	return sc.hi == 0 || sc.hi/sc.lo <= barrierCoefRange
+}
+
+// coef returns row i's scaled coefficient of t.Var.
+func (sc *scaling) coef(i int, t Term) float64 { return sc.row[i] * t.Coef * sc.col[t.Var] }
+
+// objective returns the scaled objective coefficient of column j.
+func (sc *scaling) objective(m *Model, j int) float64 { return sc.obj * m.obj[j] * sc.col[j] }
+
+// colBounds returns column j's scaled bounds.
+func (sc *scaling) colBounds(m *Model, j int) (lo, hi float64) {
+	f := sc.bound * sc.col[j]
+	return m.lower[j] / f, m.upper[j] / f
+}
+
+// rowBounds returns row i's scaled range.
+func (sc *scaling) rowBounds(m *Model, i int) (lo, hi float64) {
+	f := sc.row[i] / sc.bound
+	return m.rowLo[i] * f, m.rowHi[i] * f
+}
+
+// unscale maps a solution of the scaled model back to m's units.
+func (sc *scaling) unscale(sol *Solution) {
+	for j := range sol.X {
+		sol.X[j] *= sc.bound * sc.col[j]
+	}
+	for i := range sol.RowDuals {
+		sol.RowDuals[i] *= sc.row[i] / sc.obj
+	}
+}
+
+// checkBounds refuses bounds of the columns and of the first rows of m
+// that the current factors leave beyond maxCLPBound.
+func (sc *scaling) checkBounds(m *Model, rows int) error {
+	bad := func(lo, hi float64) bool {
+		return !math.IsInf(lo, 0) && math.Abs(lo) > maxCLPBound || !math.IsInf(hi, 0) && math.Abs(hi) > maxCLPBound
+	}
+	for j := range m.obj {
+		if lo, hi := sc.colBounds(m, j); bad(lo, hi) {
+			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.names[j], m.lower[j], m.upper[j])
+		}
+	}
+	for i := range rows {
+		if lo, hi := sc.rowBounds(m, i); bad(lo, hi) {
+			return fmt.Errorf("%w: row %q has range [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.rnames[i], m.rowLo[i], m.rowHi[i])
+		}
+	}
+	return nil
+}
