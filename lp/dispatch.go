@@ -30,7 +30,7 @@ func solve(ctx context.Context, m *Model, s *Settings) (*Solution, error) {
 	case set.Backend == CLP:
 		sol, err = solveCLP(ctx, m, set)
 	case set.Backend == PureGo:
-		sol, err = newSimplex(m).solve(ctx, set)
+		sol, err = solvePureGo(ctx, m, set)
 	default:
 		sol, err = solveGonum(ctx, m, set)
 	}

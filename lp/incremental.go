@@ -137,15 +137,9 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		}
 		return finish(in.m, sol, in.set)
 	case PureGo:
-		if in.spx == nil {
-			in.spx = newSimplex(in.m)
-		} else {
-			if in.bounded {
-				in.spx.setBounds(in.m)
-			}
-			in.spx.addRows(in.m)
+		if err := in.loadPureGo(ctx); err != nil {
+			return nil, stopped(err)
 		}
-		in.bounded = false
 		sol, err := in.spx.solve(ctx, in.set)
 		if err != nil {
 			return sol, err
@@ -194,4 +188,30 @@ func (in *Incremental) Close() {
 		in.clp.close()
 		in.clp = nil
 	}
+}
+
+// loadPureGo creates the pure-Go simplex on the first solve, and passes
+// it the rows added and the bounds changed since the last one.
+func (in *Incremental) loadPureGo(ctx context.Context) error {
+	if in.spx == nil {
+		s, err := newSimplex(ctx, in.m)
+		if err != nil {
+			return err
+		}
+		in.spx = s
+		in.bounded = false
+		return nil
+	}
+	if in.bounded {
+		if err := in.spx.setBounds(in.m); err != nil {
+			return err
+		}
+		in.bounded = false
+	}
+	if err := in.spx.addRows(ctx, in.m); err != nil {
+		// Rows added in part: start again from the model next time.
+		in.spx = nil
+		return err
+	}
+	return nil
 }

@@ -6,6 +6,47 @@ import (
 	"fmt"
 )
 
+// solvePureGo solves m once with the pure-Go simplex. With a context that
+// can end, the solve runs in its own goroutine and solvePureGo returns as
+// soon as the context is done: loading a large model (scaling, building
+// columns) checks the context only every few thousand rows, which on a
+// loaded machine can take tens of milliseconds, and the caller should not
+// wait for that. The goroutine stops at its next check; it only reads m.
+func solvePureGo(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	if ctx.Done() == nil {
+		return solvePureGoNow(ctx, m, set)
+	}
+	type result struct {
+		sol *Solution
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sol, err := solvePureGoNow(ctx, m, set)
+		done <- result{sol, err}
+	}()
+	select {
+	case r := <-done:
+		return r.sol, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.sol, r.err
+		default:
+		}
+		return &Solution{Status: TimeLimit, Backend: PureGo}, stopped(ctx.Err())
+	}
+}
+
+// solvePureGoNow is solvePureGo in the calling goroutine.
+func solvePureGoNow(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	s, err := newSimplex(ctx, m)
+	if err != nil {
+		return nil, stopped(err)
+	}
+	return s.solve(ctx, set)
+}
+
 // solve runs the pure-Go simplex from its current basis and reports the
 // outcome as Solve does. An optimal solution carries the row duals in the
 // model's own sense (∂objective/∂rhs); a solve stopped by the context or
@@ -33,10 +74,7 @@ func (s *simplex) solve(ctx context.Context, set Settings) (*Solution, error) {
 	case spxStopped:
 		sol.Status = TimeLimit
 		s.copySolution(sol)
-		if errors.Is(err, context.DeadlineExceeded) {
-			return sol, fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, sol.Iterations, err)
-		}
-		return sol, fmt.Errorf("lp: solve stopped after %d iterations: %w", sol.Iterations, err)
+		return sol, fmt.Errorf("after %d iterations: %w", sol.Iterations, stopped(err))
 	default:
 		sol.Status = NumericalFailure
 		s.copySolution(sol)
@@ -60,10 +98,24 @@ func (s *simplex) iterationLimit(set Settings) int {
 func (s *simplex) copySolution(sol *Solution) {
 	sol.X = append([]float64(nil), s.x[:s.n]...)
 	if sol.Status != Optimal {
+		s.sc.unscale(sol)
 		return
 	}
 	sol.RowDuals = make([]float64, s.m)
 	for i, y := range s.y {
 		sol.RowDuals[i] = s.sense * y
 	}
+	s.sc.unscale(sol)
+}
+
+// stopped wraps the error of a done context as Solve reports it: a
+// deadline matches ErrTimeLimit as well; other errors pass unchanged.
+func stopped(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", ErrTimeLimit, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("lp: solve stopped: %w", err)
+	}
+	return err
 }

@@ -57,7 +57,10 @@ const (
 	// refactorEvery bounds the pivots kept as eta updates.
 	refactorEvery = 64
 	// ctxEvery is how many iterations pass between context checks.
-	ctxEvery = 8
+	ctxEvery = 1
+	// ctxColumns is how many columns a refactorisation pivots in between
+	// context checks.
+	ctxColumns = 64
 	// blandAfter is the run of degenerate pivots after which pricing
 	// switches to Bland's rule until a pivot makes progress.
 	blandAfter = 50
@@ -85,18 +88,21 @@ type spxEntry struct {
 // may be appended and bounds changed, and the next run starts from the
 // last basis (a warm start).
 type simplex struct {
-	m, n   int          // rows; structural columns
-	sense  float64      // 1 when minimising, -1 when maximising
-	cols   [][]spxEntry // A by column
-	cnorm  []float64    // 1 + ‖a_j‖² for structurals, 1 for logicals: pricing weights
-	cost   []float64    // minimisation costs, n+m (logicals 0)
-	lo, up []float64    // bounds, n+m
-	x      []float64    // values, n+m
-	head   []int        // basic variable at each position (row)
-	where  []int        // position of a basic variable, -1 if nonbasic
-	eta    etaFile
-	fresh  bool // no pivot since the last refactorisation
-	iters  int
+	m, n  int      // rows; structural columns
+	sc    *scaling // the model's scaling: every value below is scaled
+	sense float64  // 1 when minimising, -1 when maximising
+	// A by column: column j is colEnt[colStart[j]:colStart[j+1]].
+	colStart []int
+	colEnt   []spxEntry
+	cnorm    []float64 // 1 + ‖a_j‖² for structurals, 1 for logicals: pricing weights
+	cost     []float64 // minimisation costs, n+m (logicals 0)
+	lo, up   []float64 // bounds, n+m
+	x        []float64 // values, n+m
+	head     []int     // basic variable at each position (row)
+	where    []int     // position of a basic variable, -1 if nonbasic
+	eta      etaFile
+	fresh    bool // no pivot since the last refactorisation
+	iters    int
 
 	// work arrays of length m
 	y, w, cb []float64
@@ -123,29 +129,34 @@ type simplex struct {
 	isShifted []bool
 }
 
-// newSimplex loads m with the slack basis; every structural column starts
-// at the bound its cost favours (or at the finite one, or at zero).
-func newSimplex(m *Model) *simplex {
-	n := len(m.obj)
-	s := &simplex{n: n, cols: make([][]spxEntry, n), rejectEpoch: 1, pivotTol: spxPivotTol}
-	dir := 1.0
-	if m.sense == Maximize {
-		dir = -1
+// newSimplex loads m, scaled as for CLP (scale.go), with the slack basis;
+// every structural column starts at the bound its cost favours (or at the
+// finite one, or at zero). It refuses the models that CLP's path refuses,
+// with the same errors.
+func newSimplex(ctx context.Context, m *Model) (*simplex, error) {
+	sc, err := newScaling(ctx, m)
+	if err != nil {
+		return nil, err
 	}
-	s.sense = dir
+	n := len(m.obj)
+	s := &simplex{n: n, sc: sc, colStart: make([]int, n+1), rejectEpoch: 1, pivotTol: spxPivotTol}
+	s.sense = 1
+	if m.sense == Maximize {
+		s.sense = -1
+	}
 	s.cost = make([]float64, n, n+len(m.rows))
-	s.lo = append([]float64(nil), m.lower...)
-	s.up = append([]float64(nil), m.upper...)
+	s.lo = make([]float64, n, n+len(m.rows))
+	s.up = make([]float64, n, n+len(m.rows))
 	s.x = make([]float64, n)
 	s.where = make([]int, n)
 	for j := range n {
-		s.cost[j] = dir * m.obj[j]
+		s.cost[j] = s.sense * sc.objective(m, j)
+		s.lo[j], s.up[j] = sc.colBounds(m, j)
 		s.where[j] = -1
 		s.x[j] = restingValue(s.lo[j], s.up[j], s.cost[j])
 	}
 	s.rejected = make([]int, n)
-	s.addRows(m)
-	return s
+	return s, s.addRows(ctx, m)
 }
 
 // restingValue is where a nonbasic variable with bounds [lo, up] and cost c
@@ -163,11 +174,14 @@ func restingValue(lo, up, c float64) float64 {
 	return 0
 }
 
-// addRows appends the rows of m not yet loaded, each with its logical
-// variable basic; the next run refactorises.
-func (s *simplex) addRows(m *Model) {
+// addRows appends the rows of m not yet loaded, scaled, each with its
+// logical variable basic; the next run refactorises.
+func (s *simplex) addRows(ctx context.Context, m *Model) error {
 	if s.cnorm != nil && len(m.rows) == s.m {
-		return
+		return nil
+	}
+	if err := s.sc.addRows(m, s.m); err != nil {
+		return err
 	}
 	if s.cnorm == nil {
 		s.cnorm = make([]float64, s.n, s.n+len(m.rows))
@@ -175,18 +189,43 @@ func (s *simplex) addRows(m *Model) {
 			s.cnorm[j] = 1
 		}
 	}
+	// Merge the new rows' entries into the columns.
+	count := make([]int, s.n)
 	for i := s.m; i < len(m.rows); i++ {
+		for _, t := range m.rows[i] {
+			if t.Coef != 0 {
+				count[t.Var]++
+			}
+		}
+	}
+	start := make([]int, s.n+1)
+	for j := range s.n {
+		start[j+1] = start[j] + s.colStart[j+1] - s.colStart[j] + count[j]
+	}
+	ent := make([]spxEntry, start[s.n])
+	next := make([]int, s.n)
+	for j := range s.n {
+		next[j] = start[j] + copy(ent[start[j]:], s.col(j))
+	}
+	s.colStart, s.colEnt = start, ent
+	for i := s.m; i < len(m.rows); i++ {
+		if i%ctxRows == ctxRows-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		var act float64
 		for _, t := range m.rows[i] {
 			if t.Coef != 0 {
-				s.cols[t.Var] = append(s.cols[t.Var], spxEntry{i, t.Coef})
-				s.cnorm[t.Var] += t.Coef * t.Coef
-				act += t.Coef * s.x[t.Var]
+				a := s.sc.coef(i, t)
+				ent[next[t.Var]] = spxEntry{i, a}
+				next[t.Var]++
+				s.cnorm[t.Var] += a * a
+				act += a * s.x[t.Var]
 			}
 		}
+		lo, hi := s.sc.rowBounds(m, i)
 		s.cost = append(s.cost, 0)
-		s.lo = append(s.lo, -m.rowHi[i])
-		s.up = append(s.up, -m.rowLo[i])
+		s.lo = append(s.lo, -hi)
+		s.up = append(s.up, -lo)
 		s.x = append(s.x, -act)
 		s.cnorm = append(s.cnorm, 1)
 		s.where = append(s.where, i)
@@ -199,11 +238,17 @@ func (s *simplex) addRows(m *Model) {
 	s.cb = make([]float64, s.m)
 	s.fresh = false
 	s.eta.reset()
+	return nil
 }
 
-// setBounds copies m's variable bounds and row ranges; nonbasic variables
-// move to the nearest point of their new bounds.
-func (s *simplex) setBounds(m *Model) {
+// setBounds copies m's variable bounds and row ranges, scaled with the
+// factors the model was loaded with (refused, as for CLP, when they leave
+// them far out of range); nonbasic variables move to the nearest point of
+// their new bounds.
+func (s *simplex) setBounds(m *Model) error {
+	if err := s.sc.checkBounds(m, s.m); err != nil {
+		return err
+	}
 	set := func(j int, lo, up float64) {
 		if s.lo[j] == lo && s.up[j] == up {
 			return
@@ -225,14 +270,20 @@ func (s *simplex) setBounds(m *Model) {
 		}
 	}
 	for j := range s.n {
-		set(j, m.lower[j], m.upper[j])
+		lo, hi := s.sc.colBounds(m, j)
+		set(j, lo, hi)
 	}
 	for i := range s.m {
-		set(s.n+i, -m.rowHi[i], -m.rowLo[i])
+		lo, hi := s.sc.rowBounds(m, i)
+		set(s.n+i, -hi, -lo)
 	}
 	s.fresh = false
 	s.eta.reset()
+	return nil
 }
+
+// col returns the entries of structural column j.
+func (s *simplex) col(j int) []spxEntry { return s.colEnt[s.colStart[j]:s.colStart[j+1]] }
 
 // tol is the feasibility tolerance at bound b.
 func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
@@ -243,7 +294,7 @@ func (s *simplex) column(j int, w []float64) {
 		w[j-s.n] = 1
 		return
 	}
-	for _, e := range s.cols[j] {
+	for _, e := range s.col(j) {
 		w[e.row] = e.val
 	}
 }
@@ -273,12 +324,12 @@ func (s *simplex) refactor(ctx context.Context) error {
 			free[v-n] = false
 		} else {
 			structs = append(structs, v)
-			for _, e := range s.cols[v] {
+			for _, e := range s.col(v) {
 				s.rcount[e.row]++
 			}
 		}
 	}
-	slices.SortStableFunc(structs, func(a, b int) int { return len(s.cols[a]) - len(s.cols[b]) })
+	slices.SortStableFunc(structs, func(a, b int) int { return len(s.col(a)) - len(s.col(b)) })
 	for i := range s.head {
 		s.head[i] = -1
 	}
@@ -294,14 +345,14 @@ func (s *simplex) refactor(ctx context.Context) error {
 	clear(v)
 	var nz []int
 	for k, q := range structs {
-		if k%256 == 255 {
+		if k%ctxColumns == ctxColumns-1 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 		nz = nz[:0]
 		var amax float64
-		for _, e := range s.cols[q] {
+		for _, e := range s.col(q) {
 			v[e.row] = e.val
 			nz = append(nz, e.row)
 			amax = math.Max(amax, math.Abs(e.val))
@@ -358,7 +409,7 @@ func (s *simplex) computeBasic() {
 	clear(v)
 	for j := range s.n {
 		if s.where[j] < 0 && s.x[j] != 0 {
-			for _, e := range s.cols[j] {
+			for _, e := range s.col(j) {
 				v[e.row] -= e.val * s.x[j]
 			}
 		}
@@ -416,7 +467,7 @@ func (s *simplex) reducedCost(j int, phase1 bool) float64 {
 	if !phase1 {
 		d = s.cost[j]
 	}
-	for _, e := range s.cols[j] {
+	for _, e := range s.col(j) {
 		d -= e.val * s.y[e.row]
 	}
 	return d
