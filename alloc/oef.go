@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -191,14 +192,14 @@ func (o OEF) Name() string { return "OEF (" + o.Mode.String() + ")" }
 // p.Jobs, in GPUs of each type averaged over time.
 func (o OEF) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
 	if o.Mode != NonCooperative && o.Mode != Cooperative {
-		return nil, fmt.Errorf("alloc: OEF: unknown mode %v", o.Mode)
+		return nil, gpufair.Invalid("OEF.Mode", "", gpufair.ErrValue, "unknown mode %v", o.Mode)
 	}
 	set := o.Settings
 	if set == nil {
 		set = &OEFSettings{}
 	}
 	if set.Method != OEFStructured && set.Method != OEFFullModel {
-		return nil, fmt.Errorf("alloc: OEF: unknown method %v", set.Method)
+		return nil, gpufair.Invalid("OEF.Settings.Method", "", gpufair.ErrValue, "unknown method %v", set.Method)
 	}
 	in, err := newOEFInstance(p, o)
 	if err != nil {

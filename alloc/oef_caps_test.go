@@ -108,7 +108,8 @@ func slowestRunnable(row []float64, order []int) []float64 {
 // check's own LP lets the others slip by 1e-7 of their levels.
 const cappedTol = 1e-5
 
-func allocateCapped(t oefT, p *alloc.Problem, mode alloc.OEFMode) *alloc.Allocation {
+// allocateCapped returns OEF's allocation with demand caps.
+func allocateCapped(t *rapid.T, p *alloc.Problem, mode alloc.OEFMode) *alloc.Allocation {
 	t.Helper()
 	a, err := alloc.OEF{Mode: mode, DemandCaps: true}.Allocate(context.Background(), p)
 	if err != nil {

@@ -23,7 +23,8 @@ type oefInstance struct {
 // newOEFInstance validates p and o's caps and declared job types, and
 // builds the virtual users, in order of their first job.
 func newOEFInstance(p *Problem, o OEF) (*oefInstance, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	if p.Tenants == nil {
