@@ -113,3 +113,28 @@ func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, 
 	}
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }
+
+// plotLines writes one line per name of y[m][i] against x[i], without
+// point markers (long time series), to path.
+func plotLines(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, false
+	var lines []any
+	for m, name := range names {
+		xy := make(plotter.XYs, 0, len(x))
+		for i, v := range x {
+			if !math.IsNaN(y[m][i]) {
+				xy = append(xy, plotter.XY{X: v, Y: y[m][i]})
+			}
+		}
+		lines = append(lines, name, xy)
+	}
+	if err := plotutil.AddLines(p, lines...); err != nil {
+		return err
+	}
+	return p.Save(7*vg.Inch, 4*vg.Inch, path)
+}
