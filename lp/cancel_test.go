@@ -22,28 +22,49 @@ func TestSolveCancelStopsCLP(t *testing.T) {
 	m, _ := newGavelInstance(4096, 8, 1).maxMinModel(false)
 	for _, s := range []Settings{{Backend: CLP}, {Backend: CLP, Presolve: true}, {Backend: CLP, Method: PrimalSimplex}} {
 		t.Run(methodName(s), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			var cancelled time.Time
-			timer := time.AfterFunc(100*time.Millisecond, func() {
-				cancelled = time.Now()
-				cancel()
-			})
-			defer timer.Stop()
-			_, err := Solve(ctx, m, &s)
-			back := time.Now()
-			if cancelled.IsZero() {
-				t.Skipf("solved in under 100 ms (error %v): nothing to cancel", err)
+			// The machine may be loaded: a cancel that a busy scheduler
+			// delivers late fails one attempt, not the test.
+			var late []time.Duration
+			for range cancelAttempts {
+				d, solved := cancelOnce(t, m, s)
+				if solved {
+					t.Skip("solved before the cancel: nothing to cancel")
+				}
+				if d <= cancelLatency || raceEnabled {
+					t.Logf("returned %v after the cancel", d)
+					return
+				}
+				late = append(late, d)
 			}
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("Solve() error = %v, want context.Canceled", err)
-			}
-			d := back.Sub(cancelled)
-			t.Logf("returned %v after the cancel", d)
-			if d > cancelLatency && !raceEnabled {
-				t.Errorf("Solve() returned %v after the cancel, want at most %v", d, cancelLatency)
-			}
+			t.Errorf("Solve() returned %v after the cancel, want at most %v", late, cancelLatency)
 		})
 	}
+}
+
+// cancelAttempts is how many cancels TestSolveCancelStopsCLP tries.
+const cancelAttempts = 3
+
+// cancelOnce solves m under a context cancelled 150 ms in, and returns
+// the time from the cancel to Solve's return, or solved when Solve
+// returned first.
+func cancelOnce(t *testing.T, m *Model, s Settings) (d time.Duration, solved bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	at := make(chan time.Time, 1)
+	timer := time.AfterFunc(150*time.Millisecond, func() {
+		at <- time.Now()
+		cancel()
+	})
+	_, err := Solve(ctx, m, &s)
+	back := time.Now()
+	if timer.Stop() {
+		return 0, true
+	}
+	cancelled := <-at
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Solve() error = %v, want context.Canceled", err)
+	}
+	return back.Sub(cancelled), false
 }
 
 // TestIncrementalCancel: a warm model stopped by a cancel solves again
