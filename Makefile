@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel
+reproduce: deps reproduce-gavel reproduce-gandiva-fair
 
 # Gavel's evaluation, about 1.5 hours on 2 cores; outputs and plots go to
 # docs/reproduction/ (the commands of docs/reproduction.md).
@@ -46,3 +46,11 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 1,2.6 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
+
+# Gandiva_fair's evaluation (Figures 6, 7, 8, 10, 11), under a minute on 2
+# cores; outputs and plots go to docs/reproduction/.
+reproduce-gandiva-fair: deps
+	@mkdir -p docs/reproduction
+	$(SIMULATE) -experiment gandiva-fair-fig6 | tee docs/reproduction/gandiva-fair-fig6.txt
+	$(SIMULATE) -experiment gandiva-fair-fig7 | tee docs/reproduction/gandiva-fair-fig7.txt
+	$(SIMULATE) -experiment gandiva-fair-trading | tee docs/reproduction/gandiva-fair-trading.txt
