@@ -227,17 +227,13 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 		st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 		return false, nil
 	}
-	if g.set.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.set.Budget)
-		defer cancel()
-	}
-	sol, err := g.solve(ctx, now, jobs)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return true, nil
-		}
-		return false, err
+	var sol gavelState
+	partial, err = withinBudget(ctx, g.set.Budget, func(ctx context.Context) (err error) {
+		sol, err = g.solve(ctx, now, jobs)
+		return err
+	})
+	if partial || err != nil {
+		return partial, err
 	}
 	// Copy on write: the state saved by Decide for a rollback keeps the
 	// old maps.
@@ -252,32 +248,85 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 // differ between LP backends.
 const targetGrain = 1e-9
 
+// withinBudget runs solve with ctx bounded by budget (0: no bound). A solve
+// cut short by the budget or by ctx reports partial, with a nil error.
+func withinBudget(ctx context.Context, budget time.Duration, solve func(context.Context) error) (partial bool, err error) {
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	err = solve(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true, nil
+	}
+	return false, err
+}
+
 // solve returns the policy's allocation, as time fractions per job and
 // type, alone and co-located (the solution's Target, Partners and Labels).
 func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gavelState, error) {
-	healthy := g.l.Healthy()
 	types := g.l.Types()
+	sol := gavelState{Target: make(map[alloc.JobID][]float64, len(jobs))}
+	// Every configured tenant, with jobs or not, so that a policy's
+	// settings may name tenants that have none at the moment.
+	prob, in, cols, err := healthyProblem(g.l, jobs, g.set.Tenants, g.tenant)
+	if err != nil || prob == nil {
+		return sol, err
+	}
+	pol := g.pol
+	if g.set.Inputs != nil {
+		pol = g.set.Inputs(now, prob, in)
+	}
+	if ss, ok := pol.(alloc.SpaceSharing); ok {
+		r, err := ss.Solve(ctx, prob)
+		if err != nil {
+			return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+		}
+		return colocated(sol, ss, r, in, types, cols), nil
+	}
+	a, err := pol.Allocate(ctx, prob)
+	if err != nil {
+		return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+	}
+	for i, j := range in {
+		x := make([]float64, len(types))
+		for c, k := range cols {
+			x[k] = grain(a.GPUs[i][c] / float64(j.Gang))
+		}
+		sol.Target[j.ID] = x
+	}
+	return sol, nil
+}
+
+// grain rounds a time fraction to targetGrain.
+func grain(x float64) float64 { return math.Round(x/targetGrain) * targetGrain }
+
+// healthyProblem returns the problem of jobs over the healthy GPUs of l:
+// its capacity has the types with a healthy GPU (cols[c] is the ledger
+// index of its c-th type), a job's rate is 0 on a type with fewer healthy
+// GPUs than its gang, jobs left with no rate are left out (in lists those
+// kept, in order), and the tenants are extra followed by tenant(owner) for
+// every other owner. It returns a nil problem when no job can run.
+func healthyProblem(l *round.Ledger, jobs []*round.Job, extra []alloc.Tenant, tenant func(alloc.TenantID) alloc.Tenant) (prob *alloc.Problem, in []*round.Job, cols []int, err error) {
+	healthy := l.Healthy()
+	types := l.Types()
 	var ctypes []topology.GPUType
 	var count []float64
-	var cols []int
 	for k, n := range healthy {
 		if n > 0 {
 			ctypes, count, cols = append(ctypes, types[k]), append(count, float64(n)), append(cols, k)
 		}
 	}
-	sol := gavelState{Target: make(map[alloc.JobID][]float64, len(jobs))}
 	if len(ctypes) == 0 {
-		return sol, nil
+		return nil, nil, nil, nil
 	}
 	capa, err := alloc.NewCapacity(ctypes, count)
 	if err != nil {
-		return sol, err
+		return nil, nil, nil, err
 	}
-	var in []*round.Job
 	var pjobs []alloc.Job
-	// Every configured tenant, with jobs or not, so that a policy's
-	// settings may name tenants that have none at the moment.
-	tenants := slices.Clone(g.set.Tenants)
+	tenants := slices.Clone(extra)
 	seen := map[alloc.TenantID]bool{}
 	for _, t := range tenants {
 		seen[t.ID] = true
@@ -299,43 +348,15 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 		pjobs, in = append(pjobs, pj), append(in, j)
 		if !seen[pj.Owner] {
 			seen[pj.Owner] = true
-			tenants = append(tenants, g.tenant(pj.Owner))
+			tenants = append(tenants, tenant(pj.Owner))
 		}
 	}
 	if len(pjobs) == 0 {
-		return sol, nil
+		return nil, nil, nil, nil
 	}
-	prob, err := alloc.NewJobProblem(capa, tenants, pjobs)
-	if err != nil {
-		return sol, err
-	}
-	pol := g.pol
-	if g.set.Inputs != nil {
-		pol = g.set.Inputs(now, prob, in)
-	}
-	if ss, ok := pol.(alloc.SpaceSharing); ok {
-		r, err := ss.Solve(ctx, prob)
-		if err != nil {
-			return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
-		}
-		return colocated(sol, ss, r, in, types, cols), nil
-	}
-	a, err := pol.Allocate(ctx, prob)
-	if err != nil {
-		return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
-	}
-	for i, j := range in {
-		x := make([]float64, len(types))
-		for c, k := range cols {
-			x[k] = grain(a.GPUs[i][c] / float64(j.Gang))
-		}
-		sol.Target[j.ID] = x
-	}
-	return sol, nil
+	prob, err = alloc.NewJobProblem(capa, tenants, pjobs)
+	return prob, in, cols, err
 }
-
-// grain rounds a time fraction to targetGrain.
-func grain(x float64) float64 { return math.Round(x/targetGrain) * targetGrain }
 
 // tenant returns owner as a tenant, with its weight from the settings.
 func (g *Gavel) tenant(owner alloc.TenantID) alloc.Tenant {
@@ -473,11 +494,9 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 4. Placement: renewals first, then the rest largest gang first. A
-	// job and its mate are one gang, listed in arrival order.
-	pl := g.l.Placer(g.placer)
-	d := &round.Decision{Start: now, End: now + g.set.Round}
-	var fresh [][]alloc.JobID
+	// 4. Placement. A job and its mate are one gang, listed in arrival
+	// order.
+	var gangs []gangChoice
 	for i, j := range jobs {
 		k := chosen[i] - 1
 		if k < 0 || (mate[i] >= 0 && mate[i] < i) {
@@ -487,23 +506,46 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		if mate[i] >= 0 {
 			ids = append(ids, jobs[mate[i]].ID)
 		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && held(p, ids) && pl.Reserve(p.GPUs) == nil {
-			d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: p.Type, GPUs: p.GPUs})
-			continue
-		}
-		fresh = append(fresh, ids)
+		gangs = append(gangs, gangChoice{ids: ids, k: k, gang: j.Gang})
 	}
-	gang := func(ids []alloc.JobID) int { return jobs[pos[ids[0]]].Gang }
-	slices.SortStableFunc(fresh, func(a, b []alloc.JobID) int { return cmp.Compare(gang(b), gang(a)) })
-	for _, ids := range fresh {
-		k := chosen[pos[ids[0]]] - 1
-		gpus, err := pl.Place(types[k], gang(ids))
-		if err != nil {
-			return nil, fmt.Errorf("stride: placing job %q: %w", ids[0], err) // left[] kept Σ gangs within each type's healthy GPUs
-		}
-		d.Placements = append(d.Placements, round.Placement{Jobs: ids, Type: types[k], GPUs: gpus})
+	d := &round.Decision{Start: now, End: now + g.set.Round}
+	if err := placeGangs(g.l, g.l.Placer(g.placer), d, gangs); err != nil {
+		return nil, err
 	}
 	return d, nil
+}
+
+// gangChoice is a gang chosen to run on type k: jobs ids share its gang
+// GPUs.
+type gangChoice struct {
+	ids  []alloc.JobID
+	k    int
+	gang int
+}
+
+// placeGangs adds a placement to d for every gang, in arrival order: gangs
+// whose jobs held slots of their type until now keep them (lease renewal),
+// the others are placed largest first on the fewest servers, never on a
+// failed GPU. The caller keeps Σ gangs within each type's healthy GPUs.
+func placeGangs(l *round.Ledger, pl *topology.Placer, d *round.Decision, gangs []gangChoice) error {
+	types := l.Types()
+	var fresh []gangChoice
+	for _, c := range gangs {
+		if p, ok := l.Holding(c.ids[0]); ok && p.Type == types[c.k] && held(p, c.ids) && pl.Reserve(p.GPUs) == nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: c.ids, Type: p.Type, GPUs: p.GPUs})
+			continue
+		}
+		fresh = append(fresh, c)
+	}
+	slices.SortStableFunc(fresh, func(a, b gangChoice) int { return cmp.Compare(b.gang, a.gang) })
+	for _, c := range fresh {
+		gpus, err := pl.Place(types[c.k], c.gang)
+		if err != nil {
+			return fmt.Errorf("stride: placing job %q: %w", c.ids[0], err)
+		}
+		d.Placements = append(d.Placements, round.Placement{Jobs: c.ids, Type: types[c.k], GPUs: gpus})
+	}
+	return nil
 }
 
 // held reports whether every job of ids ran in placement p.

@@ -66,8 +66,8 @@ func mechanisms() []mechanism {
 		placementSensitive("max-min-placement", alloc.MaxMin{}),
 		gavel("water-filling", alloc.WaterFilling{}, stride.GavelSettings{}),
 		hierarchical("hierarchical"),
-		gavel("oef-non-cooperative", floored{alloc.OEF{Mode: alloc.NonCooperative}}, stride.GavelSettings{}),
-		gavel("oef-cooperative", floored{alloc.OEF{Mode: alloc.Cooperative}}, stride.GavelSettings{}),
+		oef("oef-non-cooperative", alloc.NonCooperative),
+		oef("oef-cooperative", alloc.Cooperative),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
 		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
@@ -206,46 +206,12 @@ func minCost(name string, slo bool) mechanism {
 	}}
 }
 
-// floored is OEF over rates where a job's zero rate (Gavel measured some
-// models out of memory on the K80) is half its slowest positive rate:
-// OEF normalises by the rate on the slowest type and refuses a zero there.
-// Gavel's mechanism never runs a job on a type it has no rate on, so time
-// OEF gives it there is lost to it.
-type floored struct{ alloc.Policy }
-
-func (f floored) Allocate(ctx context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
-	rows := make([][]float64, len(p.Jobs))
-	changed := false
-	for i := range p.Jobs {
-		rows[i] = slices.Clone(p.Throughputs.Row(i))
-		low := math.Inf(1)
-		for _, r := range rows[i] {
-			if r > 0 {
-				low = min(low, r)
-			}
-		}
-		for k, r := range rows[i] {
-			if r == 0 && !math.IsInf(low, 1) {
-				rows[i][k], changed = low/2, true
-			}
-		}
-	}
-	if !changed {
-		return f.Policy.Allocate(ctx, p)
-	}
-	tp, err := speedup.New(p.JobIDs(), p.Capacity.Types, rows)
-	if err != nil {
-		return nil, err
-	}
-	jobs := slices.Clone(p.Jobs)
-	for i := range jobs {
-		jobs[i].Rates = rows[i]
-	}
-	q, err := alloc.NewProblem(p.Capacity, p.Tenants, jobs, tp)
-	if err != nil {
-		return nil, err
-	}
-	return f.Policy.Allocate(ctx, q)
+// oef is OEF's scheduler (stride.OEF) with demand caps: no tenant is given
+// more GPUs than its jobs run at once.
+func oef(name string, mode alloc.OEFMode) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		return stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true}, e.c, e.w.Types, &stride.OEFSettings{Round: e.round})
+	}}
 }
 
 // sloOrBest is min-cost with SLOs, or without them when the SLOs cannot
