@@ -92,3 +92,80 @@ func BenchmarkOEFCooperative(b *testing.B) {
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 1024, 10, 26)
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 4096, 10, 26)
 }
+
+// oefCappedBenchProblem is oefBenchProblem with 1 to 4 one-GPU jobs per
+// user (its job type's row each), so that demand caps of 1 to 4 GPUs bind
+// for some users and not others: about a GPU per two users, two jobs per
+// user on average.
+func oefCappedBenchProblem(b *testing.B, users, types, jobTypes int, seed uint64) *alloc.Problem {
+	p := oefBenchProblem(b, users, types, jobTypes, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	var jobs []alloc.Job
+	for _, j := range p.Jobs {
+		n := 1 + r.IntN(4)
+		for c := range n {
+			jobs = append(jobs, alloc.Job{ID: alloc.JobID(fmt.Sprintf("%s-%d", j.ID, c)), Owner: j.Owner, Gang: 1, Weight: 1})
+		}
+	}
+	row := map[alloc.TenantID][]float64{}
+	for i, j := range p.Jobs {
+		row[j.Owner] = p.Throughputs.Row(i)
+	}
+	for i := range jobs {
+		jobs[i].Rates = row[jobs[i].Owner]
+	}
+	q, err := alloc.NewJobProblem(p.Capacity, p.Tenants, jobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return q
+}
+
+// BenchmarkOEFCapped measures OEF with demand caps at 1,000 users × 10
+// types sharing 26 job types: the instance of BenchmarkOEFCooperative's
+// last rows (one one-GPU job per user, so a cap of one GPU, binding for
+// users owed more) and one with 1 to 4 jobs per user
+// (oefCappedBenchProblem), where caps per unit of weight take six values
+// and the classes, (job type, cap per unit of weight), triple. Both modes:
+// cooperative (capped envy rows and sharing floors, by envy-row
+// generation) and non-cooperative (progressive filling). It checks the
+// caps and reports the users held at their cap.
+func BenchmarkOEFCapped(b *testing.B) {
+	for _, mode := range []alloc.OEFMode{alloc.Cooperative, alloc.NonCooperative} {
+		for _, jobs := range []string{"1", "1-4"} {
+			b.Run(fmt.Sprintf("users=1000/types=10/jobtypes=26/jobs=%s/%v", jobs, mode), func(b *testing.B) {
+				p := oefBenchProblem(b, 1000, 10, 26, 1)
+				if jobs != "1" {
+					p = oefCappedBenchProblem(b, 1000, 10, 26, 1)
+				}
+				pol := alloc.OEF{Mode: mode, DemandCaps: true}
+				a, err := pol.Allocate(context.Background(), p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				capped := 0
+				for u, t := range p.Tenants {
+					var held, demand float64
+					for i, j := range p.Jobs {
+						if j.Owner == t.ID {
+							held += sum(a.GPUs[i])
+							demand += float64(j.Gang)
+						}
+					}
+					if held > demand+oefTol {
+						b.Fatalf("tenant %d holds %v GPUs, demand %v", u, held, demand)
+					}
+					if held >= demand-oefTol {
+						capped++
+					}
+				}
+				for b.Loop() {
+					if _, err := pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(capped), "users-at-cap")
+			})
+		}
+	}
+}
