@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair/alloc"
 )
@@ -47,6 +49,16 @@ func oefBenchProblem(b *testing.B, users, types, jobTypes int, seed uint64) *all
 	return oefUsersProblem(b, count, weights, rates)
 }
 
+// cpuTime returns the process's CPU time, user and system: on a shared
+// machine it varies far less with the load than wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func benchOEF(b *testing.B, mode alloc.OEFMode, method alloc.OEFMethod, users, types, jobTypes int) {
 	b.Run(fmt.Sprintf("users=%d/types=%d/jobtypes=%d/%v", users, types, jobTypes, method), func(b *testing.B) {
 		p := oefBenchProblem(b, users, types, jobTypes, 1)
@@ -54,11 +66,13 @@ func benchOEF(b *testing.B, mode alloc.OEFMode, method alloc.OEFMethod, users, t
 		if _, err := pol.Allocate(context.Background(), p); err != nil {
 			b.Fatal(err)
 		}
+		cpu := cpuTime()
 		for b.Loop() {
 			if _, err := pol.Allocate(context.Background(), p); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 	})
 }
 
@@ -159,12 +173,14 @@ func BenchmarkOEFCapped(b *testing.B) {
 						capped++
 					}
 				}
+				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := pol.Allocate(context.Background(), p); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(capped), "users-at-cap")
+				b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
