@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-oef
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair
 
 # Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
 # docs/reproduction/.
@@ -51,3 +51,11 @@ reproduce-oef: deps
 	$(SIMULATE) -experiment oef-fairness | tee docs/reproduction/oef-fairness.txt
 	$(SIMULATE) -experiment oef-profiling -jobs 200 | tee docs/reproduction/oef-profiling.txt
 	$(SIMULATE) -experiment oef-jct -jobs 1000 -rate 3 -seeds 3 | tee docs/reproduction/oef-jct.txt
+
+# Gandiva_fair's evaluation (Figures 6, 7, 8, 10, 11), under a minute on 2
+# cores; outputs and plots go to docs/reproduction/.
+reproduce-gandiva-fair: deps
+	@mkdir -p docs/reproduction
+	$(SIMULATE) -experiment gandiva-fair-fig6 | tee docs/reproduction/gandiva-fair-fig6.txt
+	$(SIMULATE) -experiment gandiva-fair-fig7 | tee docs/reproduction/gandiva-fair-fig7.txt
+	$(SIMULATE) -experiment gandiva-fair-trading | tee docs/reproduction/gandiva-fair-trading.txt
