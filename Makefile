@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-gandiva-fair
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair
 
 # Gavel's evaluation, about 1.5 hours on 2 cores; outputs and plots go to
 # docs/reproduction/ (the commands of docs/reproduction.md).
@@ -46,6 +46,14 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 1,2.6 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
+
+# OEF's evaluation (section 6), about 10 minutes on 2 cores; outputs go to
+# docs/reproduction/.
+reproduce-oef: deps
+	$(SIMULATE) -experiment oef-throughput -jobs 200 -seeds 3 | tee docs/reproduction/oef-throughput.txt
+	$(SIMULATE) -experiment oef-fairness | tee docs/reproduction/oef-fairness.txt
+	$(SIMULATE) -experiment oef-profiling -jobs 200 | tee docs/reproduction/oef-profiling.txt
+	$(SIMULATE) -experiment oef-jct -jobs 1000 -rate 3 -seeds 3 | tee docs/reproduction/oef-jct.txt
 
 # Gandiva_fair's evaluation (Figures 6, 7, 8, 10, 11), under a minute on 2
 # cores; outputs and plots go to docs/reproduction/.
