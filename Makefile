@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel
+reproduce: deps reproduce-gavel reproduce-themis
 
 # Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
 # docs/reproduction/.
@@ -43,3 +43,13 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
 	$(SIMULATE) -experiment gavel-fig15 -jobs 9000 -measure 4000:5000 -seeds 1 -rates 2,4,5,5.6,6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
+
+# Themis' evaluation (docs/reproduction.md, Themis), about 30 minutes on 2
+# cores: 85 apps (the trace's subset), 3 seeds for the sweeps.
+THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,finish-time-fairness
+reproduce-themis: deps
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig9.txt
+	$(SIMULATE) -experiment themis-fig10 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig10.txt
+	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig14.txt
+	$(SIMULATE) -experiment themis-fig15 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig15.txt
+	$(SIMULATE) -experiment themis-fig19 -jobs 85 -seeds 3 | tee docs/reproduction/themis-fig19.txt
