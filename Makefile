@@ -62,7 +62,7 @@ reproduce-gandiva-fair: deps
 
 # Themis' evaluation (docs/reproduction.md, Themis), about 30 minutes on 2
 # cores: 85 apps (the trace's subset), 3 seeds for the sweeps.
-THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,finish-time-fairness
+THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
 reproduce-themis: deps
 	$(SIMULATE) -experiment themis-fig9 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig9.txt
 	$(SIMULATE) -experiment themis-fig10 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig10.txt
