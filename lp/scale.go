@@ -197,7 +197,10 @@ func (sc *scaling) addRows(m *Model, first int) error {
 	for i := len(sc.row); i < len(m.rows); i++ {
 		sc.row = append(sc.row, sc.rowFactor(m.rows[i]))
 	}
-	return sc.check(m, first)
+	if err := sc.check(m, first); err != nil {
+		return err
+	}
+	return sc.checkBoundsFrom(m, first, len(m.rows))
 }
 
 // check records the range of the scaled coefficients of rows first.. and
@@ -253,6 +256,11 @@ func (sc *scaling) unscale(sol *Solution) {
 // checkBounds refuses bounds of the columns and of the first rows of m
 // that the current factors leave beyond maxCLPBound.
 func (sc *scaling) checkBounds(m *Model, rows int) error {
+	return sc.checkBoundsFrom(m, 0, rows)
+}
+
+// checkBoundsFrom is checkBounds for the columns and rows first..rows-1.
+func (sc *scaling) checkBoundsFrom(m *Model, first, rows int) error {
 	bad := func(lo, hi float64) bool {
 		return !math.IsInf(lo, 0) && math.Abs(lo) > maxCLPBound || !math.IsInf(hi, 0) && math.Abs(hi) > maxCLPBound
 	}
@@ -261,7 +269,7 @@ func (sc *scaling) checkBounds(m *Model, rows int) error {
 			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.names[j], m.lower[j], m.upper[j])
 		}
 	}
-	for i := range rows {
+	for i := first; i < rows; i++ {
 		if lo, hi := sc.rowBounds(m, i); bad(lo, hi) {
 			return fmt.Errorf("%w: row %q has range [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.rnames[i], m.rowLo[i], m.rowHi[i])
 		}
