@@ -151,21 +151,29 @@ type OEF struct {
 func (o OEF) Name() string { return "OEF (" + o.Mode.String() + ")" }
 
 // Allocate returns OEF's allocation of p, one row per job in the order of
-// p.Jobs, in GPUs of each type averaged over time.
+// p.Jobs, in GPUs of each type averaged over time. A cooperative result is
+// certified before it is returned (see AllocateCertified).
 func (o OEF) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	a, _, err := o.allocate(ctx, p)
+	return a, err
+}
+
+// allocate is Allocate, with the certificate of a cooperative result.
+func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertificate, error) {
+	var cert OEFCertificate
 	if o.Mode != NonCooperative && o.Mode != Cooperative {
-		return nil, fmt.Errorf("alloc: OEF: unknown mode %v", o.Mode)
+		return nil, cert, fmt.Errorf("alloc: OEF: unknown mode %v", o.Mode)
 	}
 	set := o.Settings
 	if set == nil {
 		set = &OEFSettings{}
 	}
 	if set.Method != OEFStructured && set.Method != OEFFullModel {
-		return nil, fmt.Errorf("alloc: OEF: unknown method %v", set.Method)
+		return nil, cert, fmt.Errorf("alloc: OEF: unknown method %v", set.Method)
 	}
 	in, err := newOEFInstance(p)
 	if err != nil {
-		return nil, err
+		return nil, cert, err
 	}
 	cls := identityClasses(len(in.speed))
 	if set.Method == OEFStructured {
@@ -178,16 +186,14 @@ func (o OEF) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
 		y, err = sub.solveNonCoopDual(ctx, set.LP)
 	case o.Mode == NonCooperative:
 		y, err = sub.solveNonCoopFull(ctx, set.LP)
-	case set.Method == OEFStructured:
-		y, err = sub.solveCoopRowGen(ctx, set.LP)
 	default:
-		y, err = sub.solveCoopFull(ctx, set.LP)
+		y, cert, err = sub.solveCoopCertified(ctx, set.Method, set.LP)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("alloc: %s: %w", o.Name(), err)
+		return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
 	}
 	sub.repair(y)
-	return in.allocation(p, cls, y), nil
+	return in.allocation(p, cls, y), cert, nil
 }
 
 // pureGo reports whether s selects the gonum backend. Its simplex cannot

@@ -76,7 +76,7 @@ func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
 		if !clp {
 			return
 		}
-		full, err := q.solveCoopFull(context.Background(), nil)
+		full, _, err := q.solveCoopFull(context.Background(), nil)
 		if err != nil {
 			rt.Fatal(err)
 		}
