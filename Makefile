@@ -27,4 +27,19 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps
+reproduce: deps reproduce-gavel
+
+# Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
+# docs/reproduction/.
+SIMULATE = $(GO) run ./examples/simulate -progress=false -plots docs/reproduction
+GAVEL_LOAD = -jobs 9000 -measure 4000:5000 -seeds 3
+reproduce-gavel: deps
+	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
+	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -rates 1,1.5,2,2.6,3 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10.txt
+	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -rates 1,1.5,2,2.6,3 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
+	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400,800 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -rates 2,4,5.6,7 -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -multi -rates 1,2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing-multi.txt
+	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
+	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
+	$(SIMULATE) -experiment gavel-fig15 -jobs 9000 -measure 4000:5000 -seeds 1 -rates 2,4,5,5.6,6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt

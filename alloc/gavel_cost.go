@@ -84,7 +84,7 @@ func (pol MinCost) Name() string {
 // Allocate returns the allocation of most throughput per cost that meets
 // the SLOs.
 func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	need, err := pol.inputs(p)
+	need, p, err := pol.inputs(p)
 	if err != nil {
 		return nil, err
 	}
@@ -124,32 +124,34 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 
 // inputs validates the policy's fields and returns each job's required
 // throughput S_m/SLO_m (0 for none), checking each against the most the job
-// can get alone.
-func (pol MinCost) inputs(p *Problem) ([]float64, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
+// can get alone, with the problem of normalised rates (validNormalised) in
+// whose units it is.
+func (pol MinCost) inputs(p *Problem) ([]float64, *Problem, error) {
+	p, ref, err := p.validNormalised()
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := checkAligned("MinCost.Cost", pol.Cost, p.typeNames(), positive); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	need := make([]float64, len(p.Jobs))
 	if pol.SLO == nil && pol.RemainingSteps == nil {
-		return need, nil
+		return need, p, nil
 	}
 	ids := p.JobIDs()
 	if err := checkAligned("MinCost.RemainingSteps", pol.RemainingSteps, ids, positive); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkAligned("MinCost.SLO", pol.SLO, ids, positiveInf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for i, s := range pol.RemainingSteps {
+	for i, s := range work(pol.RemainingSteps, ref) {
 		need[i] = s / pol.SLO[i]
 		if best := p.bestAlone(i); need[i] > best*(1+sloTol) {
-			return nil, &SLOError{Policy: pol.Name(), Job: p.Jobs[i].ID, Need: need[i], Max: best}
+			return nil, nil, &SLOError{Policy: pol.Name(), Job: p.Jobs[i].ID, Need: need[i] * ref, Max: best * ref}
 		}
 	}
-	return need, nil
+	return need, p, nil
 }
 
 // scaleToCapacity multiplies x by the largest factor that keeps every job's

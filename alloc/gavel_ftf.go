@@ -70,6 +70,7 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 	if err != nil {
 		return nil, err
 	}
+	p = in.p
 	_, x := p.isolatedThroughputs()
 	thr := p.throughputsOf(x)
 	rho := in.maxRho(thr)
@@ -109,6 +110,7 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 	if err != nil {
 		return nil, err
 	}
+	p = in.p
 	if err := a.Validate(p.Capacity); err != nil {
 		return nil, err
 	}
@@ -124,13 +126,16 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 }
 
 // ftfInputs are the validated constants of ρ_m: numerator t_m + S_m/thr,
-// denominator den_m = t^iso_m + S_m/thr^iso_m.
+// denominator den_m = t^iso_m + S_m/thr^iso_m, over p, the problem with
+// normalised rates (validNormalised) in whose units the steps are.
 type ftfInputs struct {
 	steps, elapsed, den []float64
+	p                   *Problem
 }
 
 func (pol FinishTimeFairness) inputs(p *Problem) (ftfInputs, error) {
-	if err := p.Validate(); err != nil {
+	p, ref, err := p.validNormalised()
+	if err != nil {
 		return ftfInputs{}, err
 	}
 	ids := p.JobIDs()
@@ -159,9 +164,9 @@ func (pol FinishTimeFairness) inputs(p *Problem) (ftfInputs, error) {
 		return ftfInputs{}, err
 	}
 	rates, _ := p.isolatedThroughputs()
-	in := ftfInputs{steps: pol.RemainingSteps, elapsed: elapsed, den: make([]float64, len(ids))}
+	in := ftfInputs{steps: work(pol.RemainingSteps, ref), elapsed: elapsed, den: make([]float64, len(ids)), p: p}
 	for i, r := range rates {
-		in.den[i] = iso[i] + pol.RemainingSteps[i]/r
+		in.den[i] = iso[i] + in.steps[i]/r
 	}
 	return in, nil
 }

@@ -47,7 +47,8 @@ func (Makespan) Name() string { return "makespan" }
 
 // Allocate returns an allocation that minimises the makespan.
 func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	if err := p.Validate(); err != nil {
+	p, ref, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	if err := checkAligned("Makespan.RemainingSteps", pol.RemainingSteps, p.JobIDs(), positive); err != nil {
@@ -58,7 +59,7 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 	}
 	// Each job must reach λ·S_m: a max-min over throughput/S_m.
 	scale := make([]float64, len(p.Jobs))
-	for i, s := range pol.RemainingSteps {
+	for i, s := range work(pol.RemainingSteps, ref) {
 		scale[i] = 1 / s
 	}
 	m, v := maxMinRatioModel(p, scale)

@@ -32,7 +32,8 @@ func (MaxTotalThroughput) Name() string { return "max-total-throughput" }
 
 // Allocate returns a throughput-maximising allocation.
 func (pol MaxTotalThroughput) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	m := lp.NewModel(lp.Maximize)

@@ -348,6 +348,7 @@ func bisectRho(t fataler, p *Problem, pol FinishTimeFairness) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p = in.p
 	rates, _ := p.isolatedThroughputs()
 	hi := in.maxRho(rates)
 	return bisect(0, hi, func(rho float64) bool {

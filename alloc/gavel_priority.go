@@ -41,7 +41,8 @@ func (FIFO) Name() string { return "fifo" }
 
 // Allocate returns the FIFO allocation.
 func (pol FIFO) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	key := pol.Arrival
@@ -79,13 +80,16 @@ func (ShortestJobFirst) Name() string { return "shortest-job-first" }
 
 // Allocate returns the shortest-job-first allocation.
 func (pol ShortestJobFirst) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	if err := p.Validate(); err != nil {
+	q, _, err := p.validNormalised()
+	if err != nil {
 		return nil, err
 	}
 	if err := checkAligned("ShortestJobFirst.RemainingSteps", pol.RemainingSteps, p.JobIDs(), positive); err != nil {
 		return nil, err
 	}
-	return priorityAllocate(ctx, pol.Name(), p, func(i int) float64 {
+	// The order comes from the rates as given, where equal remaining
+	// times are exact ties; the LP from the normalised ones.
+	return priorityAllocate(ctx, pol.Name(), q, func(i int) float64 {
 		if b := p.bestAlone(i); b > 0 {
 			return pol.RemainingSteps[i] / b
 		}

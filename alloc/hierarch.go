@@ -79,7 +79,8 @@ type entityWeights struct {
 // entities apart (and every job of a FIFO entity alone), with the entities'
 // weights.
 func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWeights, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}
 	if p.Tenants == nil {

@@ -87,7 +87,8 @@ func (mm MaxMin) Allocate(ctx context.Context, p *Problem) (*Allocation, error) 
 // classes of p: rates normalised by the equal share (or all 1 on usable
 // types when agnostic), slope w_m, base 0.
 func maxMinProblem(p *Problem, agnostic bool) (*levelProblem, rowClasses, error) {
-	if err := p.Validate(); err != nil {
+	p, _, err := p.validNormalised()
+	if err != nil {
 		return nil, rowClasses{}, err
 	}
 	rates, err := normalisedRates(p, agnostic)

@@ -2,7 +2,6 @@ package alloc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -62,7 +61,7 @@ const maxPoints = 2000
 const maxStalls = 20
 
 // errNoConvergence reports a decomposition that reached maxPoints.
-var errNoConvergence = errors.New("alloc: max-min decomposition did not converge")
+var errNoConvergence = fmt.Errorf("alloc: max-min decomposition did not converge: %w", lp.ErrNumerical)
 
 // oracle evaluates L(p) and returns its maximiser.
 type oracle struct {
@@ -102,18 +101,18 @@ func newOracle(lv *levelProblem) (*oracle, error) {
 			}
 		}
 		if len(ord) == 0 {
-			return nil, fmt.Errorf("alloc: class %d has no usable type", c)
+			return nil, fmt.Errorf("alloc: class %d has no usable type: %w", c, lp.ErrNumerical)
 		}
 		top := lv.gang[c] * ord[len(ord)-1].x
 		if lv.base[c] > top*(1+capTol) {
-			return nil, fmt.Errorf("alloc: class %d's base %v exceeds its capacity %v", c, lv.base[c], top)
+			return nil, fmt.Errorf("alloc: class %d's base %v exceeds its capacity %v: %w", c, lv.base[c], top, lp.ErrNumerical)
 		}
 		if lv.slope[c] > 0 {
 			o.tmax = min(o.tmax, max(0, top-lv.base[c])/lv.slope[c])
 		}
 	}
 	if math.IsInf(o.tmax, 1) {
-		return nil, errors.New("alloc: no class has a positive slope")
+		return nil, fmt.Errorf("alloc: no class has a positive slope: %w", lp.ErrNumerical)
 	}
 	return o, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -78,10 +79,14 @@ type OEFSettings struct {
 // shares each user's allocation out among the user's jobs.
 //
 // Speedups. Each job's throughputs are divided by its throughput on the
-// slowest GPU type (speedup.Matrix.RelativeToSlowest; OEF's w_l^1 = 1), so a
-// job's row is its speedup vector s, and a bundle x of GPUs is worth s·x
-// (normalised throughput, in slowest-GPU equivalents). The gang size
-// cancels out of s.
+// slowest GPU type it can run on (speedup.Matrix.RelativeToSlowestRunnable;
+// OEF's w_l^1 = 1, the slowest type being that of speedup.Matrix.TypeOrder),
+// so a job's row is its speedup vector s, and a bundle x of GPUs is worth
+// s·x (normalised throughput, in equivalents of that slowest GPU). The gang
+// size cancels out of s. Where every job runs on the slowest type this is
+// the paper's normaliser; a job with a zero rate there (a large model that
+// does not fit a K80) is measured in its own slowest usable GPU, not given
+// a made-up rate. A zero rate stays zero: the job never receives that type.
 //
 // Virtual users (sections 4.2.3 and 4.2.4). The jobs of one user with
 // bit-identical speedup vectors form one job type. Each (user, job type)
@@ -103,11 +108,29 @@ type OEFSettings struct {
 //	maximise Σ_v π_v·s_v·y_v  subject to  s_v·y_v ≥ s_v·y_u for every v ≠ u,
 //	                                       Σ_v π_v·y_vk ≤ m_k, y ≥ 0.
 //
-// Jobs. X_v is split among v's jobs in proportion to Weight·Gang, so that
-// every job of v runs the same fraction of time per unit of weight. OEF
-// models users, not jobs: a job may receive more GPUs than its gang uses at
-// once, and it is the placer's work (package stride) to spread a user's
-// share over its jobs.
+// Jobs. Each type's GPUs of X_v are split among v's jobs that can run on
+// it in proportion to Weight·Gang, so that every job of v runs the same
+// fraction of time per unit of weight. Without caps, OEF models users, not
+// jobs: a job may receive more GPUs than its gang uses at once, and it is
+// the placer's work (package stride) to spread a user's share over its
+// jobs. Declared job types (JobTypes) may mix rows: their speedup on a type
+// is the Weight·Gang-weighted mean over the jobs that can run there.
+//
+// Caps (DemandCaps, Caps). Virtual user v then holds at most cap_v GPUs of
+// any mix. The paper's formulations read as follows under caps (the LPs are
+// in oef_caps.go):
+//   - non-cooperative: progressive filling. All users share one level t,
+//     raised until the cluster is used, except users a cap holds lower;
+//     a user below the top level cannot gain without another user losing
+//     (and holds its cap). With no cap binding it is (9).
+//   - cooperative: maximise throughput subject to capped envy-freeness
+//     (v does not prefer u's bundle scaled to v's own demand, by
+//     min(1, ĉ_v/ĉ_u), ĉ the caps per unit of weight, at most the cluster)
+//     and capped sharing incentive (v values its bundle at least as much as
+//     its best cap_v GPUs of an equal split, m·π_v/W), rows the LP states,
+//     as with caps envy-freeness no longer implies it. Capped envy-freeness
+//     is weaker than comparing v's best cap_v GPUs of u's bundle, which is
+//     not a convex condition.
 //
 // Properties (ERRATA.md in the design notes says where the paper claims
 // more):
@@ -129,11 +152,14 @@ type OEFSettings struct {
 // allocation returned is one optimal vertex chosen by the solver; it is
 // deterministic for a given input, method and backend.
 //
-// Degenerate input. Allocate returns an *gpufair.InputError when Problem.Users is
-// nil (gpufair.ErrEmpty), or when a job's throughput row is all zeros or zero on
-// the slowest type, OEF's normaliser (gpufair.ErrValue, naming the job). A GPU type
-// with zero count is rejected by Cluster.Validate. Users who own no job are
-// not tenants this round: they receive nothing and do not count in n.
+// Degenerate input. Allocate returns an *gpufair.InputError when
+// Problem.Users is nil (gpufair.ErrEmpty), when a job's throughput row is
+// all zeros (gpufair.ErrValue, naming the job), for a cap on an unknown
+// tenant or a declared type of an unknown job (gpufair.ErrUnknownID), and
+// for a cap that is negative, not finite or not whole, or an empty type
+// label (gpufair.ErrValue). A GPU type with zero count is rejected by
+// Cluster.Validate. Users who own no job are not tenants this round: they
+// receive nothing and do not count in n.
 //
 // Cost: see docs/benchmarks/oef.md. The structured non-cooperative solve is
 // O(C·K) per cutting-plane round over C classes and K types, plus LPs of K
@@ -143,7 +169,19 @@ type OEFSettings struct {
 // with distinct rows, about 0.16 s at 256 users × 3 types (the full model:
 // 3.6 s), 7 s at 1,024 × 3, 0.1 s at 1,024 × 2; 1,024 × 10 is out of reach.
 type OEF struct {
-	Mode     OEFMode
+	Mode OEFMode
+	// DemandCaps caps every tenant at the GPUs its jobs can run at once:
+	// each virtual user at the sum of its jobs' gangs, of any mix of
+	// types, averaged over time. False is the paper's OEF.
+	DemandCaps bool
+	// Caps caps the tenants it names at a whole number of GPUs, of any
+	// mix, split among a tenant's virtual users in proportion to their
+	// demands (with DemandCaps, the smaller cap holds). Nil: none.
+	Caps map[TenantID]float64
+	// JobTypes declares job types (OEF section 4.2.4): jobs of one owner
+	// with the same label form one virtual user, whatever their rows.
+	// Jobs it does not name are typed by their rows, as without it.
+	JobTypes map[JobID]string
 	Settings *OEFSettings
 }
 
@@ -162,26 +200,31 @@ func (o OEF) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
 func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertificate, error) {
 	var cert OEFCertificate
 	if o.Mode != NonCooperative && o.Mode != Cooperative {
-		return nil, cert, fmt.Errorf("alloc: OEF: unknown mode %v", o.Mode)
+		return nil, cert, gpufair.Invalid("OEF.Mode", "", gpufair.ErrValue, "unknown mode %v", o.Mode)
 	}
 	set := o.Settings
 	if set == nil {
 		set = &OEFSettings{}
 	}
 	if set.Method != OEFStructured && set.Method != OEFFullModel {
-		return nil, cert, fmt.Errorf("alloc: OEF: unknown method %v", set.Method)
+		return nil, cert, gpufair.Invalid("OEF.Settings.Method", "", gpufair.ErrValue, "unknown method %v", set.Method)
 	}
-	in, err := newOEFInstance(p)
+	in, err := newOEFInstance(p, o)
 	if err != nil {
 		return nil, cert, err
 	}
 	cls := identityClasses(len(in.speed))
 	if set.Method == OEFStructured {
-		cls = groupRows(len(in.speed), func(v int) []float64 { return in.speed[v] })
+		cls = groupRows(len(in.speed), in.classKey)
 	}
 	sub := in.classProblem(cls)
+	if sub.cap != nil && o.Mode == Cooperative {
+		sub.setSharingFloors()
+	}
 	var y [][]float64
 	switch {
+	case o.Mode == NonCooperative && sub.cap != nil:
+		y, err = sub.solveNonCoopCapped(ctx, set.LP)
 	case o.Mode == NonCooperative && set.Method == OEFStructured && !pureGo(set.LP):
 		y, err = sub.solveNonCoopDual(ctx, set.LP)
 	case o.Mode == NonCooperative:

@@ -74,11 +74,14 @@ func (o OEF) AllocateCertified(ctx context.Context, p *Problem) (*Allocation, OE
 }
 
 // coopDual is a dual solution of cooperative OEF's LP over classes: a
-// price per GPU type (capacity rows) and a multiplier per envy row, zero
-// for the rows not listed.
+// price per GPU type (capacity rows), a multiplier per envy row (zero for
+// the rows not listed) and, with caps (addCaps), one per class on its cap
+// row and on its sharing floor (zero where it has none).
 type coopDual struct {
 	price []float64
 	flows []envyFlow
+	cap   []float64
+	floor []float64
 }
 
 // envyFlow is the multiplier v ≥ 0 of class c's envy row against class d.
@@ -96,6 +99,24 @@ func (q *oefLP) rowDuals(sol *lp.Solution, rows []envyPair, ids []lp.Row) coopDu
 		return coopDual{} // the pure-Go backend gives none
 	}
 	d := coopDual{price: append([]float64(nil), sol.RowDuals[:len(q.count)]...)}
+	if q.cap != nil {
+		// addCaps's rows follow the capacity rows, in its order: the
+		// finite caps, then the positive floors (a floor's dual is ≤ 0).
+		next := len(q.count)
+		d.cap, d.floor = make([]float64, len(q.s)), make([]float64, len(q.s))
+		for c, b := range q.cap {
+			if !math.IsInf(b, 1) {
+				d.cap[c] = sol.RowDuals[next]
+				next++
+			}
+		}
+		for c, f := range q.floor {
+			if f > 0 {
+				d.floor[c] = -sol.RowDuals[next]
+				next++
+			}
+		}
+	}
 	for i, r := range rows {
 		if v := -sol.RowDuals[ids[i]]; v > 0 {
 			d.flows = append(d.flows, envyFlow{r[0], r[1], v})
@@ -109,13 +130,15 @@ func (q *oefLP) rowDuals(sol *lp.Solution, rows []envyPair, ids []lp.Row) coopDu
 // dual.
 //
 // The dual constraint of y_ck (maximise Σ_c w_c·s_c·y_c subject to
-// s_c·y_d − s_c·y_c ≤ 0 with multiplier λ_cd and Σ_c w_c·y_ck ≤ m_k with
-// price p_k) is
+// r_cd·s_c·y_d − s_c·y_c ≤ 0 with multiplier λ_cd, Σ_c w_c·y_ck ≤ m_k with
+// price p_k, and with caps Σ_k y_ck ≤ b_c with σ_c and −s_c·y_c ≤ −f_c
+// with φ_c; r_cd is envyScale, 1 without caps) is
 //
-//	w_c·p_k − s_ck·Σ_d λ_cd + Σ_e λ_ec·s_ek ≥ w_c·s_ck,
+//	w_c·p_k − s_ck·Σ_d λ_cd + Σ_e λ_ec·r_ec·s_ek + σ_c − φ_c·s_ck ≥ w_c·s_ck,
 //
 // and raising p_k by the shortfall over w_c mends it without breaking any
-// other, so Σ_k m_k·p_k over the mended prices bounds the optimum.
+// other, so Σ_k m_k·p_k + Σ_c (b_c·σ_c − f_c·φ_c) over the mended prices
+// (and multipliers clipped to be non-negative) bounds the optimum.
 func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
 	cert := OEFCertificate{Envy: q.maxEnvy(y), Bound: math.Inf(1)}
 	for c, s := range q.s {
@@ -129,8 +152,25 @@ func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
 	in := make([]float64, len(q.s)*nk)
 	for _, f := range d.flows {
 		out[f.c] += f.v
+		scale := q.envyScale(f.c, f.d)
 		for k, r := range q.s[f.c] {
-			in[f.d*nk+k] += f.v * r
+			in[f.d*nk+k] += f.v * scale * r
+		}
+	}
+	var extra float64 // Σ_c b_c·σ_c − f_c·φ_c
+	capDual := func(c int) (sigma, phi float64) {
+		if d.cap == nil {
+			return 0, 0
+		}
+		return max(d.cap[c], 0), max(d.floor[c], 0)
+	}
+	for c := range q.s {
+		sigma, phi := capDual(c)
+		if sigma > 0 {
+			extra += q.cap[c] * sigma
+		}
+		if phi > 0 {
+			extra -= q.floor[c] * phi
 		}
 	}
 	price := make([]float64, nk)
@@ -139,30 +179,80 @@ func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
 	}
 	mended := append([]float64(nil), price...)
 	for c, s := range q.s {
+		sigma, phi := capDual(c)
 		for k, r := range s {
-			short := q.w[c]*r - (q.w[c]*price[k] - r*out[c] + in[c*nk+k])
+			short := q.w[c]*r - (q.w[c]*price[k] - r*out[c] + in[c*nk+k] + sigma - phi*r)
 			if short > 0 {
 				mended[k] = max(mended[k], price[k]+short/q.w[c])
 			}
 		}
 	}
-	cert.Bound = dot(mended, q.count)
+	cert.Bound = dot(mended, q.count) + extra
 	return cert
 }
 
 // maxEnvy returns the largest envy of a class for another's bundle,
-// relative to max(1, its own value), checking each class against each distinct
-// bundle (envy depends on the bundle only): O(C·B·K) for B bundles.
+// relative to max(1, its own value), with caps scaled as in the LP
+// (envyScale). Without caps it checks each class against each distinct
+// bundle (envy then depends on the bundle only): O(C·B·K) for B bundles;
+// with caps, against every class: O(C²·K).
 func (q *oefLP) maxEnvy(y [][]float64) float64 {
-	bundles := groupRows(len(y), func(c int) []float64 { return y[c] })
+	others := groupRows(len(y), func(c int) []float64 { return y[c] }).rep
+	if q.cap != nil {
+		others = identityClasses(len(y)).rep
+	}
 	worst := math.Inf(-1)
 	for c, s := range q.s {
 		own := dot(s, y[c])
-		for _, b := range bundles.rep {
-			worst = max(worst, (dot(s, y[b])-own)/max(1, own))
+		for _, d := range others {
+			worst = max(worst, (q.envyScale(c, d)*dot(s, y[d])-own)/max(1, own))
 		}
 	}
 	return worst
+}
+
+// repairUniform clips y to be non-negative and, where a type is used
+// beyond its count (a simplex vertex may overshoot by ~1e-7), scales every
+// bundle down by the same factor. Unlike repair, which scales the
+// overused type only and so changes how classes value each other's
+// bundles (envy of 1.3e-7 from 1.6e-8 on a random instance of 21 users),
+// a common factor keeps every envy ratio: envy-freeness is a cone.
+func (q *oefLP) repairUniform(y [][]float64) {
+	scale := 1.0
+	for k, m := range q.count {
+		var used float64
+		for c := range y {
+			y[c][k] = max(y[c][k], 0)
+			used += q.w[c] * y[c][k]
+		}
+		if used > m {
+			scale = min(scale, m/used)
+		}
+	}
+	if scale < 1 {
+		for _, b := range y {
+			for k := range b {
+				b[k] *= scale
+			}
+		}
+	}
+}
+
+// solveWarmTwice solves m cold, then once more warm from the basis it
+// ended at, which computes the basic solution afresh: the presolved cold
+// solve leaves values off their bounds by ~1e-8 (a bundle entry of
+// -1.3e-8, which clipping at zero turns into envy of 1.3e-7 on a random
+// instance of 21 users), and the warm solve puts them back.
+func solveWarmTwice(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
+	in, err := lp.NewIncremental(m, set)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if _, err := in.Solve(ctx); err != nil && !errors.Is(err, lp.ErrViolation) {
+		return nil, err
+	}
+	return in.Solve(ctx)
 }
 
 // errUncertified reports a cooperative result whose certificate failed
@@ -182,7 +272,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 	if err != nil {
 		return nil, OEFCertificate{}, err
 	}
-	q.repair(y)
+	q.repairUniform(y)
 	cert := q.certify(y, d)
 	if d.price == nil {
 		// Without duals (the pure-Go backend) only envy is checked.
@@ -192,7 +282,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 		if y, d, err = q.solveCoopFull(ctx, set); err != nil {
 			return nil, OEFCertificate{}, err
 		}
-		q.repair(y)
+		q.repairUniform(y)
 		if cert = q.certify(y, d); d.price == nil {
 			cert.Bound = cert.Throughput
 		}

@@ -93,8 +93,8 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 		if err != nil {
 			return nil, coopDual{}, err
 		}
-		for ; round < maxEnvyRounds; round++ {
-			sol, err := solveEnvyModel(ctx, in)
+		for cold := true; round < maxEnvyRounds; round, cold = round+1, false {
+			sol, err := solveEnvyModel(ctx, in, cold)
 			if err != nil {
 				in.Close()
 				return nil, coopDual{}, err
@@ -202,7 +202,7 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool) 
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
 		for d := range y {
-			if v := dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
+			if v := q.envyScale(c, d)*dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
 			}
 		}
@@ -242,7 +242,7 @@ func (q *oefLP) envyFree(y [][]float64, tol float64) bool {
 	for c, s := range q.s {
 		own := dot(s, y[c])
 		for d := range y {
-			if dot(s, y[d])-own > tol*max(1, own) {
+			if q.envyScale(c, d)*dot(s, y[d])-own > tol*max(1, own) {
 				return false
 			}
 		}

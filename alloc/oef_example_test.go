@@ -77,3 +77,43 @@ func ExampleOEF_jobTypes() {
 	// lstm: RTX3070 0, RTX3090 0.486
 	// resnet: RTX3070 0, RTX3090 0.405
 }
+
+// Demand caps: on four RTX3070s and two RTX3090s, u1 runs one 1-GPU job
+// and u2 four. Without caps non-cooperative OEF gives u1 more than the one
+// GPU its job can use; with them u1 holds one GPU, a whole RTX3090 (level
+// 2, the most one GPU gives it), and u2 the rest (level 4 + 5 = 9).
+func ExampleOEF_demandCaps() {
+	types := []topology.GPUType{"RTX3070", "RTX3090"}
+	c, _ := alloc.NewCapacity(types, []float64{4, 2})
+	users := []alloc.Tenant{{ID: "u1", Weight: 1}, {ID: "u2", Weight: 1}}
+	jobs := []alloc.Job{{ID: "vgg", Owner: "u1", Gang: 1, Weight: 1, Rates: []float64{10, 20}}}
+	for _, id := range []alloc.JobID{"lstm1", "lstm2", "lstm3", "lstm4"} {
+		jobs = append(jobs, alloc.Job{ID: id, Owner: "u2", Gang: 1, Weight: 1, Rates: []float64{4, 20}})
+	}
+	p, err := alloc.NewJobProblem(c, users, jobs)
+	if err != nil {
+		panic(err)
+	}
+	for _, capped := range []bool{false, true} {
+		a, err := alloc.OEF{Mode: alloc.NonCooperative, DemandCaps: capped}.Allocate(context.Background(), p)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("caps %v: vgg RTX3070 %.3g, RTX3090 %.3g\n", capped, a.GPUs[0][0]+0, a.GPUs[0][1]+0)
+	}
+	// Output:
+	// caps false: vgg RTX3070 4, RTX3090 0.857
+	// caps true: vgg RTX3070 0, RTX3090 1
+}
+
+// Declared job types (§4.2.4): u1 declares its two jobs, of speedups
+// <1, 2> and <1, 3>, one type, so they form one virtual user of speedup
+// <1, 2.5> and weight 1, not two of weight 1/2: 1 + 2.5·8/15 = 5·7/15.
+func ExampleOEF_declaredJobTypes() {
+	p := oefExample(1, alloc.Job{ID: "resnet", Owner: "u1", Gang: 1, Weight: 1})
+	printOEF(alloc.OEF{Mode: alloc.NonCooperative, JobTypes: map[alloc.JobID]string{"vgg": "cnn", "resnet": "cnn"}}.Allocate(context.Background(), p))
+	// Output:
+	// vgg: RTX3070 0.5, RTX3090 0.267
+	// lstm: RTX3070 0, RTX3090 0.467
+	// resnet: RTX3070 0.5, RTX3090 0.267
+}

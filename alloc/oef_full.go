@@ -6,13 +6,14 @@ import (
 	"github.com/gpufair/gpufair/lp"
 )
 
-// addBundles adds y[c][k] ≥ 0, one unit of weight's bundle per class, and
-// the capacity rows Σ_c w_c·y_ck ≤ m_k.
+// addBundles adds y[c][k] ≥ 0, one unit of weight's bundle per class, the
+// capacity rows Σ_c w_c·y_ck ≤ m_k, and with caps the rows of addCaps.
 func (q *oefLP) addBundles(m *lp.Model) lp.Grid {
 	y := m.AddGrid("y", len(q.s), len(q.count), 0, lp.Inf)
 	for k, n := range q.count {
 		m.AddConstraint("capacity", y.ColTerms(k, q.w), lp.LE, n)
 	}
+	q.addCaps(m, y)
 	return y
 }
 
@@ -51,7 +52,7 @@ func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float6
 			}
 		}
 	}
-	sol, err := lp.Solve(ctx, m, withPresolve(set))
+	sol, err := solveWarmTwice(ctx, m, withPresolve(set))
 	if err != nil {
 		return nil, coopDual{}, err
 	}
@@ -67,13 +68,15 @@ func (q *oefLP) setThroughputObjective(m *lp.Model, y lp.Grid) {
 	}
 }
 
-// envyTerms returns s_c·y_c - s_c·y_d: class c's envy row against d.
+// envyTerms returns s_c·y_c - r·s_c·y_d, r = envyScale(c, d): class c's
+// envy row against d.
 func (q *oefLP) envyTerms(y lp.Grid, c, d int) []lp.Term {
 	s := q.s[c]
+	r := q.envyScale(c, d)
 	terms := make([]lp.Term, 0, 2*len(s))
-	for k, r := range s {
-		if r != 0 {
-			terms = append(terms, lp.Term{Var: y.At(c, k), Coef: r}, lp.Term{Var: y.At(d, k), Coef: -r})
+	for k, x := range s {
+		if x != 0 {
+			terms = append(terms, lp.Term{Var: y.At(c, k), Coef: x}, lp.Term{Var: y.At(d, k), Coef: -r * x})
 		}
 	}
 	return terms

@@ -97,7 +97,7 @@ func allocateOEF(t oefT, p *alloc.Problem, mode alloc.OEFMode, method alloc.OEFM
 // rates OEF values bundles with.
 func oefSpeedups(t oefT, p *alloc.Problem) [][]float64 {
 	t.Helper()
-	n, err := p.Throughputs.RelativeToSlowest()
+	n, err := p.Throughputs.RelativeToSlowestRunnable()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,9 +119,6 @@ func TestOEFBadInput(t *testing.T) {
 		{"all-zero throughput row", func() *alloc.Problem {
 			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 0}})
 		}, gpufair.ErrValue, "Throughputs"},
-		{"zero on the slowest type", func() *alloc.Problem {
-			return oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 4}})
-		}, gpufair.ErrValue, "Throughputs"},
 		{"zero GPU count", func() *alloc.Problem { p := ok(); p.Capacity.Count = []float64{1, 0}; return p }, gpufair.ErrValue, "Capacity.Count"},
 		{"shape", func() *alloc.Problem { p := ok(); p.Jobs = p.Jobs[:1]; return p }, gpufair.ErrShape, "Throughputs"},
 	} {

@@ -5,7 +5,8 @@ import "sort"
 // twoTypeEnvyRows returns, for two GPU types, the envy rows between
 // neighbours in the order of speedup angle (s_c2/s_c1, compared without
 // division): 2·(C-1) rows that imply all C·(C-1), so that row generation
-// seeded with them ends in one round. It returns nil for other K, or when
+// seeded with them ends in one round. It returns nil for other K, with
+// caps, or when
 // two neighbours have parallel rows (the argument below needs a strict
 // order; row generation then finds the missing rows).
 //
@@ -20,7 +21,7 @@ import "sort"
 // j < i, s_j·(y_j - y_i) = Σ_{m=j}^{i-1} f_m(θ_j) ≥ 0, as θ_j ≤ θ_m. Every
 // envy row holds.
 func (q *oefLP) twoTypeEnvyRows() []envyPair {
-	if len(q.count) != 2 || len(q.s) < 2 {
+	if len(q.count) != 2 || len(q.s) < 2 || q.cap != nil { // scaled envy rows break single crossing
 		return nil
 	}
 	order := make([]int, len(q.s))

@@ -38,8 +38,12 @@ func NewProblem(c Capacity, users []Tenant, jobs []Job, tp *speedup.Matrix) (*Pr
 // owners, and that the throughput matrix has one row per job, labelled by
 // its ID in order, over the cluster's types in order. A row of zeros is
 // valid here (a job that fits no GPU type); policies that cannot serve such
-// a job say so.
+// a job say so. A nil Problem is an *gpufair.InputError wrapping
+// gpufair.ErrEmpty.
 func (p *Problem) Validate() error {
+	if p == nil {
+		return gpufair.Invalid("Problem", "", gpufair.ErrEmpty, "nil problem")
+	}
 	if err := p.Capacity.Validate(); err != nil {
 		return err
 	}

@@ -85,6 +85,21 @@ type SharingResult struct {
 	// class order: Time is the average number of gangs of Type the pairs
 	// occupy (pair-instances × time fraction). Zero entries are left out.
 	Pairs []PairShare
+	// Alone[i][k] is job i's fraction of time running alone on type k, and
+	// Partners[i] its fractions of time sharing gangs of a type with jobs
+	// of another (or its own) label: what a round mechanism realises
+	// (stride.Gavel). Pair time within a class is shared equally by its
+	// jobs.
+	Alone    [][]float64
+	Partners [][]PartnerShare
+}
+
+// PartnerShare is the fraction of its time a job should share gangs of
+// Type with a job labelled With.
+type PartnerShare struct {
+	With string
+	Type topology.GPUType
+	Time float64
 }
 
 // PairShare is the co-located time of jobs labelled A and B on Type.

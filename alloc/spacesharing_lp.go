@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
@@ -26,6 +27,14 @@ type classPair struct {
 
 // Solve returns the space-sharing allocation with its pair times.
 func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, error) {
+	p, ref, err := p.validNormalised()
+	if err != nil {
+		return nil, err
+	}
+	s.Pairs = append([]PairRate(nil), s.Pairs...)
+	for q, pr := range s.Pairs {
+		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
+	}
 	sc, err := s.classes(p)
 	if err != nil {
 		return nil, err
@@ -48,7 +57,11 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if err != nil {
 		return nil, err
 	}
-	return sc.result(p, sol, x, y, thr), nil
+	res := sc.result(p, sol, x, y, thr)
+	for i := range res.Throughput {
+		res.Throughput[i] *= ref
+	}
+	return res, nil
 }
 
 // classes validates the labels and pairs and groups the jobs.
@@ -238,12 +251,18 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 		}
 	}
 	res := &SharingResult{Allocation: NewAllocation(p.JobIDs(), p.Capacity), Throughput: make([]float64, len(p.Jobs))}
+	partners := make([][]PartnerShare, nc)
 	for q, pr := range sc.pairs {
 		t := max(sol.Value(y[q]), 0)
 		if t == 0 {
 			continue
 		}
-		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: p.Capacity.Types[pr.k], Time: t})
+		tk := p.Capacity.Types[pr.k]
+		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: tk, Time: t})
+		partners[pr.c] = append(partners[pr.c], PartnerShare{With: sc.labels[pr.d], Type: tk, Time: sc.share(pr, pr.c) * t})
+		if pr.c != pr.d {
+			partners[pr.d] = append(partners[pr.d], PartnerShare{With: sc.labels[pr.c], Type: tk, Time: sc.share(pr, pr.d) * t})
+		}
 		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
 		gpus[pr.c][pr.k] += sc.share(pr, pr.c) * t * g / 2
 		if pr.c != pr.d {
@@ -256,10 +275,16 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 			classThr[c] += t.Coef * max(sol.Value(t.Var), 0)
 		}
 	}
+	res.Alone, res.Partners = make([][]float64, len(p.Jobs)), make([][]PartnerShare, len(p.Jobs))
 	for i := range p.Jobs {
 		c := sc.rc.of[i]
 		copy(res.Allocation.GPUs[i], gpus[c])
 		res.Throughput[i] = classThr[c]
+		res.Alone[i] = make([]float64, types)
+		for k, f := range alone[c] {
+			res.Alone[i][k] = min(max(f, 0), 1)
+		}
+		res.Partners[i] = slices.Clone(partners[c])
 	}
 	clampToCapacity(res.Allocation, p.Capacity)
 	return res

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -164,6 +166,8 @@ func TestPropertySpaceSharingAggregationExact(t *testing.T) {
 			}
 			checkGavelFeasible(t, p, agg.Allocation)
 			checkGavelFeasible(t, p, full.Allocation)
+			checkPartners(t, p, agg)
+			checkPartners(t, p, full)
 			a, f, z := sharingValue(p, obj, agg.Throughput), sharingValue(p, obj, full.Throughput), sharingValue(p, obj, none.Throughput)
 			if !relClose(a, f, 1e-6) {
 				t.Fatalf("objective %d: aggregated %v, pairwise %v", obj, a, f)
@@ -173,6 +177,31 @@ func TestPropertySpaceSharingAggregationExact(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkPartners checks that each job's time alone and co-located add up
+// to at most all of its time, and to its GPUs: its time alone plus half of
+// each co-located time, times its gang.
+func checkPartners(t *rapid.T, p *Problem, r *SharingResult) {
+	for i, j := range p.Jobs {
+		total := 0.0
+		want := slices.Clone(r.Alone[i])
+		for _, a := range r.Alone[i] {
+			total += a
+		}
+		for _, ps := range r.Partners[i] {
+			total += ps.Time
+			want[slices.Index(p.Capacity.Types, ps.Type)] += ps.Time / 2
+		}
+		if total > 1+1e-6 {
+			t.Fatalf("job %s: %v of its time alone and co-located", j.ID, total)
+		}
+		for k, w := range want {
+			if g := r.Allocation.GPUs[i][k]; math.Abs(g-w*float64(j.Gang)) > 1e-6*max(1, g) {
+				t.Fatalf("job %s on type %d: %v GPUs, alone and co-located times give %v", j.ID, k, g, w*float64(j.Gang))
+			}
+		}
+	}
 }
 
 // sharingValue is SpaceSharing's objective value for per-job throughputs.

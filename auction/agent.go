@@ -15,38 +15,96 @@ import (
 //
 // An agent that errors, returns an invalid table or returns no rows bids
 // for nothing that round; the arbiter records why in Round.Errors and goes
-// on. The arbiter calls agents one after another; an agent that blocks
-// should honour ctx.
+// on, with the app's state as it was. The arbiter calls the agents of a
+// round concurrently, as apps examine an offer in parallel (section
+// 4.2.2): an agent must be safe to call alongside the others. Under a round
+// budget (ArbiterSettings.Budget) ctx carries the agents' deadline, and an
+// agent still busy at that deadline is abandoned (its answer, if it comes,
+// is dropped): it must not touch state shared with the caller after ctx is
+// done.
 type Agent interface {
 	// Bid answers an offer with the app's bid table (step 3): rho for rows
 	// of the offer's GPUs on top of held, and RhoNone for winning nothing.
 	// Tables are validated with ftf.BidTable.Validate.
 	Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error)
-	// Rho returns the app's current rho if it keeps held until it finishes.
-	// The arbiter asks only when the app lost GPUs since its last bid, so
-	// that bid's table no longer prices what it holds (see Arbiter).
+	// Rho returns the app's rho at now if it keeps held until it finishes
+	// (+Inf for an app with work left that holds nothing: see Arbiter for
+	// how the arbiter prices that).
 	Rho(ctx context.Context, now time.Time, c topology.Cluster, held []int) (float64, error)
+	// Wants reports whether the app would put one more GPU of server s to
+	// use, holding held: the test of work conservation, asked for each
+	// GPU no bid won. It must be quick, must not block and must not
+	// modify held.
+	Wants(held []int, s int) bool
 }
 
 // RhoAgent is an Agent for an app whose rho the caller can compute for any
-// placement: Bid is ftf.NewTable over the offer with Table's bounds, Rho is
-// RhoAt of what the app holds.
+// placement: Bid is ftf.Bids over the offer with Bids' bounds, Rho is RhoAt
+// of what the app holds, and it wants GPUs up to Bids.Demand.
 type RhoAgent struct {
 	// RhoAt returns rho at now for a placement the app would keep until
 	// it finishes, such as ftf.SingleJob.Rho with Elapsed brought up to now.
 	RhoAt func(now time.Time, p ftf.Placement) (float64, error)
-	// Table bounds the bid tables; nil means ftf's defaults.
-	Table *ftf.TableSettings
+	// Bids bounds the bid tables (its Demand is the app's); nil means
+	// ftf's defaults and no demand limit.
+	Bids *ftf.BidSettings
 }
 
-// Bid returns ftf.NewTable(offer, held, RhoAt at now, a.Table).
-func (a RhoAgent) Bid(_ context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
-	return ftf.NewTable(offer, held, func(p ftf.Placement) (float64, error) { return a.RhoAt(now, p) }, a.Table)
+// Bid returns ftf.Bids(offer, held, RhoAt at now, a.Bids).
+func (a RhoAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
+	price := func(counts []int) (float64, error) {
+		return a.RhoAt(now, ftf.Placement{GPUs: total(counts), Locality: offer.Cluster.LocalityOfCounts(counts)})
+	}
+	return ftf.Bids(ctx, offer, held, price, a.Bids)
 }
 
 // Rho returns RhoAt(now, the placement of held).
 func (a RhoAgent) Rho(_ context.Context, now time.Time, c topology.Cluster, held []int) (float64, error) {
 	return a.RhoAt(now, ftf.Placement{GPUs: total(held), Locality: c.LocalityOfCounts(held)})
+}
+
+// Wants reports whether the app holds fewer than Bids.Demand GPUs (any
+// number without a demand) and can use server s (Bids.Usable).
+func (a RhoAgent) Wants(held []int, s int) bool {
+	if a.Bids == nil {
+		return true
+	}
+	return (a.Bids.Demand == 0 || total(held) < a.Bids.Demand) && (a.Bids.Usable == nil || a.Bids.Usable(s))
+}
+
+// callAgents calls f(ctx, i) for i in [0, n), all at once, and returns
+// their results by i. Once ctx is done the calls still running are
+// abandoned (their results, if they come, are dropped) and report ctx's
+// error, so that slow agents cannot hold the round past its budget.
+func callAgents[T any](ctx context.Context, n int, f func(ctx context.Context, i int) (T, error)) ([]T, []error) {
+	vals, errs := make([]T, n), make([]error, n)
+	type result struct {
+		i   int
+		v   T
+		err error
+	}
+	ch := make(chan result, n)
+	for i := range n {
+		go func() {
+			v, err := f(ctx, i)
+			ch <- result{i, v, err}
+		}()
+	}
+	done := make([]bool, n)
+	for left := n; left > 0; left-- {
+		select {
+		case r := <-ch:
+			vals[r.i], errs[r.i], done[r.i] = r.v, r.err, true
+		case <-ctx.Done():
+			for i := range done {
+				if !done[i] {
+					errs[i] = ctx.Err()
+				}
+			}
+			return vals, errs
+		}
+	}
+	return vals, errs
 }
 
 // AgentError is an agent's failure in a round, reported in Round.Errors.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gpufair/gpufair"
-	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -15,20 +14,38 @@ import (
 // minutes (section 6.4).
 const DefaultLease = 10 * time.Minute
 
+// Shares of a round's budget (ArbiterSettings.Budget): the agents' calls
+// (ranking, bids and their waiting prices) must end by agentShare of it,
+// the auction by auctionShare; the rest is for granting leases and
+// leftovers.
+const (
+	agentShare   = 0.5
+	auctionShare = 0.8
+)
+
 // ArbiterSettings configures an Arbiter. The zero value leases GPUs for
-// DefaultLease and invites every app (f = 0).
+// DefaultLease, invites every app (f = 0) and bounds nothing.
 type ArbiterSettings struct {
-	// Lease is how long a won GPU stays with its app; 0 means DefaultLease.
+	// Lease is how long a granted GPU stays with its app; 0 means
+	// DefaultLease.
 	Lease time.Duration
 	// Filter is Themis' fairness knob f in [0, 1]: each round invites the
 	// ⌈(1-f)·n⌉ of the n apps with the worst current rho, at least one.
 	Filter float64
 	// Patience, when positive, bounds starvation: an app that held no GPU
-	// after each of the last Patience rounds it bid in is overdue, and in
-	// the next round it is invited to it takes its best row that fits the
-	// offer before the auction runs (see Arbiter). 0 is Themis as
-	// published, where an app can lose every round (TestArbiterStarvation).
+	// after each of the last Patience rounds is overdue; it is invited
+	// whatever its rank, and served before the auction (see Arbiter). 0
+	// is Themis as published.
 	Patience int
+	// Budget bounds the wall time of a round (Advance); 0 means no bound.
+	// The agents get the first half, the auction what is left of the
+	// first 80%, and the auction returns the best allocation it found in
+	// its part (AuctionTablesWith). A round that binds is marked Partial;
+	// its outcome then depends on the machine's speed.
+	Budget time.Duration
+	// MaxNodes bounds the auction's branch-and-bound nodes per round, a
+	// deterministic bound; 0 means none.
+	MaxNodes int
 }
 
 // Arbiter is Themis' multi-round auction arbiter (section 3.3.2, Pseudocode
@@ -38,92 +55,104 @@ type ArbiterSettings struct {
 // at most one app. Advance(now) is a resource-available event: leases ending
 // by now come back, and if GPUs are free a round runs:
 //
-//  1. every app's current rho is refreshed (below) and the apps are sorted
+//  1. every app's current rho is priced (below) and the apps are sorted
 //     worst first: rho descending, then never won or longest since it
-//     last won an auction, then name;
+//     last won, then name;
 //  2. the first ⌈(1-f)·n⌉ (at least one) are invited; each invited agent
 //     bids on the offer of all free GPUs;
-//  3. AuctionTables picks rows; winner i leases its row's GPUs for c_i·Lease;
-//     the rest of its lease, (1-c_i)·Lease, is its hidden payment: when its
-//     lease ends those GPUs pass to an app drawn at random for the payment;
-//  4. GPUs in no winning row are leftovers: each server's go to one app drawn
-//     at random, for a full lease.
+//  3. AuctionTablesWith picks one row per bid and each winner's c_i;
+//     winner i keeps c_i of its row's GPUs (below) for a full lease and
+//     pays the rest;
+//  4. the GPUs of those payments, and the GPUs in no winning row, go out
+//     one by one, in the same round, each to an app drawn at random among
+//     the apps not invited that would use it (Agent.Wants): Pseudocode 1
+//     lines 10 and 21, at GPU granularity.
 //
-// Leftovers and payments go to apps not invited this round (Pseudocode 1
-// line 21), drawn uniformly with the caller's rand.Source. When every app
-// was invited (f = 0, or a lone app) the paper has no recipient; then they
-// go to the invited apps other than the payer, which keeps the arbiter
-// work-conserving and stops a zero c_i from stranding GPUs.
+// Hidden payments of indivisible GPUs. Pseudocode 1 grants c_i·G_i. A row
+// of g GPUs is granted ⌊c_i·g⌋ GPUs and one more with probability
+// c_i·g − ⌊c_i·g⌋ (drawn from the arbiter's source), so that the app keeps
+// c_i·g GPUs in expectation; it keeps those on the servers where its row is
+// densest, which keeps its locality.
 //
-// Starvation: Themis argues (§3.3.2) that a loser's rho grows until it
-// wins, but an app holding nothing already has rho +Inf, and the auction
-// maximises Π 1/rho over what it can give: two 1-GPU apps holding nothing
-// beat one 2-GPU app holding nothing in every round, however long it waits.
-// With Patience p > 0, an invited app that is overdue (it held no GPU after
-// each of the last p rounds it bid in) is served before the auction,
-// worst rho first: it leases the lowest-rho row of its bid that fits what
-// is left of the offer, for a full lease and no payment (GrantKind Overdue);
-// the auction then runs over the rest, with the rows that still fit. So an
-// overdue app wins in the first round whose offer holds one of its rows,
-// and, as long as apps holding nothing are invited first (rho +Inf), every
-// app with work holds GPUs within a bounded number of rounds. The guard
-// gives up the auction's guarantees (c_i, payments) for those grants only.
+// Work conservation. Themis calls the multi-round scheme work-conserving
+// because leftovers are given away (section 3.3.2), but when no app outside
+// the auction would use a GPU (f = 0 invites everyone) Pseudocode 1 leaves
+// it idle. Such a GPU goes instead, at random, to an invited app that
+// would use it, other than the app whose payment it is (a payment returned
+// to its payer would be no payment): a Spare grant. So at the end of a
+// round no free GPU is wanted by any app, save a payer's own payment.
 //
-// Current rho, cached per app as the proof of Theorem 3.3 needs: an app
-// holding nothing has rho +Inf (equation 1: it never finishes), so waiting
-// apps come first. Otherwise the arbiter prices what the app holds from the
-// table of the last auction it bid in, applied to the GPUs it gained since
-// (free disposal: the lowest rho of a row it covers, or RhoNone), which
-// covers both a won row and leftover grants. Only when the app has lost GPUs
-// since that bid (a lease ended, a GPU failed) is its agent asked (Agent.Rho);
-// if that fails the last cached rho stands.
+// Apps that hold nothing. Equation 1 assumes the allocation binds until the
+// app finishes, so an app holding nothing has rho = +Inf: every waiting
+// app looks alike, and the product of 1/rho turns into a count of apps
+// served. Round by round an empty allocation binds for one lease, after
+// which the app is auctioned again, so the arbiter prices holding nothing
+// by that wait, in ranking, in the auction and in c_i alike: an app holding
+// nothing has the rho its agent gives for waiting one lease and then
+// holding the best row of its latest bid (Agent.Rho at now + Lease). That
+// rho grows with the wait (T_sh counts it), so a waiting app rises in the
+// ranking and in what winning is worth to it. Before its first bid an app
+// has no such row and ranks first, at +Inf. (A bid whose agent cannot price
+// the wait keeps RhoNone = +Inf; the auction then serves such apps first,
+// as AuctionTables says.)
+//
+// Starvation guard. Finish-time fairness can starve an app for good: an
+// app whose rho grows slower while it waits than the others' do while they
+// run (TestArbiterStarvation) ranks last and loses every auction. With
+// Patience p > 0, an app that held no GPU after each of the last p rounds
+// is overdue: it is invited whatever its rank, and served before the
+// auction, hungriest first (then worst rho first): it leases the lowest-rho
+// row of its bid that fits what is left of the offer, for a full lease and
+// no payment (GrantKind Overdue); the auction then runs over the rest, with
+// the rows that still fit. So an overdue app holds GPUs from the first
+// round whose offer holds one of its rows, once the apps hungrier than it
+// are served. The guard is this library's, not Themis'.
 //
 // Time is a parameter and must not go backwards. Every draw comes from the
 // rand.Source given to NewArbiter and apps are visited in name order, so a
-// sequence of calls gives the same leases for the same seed.
+// sequence of calls gives the same leases for the same seed, unless a time
+// Budget binds.
 //
-// Cost of a round: one Bid per invited app plus AuctionTables (an exact
-// search, exponential in the worst case but bounded tightly; a round with
-// 20 apps holding nothing over 64 GPUs takes tens of milliseconds at any f,
-// most of it in the bid tables: BenchmarkArbiterRound), and
-// O(GPUs·log GPUs) bookkeeping. An Arbiter is not safe for concurrent use.
+// Cost of a round: for n apps, n Rho calls for the ranking, one Bid and one
+// Rho call per invited app, AuctionTablesWith (exact search, exponential in
+// the worst case; bound it with Budget or MaxNodes), and O(L·n) Wants calls
+// for L GPUs left over. BenchmarkArbiterRound runs 200 apps on 256 GPUs
+// within a 100 ms budget. An Arbiter is not safe for concurrent use.
 type Arbiter struct {
-	c      topology.Cluster
-	lease  time.Duration
-	filter float64
-	// patience is ArbiterSettings.Patience.
-	patience int
-	rng      *rand.Rand
-	now      time.Time
-	slots    [][]slot // [server][slot]
-	apps     map[string]*appState
+	c   topology.Cluster
+	set ArbiterSettings
+	rng *rand.Rand
+	now time.Time
+	// slots[s][k] is GPU k of server s.
+	slots [][]slot
+	apps  map[string]*appState
 }
 
-// slot is one GPU: free, failed, or leased to app over [start, end). A
-// leased GPU may carry a payment: at end it passes to payTo until payUntil.
+// slot is one GPU: free, failed, or leased to app over [start, end).
 type slot struct {
 	failed     bool
 	app        string
 	kind       GrantKind
 	start, end time.Time
-	payTo      string
-	payUntil   time.Time
 }
 
 type appState struct {
 	agent   Agent
-	gpus    int       // GPUs held
-	lastWon time.Time // when it last won a row; zero if never
-	table   *ftf.BidTable
-	base    []int // GPUs held per server when table was bid
-	rho     float64
-	// hungry counts the rounds in a row it bid in and held no GPU after.
+	held    []int     // GPUs held per server
+	gpus    int       // GPUs held in all
+	lastWon time.Time // when it last won GPUs in an auction; zero if never
+	// best is held plus the lowest-rho row of its latest valid bid with
+	// rows: where it prices waiting. nil before.
+	best []int
+	rho  float64
+	// hungry counts the rounds in a row it held no GPU after.
 	hungry int
 }
 
 // NewArbiter returns an arbiter of the cluster's GPUs, all free, with no
-// apps. s may be nil. It reports an invalid cluster, a negative lease and
-// a filter outside [0, 1] as *gpufair.InputError. It panics if src is nil.
+// apps. s may be nil. It reports an invalid cluster, a negative lease,
+// budget, node bound or patience and a filter outside [0, 1] as
+// *gpufair.InputError. It panics if src is nil.
 func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbiter, error) {
 	if src == nil {
 		panic("auction: NewArbiter needs a rand.Source")
@@ -135,19 +164,22 @@ func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbit
 	if s != nil {
 		set = *s
 	}
-	if set.Lease < 0 {
+	switch {
+	case set.Lease < 0:
 		return nil, badInput("ArbiterSettings.Lease", "", gpufair.ErrValue, "%v is negative", set.Lease)
+	case !(set.Filter >= 0 && set.Filter <= 1):
+		return nil, badInput("ArbiterSettings.Filter", "", gpufair.ErrValue, "%v is outside [0, 1]", set.Filter)
+	case set.Patience < 0:
+		return nil, badInput("ArbiterSettings.Patience", "", gpufair.ErrValue, "%d is negative", set.Patience)
+	case set.Budget < 0:
+		return nil, badInput("ArbiterSettings.Budget", "", gpufair.ErrValue, "%v is negative", set.Budget)
+	case set.MaxNodes < 0:
+		return nil, badInput("ArbiterSettings.MaxNodes", "", gpufair.ErrValue, "%d is negative", set.MaxNodes)
 	}
 	if set.Lease == 0 {
 		set.Lease = DefaultLease
 	}
-	if !(set.Filter >= 0 && set.Filter <= 1) {
-		return nil, badInput("ArbiterSettings.Filter", "", gpufair.ErrValue, "%v is outside [0, 1]", set.Filter)
-	}
-	if set.Patience < 0 {
-		return nil, badInput("ArbiterSettings.Patience", "", gpufair.ErrValue, "%d is negative", set.Patience)
-	}
-	a := &Arbiter{c: c, lease: set.Lease, filter: set.Filter, patience: set.Patience, rng: rand.New(src), apps: map[string]*appState{}}
+	a := &Arbiter{c: c, set: set, rng: rand.New(src), apps: map[string]*appState{}}
 	a.slots = make([][]slot, len(c.Servers))
 	for s, sv := range c.Servers {
 		a.slots[s] = make([]slot, sv.GPUs)
@@ -155,50 +187,33 @@ func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbit
 	return a, nil
 }
 
-// setTime expires every lease ending by now, in order of end time.
+// setTime ends every lease ending by now.
 func (a *Arbiter) setTime(now time.Time) error {
 	if now.Before(a.now) {
 		return badInput("now", "", gpufair.ErrValue, "%v is before the arbiter's time %v", now, a.now)
 	}
 	a.now = now
-	for {
-		s, k, ok := a.nextEnd()
-		if !ok || a.slots[s][k].end.After(now) {
-			return nil
-		}
-		a.release(s, k, a.slots[s][k].end)
-	}
-}
-
-// nextEnd returns the leased slot that ends first (ties by server, slot).
-func (a *Arbiter) nextEnd() (int, int, bool) {
-	bs, bk, ok := 0, 0, false
 	for s, row := range a.slots {
 		for k, sl := range row {
-			if sl.app != "" && (!ok || sl.end.Before(a.slots[bs][bk].end)) {
-				bs, bk, ok = s, k, true
+			if sl.app != "" && !sl.end.After(now) {
+				a.release(s, k)
 			}
 		}
 	}
-	return bs, bk, ok
+	return nil
 }
 
-// release ends the lease of slot (s, k) at t and hands on its payment, if
-// one is due and its recipient is still here.
-func (a *Arbiter) release(s, k int, t time.Time) {
+// release ends the lease of slot (s, k).
+func (a *Arbiter) release(s, k int) {
 	sl := &a.slots[s][k]
-	a.take(sl.app, -1)
-	to, until := sl.payTo, sl.payUntil
+	a.take(sl.app, s, -1)
 	*sl = slot{failed: sl.failed}
-	if to != "" && until.After(t) && a.apps[to] != nil && !sl.failed {
-		*sl = slot{app: to, kind: Payment, start: t, end: until}
-		a.take(to, 1)
-	}
 }
 
-// take counts d GPUs to or from app.
-func (a *Arbiter) take(app string, d int) {
+// take counts d GPUs of server s to or from app.
+func (a *Arbiter) take(app string, s, d int) {
 	if st := a.apps[app]; st != nil {
+		st.held[s] += d
 		st.gpus += d
 	}
 }
@@ -219,13 +234,12 @@ func (a *Arbiter) Join(now time.Time, app string, ag Agent) error {
 	if err := a.setTime(now); err != nil {
 		return err
 	}
-	a.apps[app] = &appState{agent: ag, rho: math.Inf(1)}
+	a.apps[app] = &appState{agent: ag, held: make([]int, len(a.slots)), rho: math.Inf(1)}
 	return nil
 }
 
 // Leave removes an app at now (it finished, failed or quit): its GPUs come
-// back, passing on any payments they carry. Unknown apps are
-// gpufair.ErrUnknownID.
+// back. Unknown apps are gpufair.ErrUnknownID.
 func (a *Arbiter) Leave(now time.Time, app string) error {
 	if a.apps[app] == nil {
 		return badInput("app", app, gpufair.ErrUnknownID, "no such app")
@@ -236,7 +250,7 @@ func (a *Arbiter) Leave(now time.Time, app string) error {
 	for s, row := range a.slots {
 		for k := range row {
 			if row[k].app == app {
-				a.release(s, k, now)
+				a.release(s, k)
 			}
 		}
 	}
@@ -244,9 +258,9 @@ func (a *Arbiter) Leave(now time.Time, app string) error {
 	return nil
 }
 
-// Fail takes GPUs out of service at now: a GPU's lease, and any payment it
-// carries, ends, and the GPU is offered no more until Repair. A GPU outside
-// the cluster is gpufair.ErrUnknownID; nothing changes then.
+// Fail takes GPUs out of service at now: a GPU's lease ends and the GPU is
+// offered no more until Repair. A GPU outside the cluster is
+// gpufair.ErrUnknownID; nothing changes then.
 func (a *Arbiter) Fail(now time.Time, gpus ...topology.GPU) error {
 	if err := a.checkGPUs(gpus); err != nil {
 		return err
@@ -258,7 +272,7 @@ func (a *Arbiter) Fail(now time.Time, gpus ...topology.GPU) error {
 		sl := &a.slots[g.Server][g.Slot]
 		sl.failed = true
 		if sl.app != "" {
-			a.release(g.Server, g.Slot, now)
+			a.release(g.Server, g.Slot)
 		}
 	}
 	return nil
@@ -281,7 +295,7 @@ func (a *Arbiter) Repair(now time.Time, gpus ...topology.GPU) error {
 
 func (a *Arbiter) checkGPUs(gpus []topology.GPU) error {
 	for _, g := range gpus {
-		if g.Server < 0 || g.Server >= len(a.slots) || g.Slot < 0 || g.Slot >= len(a.slots[g.Server]) {
+		if !a.c.Has(g) {
 			return badInput("gpus", "", gpufair.ErrUnknownID, "GPU %v is not a slot of the cluster", g)
 		}
 	}
@@ -291,11 +305,14 @@ func (a *Arbiter) checkGPUs(gpus []topology.GPU) error {
 // NextEvent returns when the next lease ends: the next resource-available
 // event, at which to call Advance. ok is false when no GPU is leased.
 func (a *Arbiter) NextEvent() (t time.Time, ok bool) {
-	s, k, ok := a.nextEnd()
-	if !ok {
-		return time.Time{}, false
+	for _, row := range a.slots {
+		for _, sl := range row {
+			if sl.app != "" && (!ok || sl.end.Before(t)) {
+				t, ok = sl.end, true
+			}
+		}
 	}
-	return a.slots[s][k].end, true
+	return t, ok
 }
 
 // Lease is one GPU's current lease.
@@ -304,10 +321,6 @@ type Lease struct {
 	App        string
 	Kind       GrantKind
 	Start, End time.Time
-	// PayTo, when not empty, receives the GPU at End until PayUntil: the
-	// holder's hidden payment.
-	PayTo    string
-	PayUntil time.Time
 }
 
 // Leases returns every current lease, by server and slot.
@@ -316,7 +329,7 @@ func (a *Arbiter) Leases() []Lease {
 	for s, row := range a.slots {
 		for k, sl := range row {
 			if sl.app != "" {
-				out = append(out, Lease{GPU: topology.GPU{Server: s, Slot: k}, App: sl.app, Kind: sl.kind, Start: sl.start, End: sl.end, PayTo: sl.payTo, PayUntil: sl.payUntil})
+				out = append(out, Lease{GPU: topology.GPU{Server: s, Slot: k}, App: sl.app, Kind: sl.kind, Start: sl.start, End: sl.end})
 			}
 		}
 	}
@@ -325,25 +338,13 @@ func (a *Arbiter) Leases() []Lease {
 
 // Held returns the GPUs app holds per server (nil for an unknown app).
 func (a *Arbiter) Held(app string) []int {
-	if a.apps[app] == nil {
-		return nil
+	if st := a.apps[app]; st != nil {
+		return slices.Clone(st.held)
 	}
-	return a.heldCounts(app)
+	return nil
 }
 
-func (a *Arbiter) heldCounts(app string) []int {
-	out := make([]int, len(a.slots))
-	for s, row := range a.slots {
-		for _, sl := range row {
-			if sl.app == app {
-				out[s]++
-			}
-		}
-	}
-	return out
-}
-
-// Rho returns the app's cached current rho, as of the last round (+Inf
+// Rho returns the app's current rho as the last round ranked it (+Inf
 // before its first); ok is false for an unknown app.
 func (a *Arbiter) Rho(app string) (rho float64, ok bool) {
 	st := a.apps[app]

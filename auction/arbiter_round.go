@@ -16,18 +16,23 @@ import (
 type GrantKind int
 
 const (
-	// Won: a winning row of the auction, for c_i of the lease.
+	// Won: the part of a winning row its app keeps, c_i of it.
 	Won GrantKind = iota
-	// Leftover: GPUs in no winning row, given at random to an app not
-	// invited.
+	// Leftover: a GPU in no winning row, given at random to an app not
+	// invited that would use it.
 	Leftover
-	// Payment: a winner's hidden payment, the rest of its lease after
-	// c_i·Lease, given at random to an app not invited.
+	// Payment: a GPU of a winner's hidden payment, the part of its row it
+	// does not keep, given at random to an app not invited that would use
+	// it.
 	Payment
-	// Overdue: a row granted before the auction, for a full lease, to an
-	// app that bid in ArbiterSettings.Patience rounds in a row and held no
-	// GPU after any of them.
+	// Overdue: a row granted before the auction, whole, to an app that bid
+	// in ArbiterSettings.Patience rounds in a row and held no GPU after
+	// any of them.
 	Overdue
+	// Spare: a leftover or payment GPU that no app outside the auction
+	// would use, given at random to an invited app that would (never the
+	// payer), so that no GPU wanted sits idle.
+	Spare
 )
 
 func (k GrantKind) String() string {
@@ -40,20 +45,26 @@ func (k GrantKind) String() string {
 		return "payment"
 	case Overdue:
 		return "overdue"
+	case Spare:
+		return "spare"
 	}
 	return "GrantKind(?)"
 }
 
-// Grant is a lease decided in a round.
+// Grant is a lease decided in a round: GPUs for [From, Until), a full
+// lease.
 type Grant struct {
 	App  string
 	Kind GrantKind
 	GPUs []topology.GPU // sorted by server, slot
-	// From and Until bound the lease. For a Payment From is when the payer's
-	// lease ends; if the payer leaves earlier, the GPUs pass on then.
+	// From and Until bound the lease.
 	From, Until time.Time
-	Keep        float64 // c_i of a Won grant, 1 for Overdue; 0 otherwise
-	Payer       string  // the winner whose payment this is
+	// Keep is c_i of a Won grant (which holds the GPUs it kept, possibly
+	// none), 1 for Overdue; 0 otherwise.
+	Keep float64
+	// Payer is the winner whose payment a Payment or Spare GPU was; empty
+	// for a leftover.
+	Payer string
 }
 
 // Ranked is an app and its current rho when a round ranked it.
@@ -73,21 +84,29 @@ type Round struct {
 	Ranking []Ranked
 	Invited []string
 	// Bids are the invited apps' valid bids that went to the auction (less
-	// overdue apps served before it, and rows that no longer fit), Outcome
-	// the auction over them (nil when there were none).
+	// overdue apps served before it, and rows that no longer fit), each
+	// with RhoNone priced as Arbiter says; Outcome the auction over them
+	// (nil when there were none).
 	Bids    []Bid
 	Outcome *TableOutcome
 	Grants  []Grant
-	// Errors holds an *AgentError for each agent that failed this round.
+	// Errors holds an *AgentError for each agent that failed this round,
+	// context.DeadlineExceeded for one still busy at the agents' deadline.
 	Errors []error
+	// Partial reports that the round's budget or node bound cut the
+	// auction short: Outcome is the best allocation it found.
+	Partial bool
+	// Took is the wall time of the round.
+	Took time.Duration
 }
 
 // Advance is a resource-available event at now: leases ending by now come
-// back (payments pass on), and if any GPU is free and any app present, a
-// round runs (see Arbiter). It returns the round, with an empty Offer when
-// none ran. Agents' failures are in Round.Errors, not returned; the error
-// is a time before the arbiter's, or ctx's.
+// back, and if any GPU is free and any app present, a round runs (see
+// Arbiter). It returns the round, with an empty Offer when none ran.
+// Agents' failures are in Round.Errors, not returned, and leave their apps'
+// state as it was; the error is a time before the arbiter's, or ctx's.
 func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
+	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -98,97 +117,223 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 	if r.Offer.Total() == 0 || len(a.apps) == 0 {
 		return r, nil
 	}
-	a.rank(ctx, r)
+	agentCtx := ctx
+	if a.set.Budget > 0 {
+		var cancel context.CancelFunc
+		agentCtx, cancel = context.WithDeadline(ctx, start.Add(time.Duration(agentShare*float64(a.set.Budget))))
+		defer cancel()
+	}
+	if err := a.rank(ctx, agentCtx, r); err != nil {
+		return nil, err
+	}
 	uninvited := map[string]bool{}
-	for _, rk := range r.Ranking[len(r.Invited):] {
-		uninvited[rk.App] = true
+	for _, rk := range r.Ranking {
+		uninvited[rk.App] = !slices.Contains(r.Invited, rk.App)
 	}
-	held := map[string][]int{}
-	var waitBids []Bid // r.Bids with RhoNone +Inf priced as waiting (waitRho)
-	for _, id := range r.Invited {
-		st := a.apps[id]
-		held[id] = a.heldCounts(id)
-		tab, err := st.agent.Bid(ctx, now, r.Offer, held[id])
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr
-		}
-		if err == nil {
-			err = tab.Validate(r.Offer, id)
-		}
-		if err != nil {
-			r.Errors = append(r.Errors, &AgentError{App: id, Op: "Bid", Err: err})
-			continue
-		}
-		st.table, st.base = &tab, held[id]
-		if len(tab.Rows) > 0 {
-			r.Bids = append(r.Bids, Bid{App: id, Table: tab})
-			wait := tab
-			if math.IsInf(tab.RhoNone, 1) {
-				wait.RhoNone = a.waitRho(ctx, id, tab, held[id], &r.Errors)
-			}
-			waitBids = append(waitBids, Bid{App: id, Table: wait})
-		}
-	}
-	bidders := make([]string, len(r.Bids))
-	for i, b := range r.Bids {
-		bidders[i] = b.App
+	if err := a.bids(ctx, agentCtx, r); err != nil {
+		return nil, err
 	}
 	offer := r.Offer
-	if a.patience > 0 {
-		offer, r.Bids, waitBids = a.serveOverdue(r, waitBids, uninvited)
+	if a.set.Patience > 0 {
+		offer = a.serveOverdue(r)
 	}
+	var pool []spare // GPUs to give away, each with its payer
 	leftover := offer.Free
 	if len(r.Bids) > 0 {
-		out, err := AuctionTables(ctx, offer, r.Bids)
+		set := &TableSettings{MaxNodes: a.set.MaxNodes}
+		if a.set.Budget > 0 {
+			// At least a nanosecond: a zero Budget would mean no bound.
+			set.Budget = max(time.Until(start.Add(time.Duration(auctionShare*float64(a.set.Budget)))), 1)
+		}
+		out, err := auctionTables(ctx, offer, r.Bids, set) // each bid validated in bids
 		if err != nil {
 			return nil, err // bids are valid: only ctx can fail here
 		}
-		// c_i from the bids with losing priced as waiting, so that a winner
-		// keeping out an app that holds nothing does not pay everything.
-		if out.Keep, err = newSearch(offer, waitBids).keeps(ctx, out.Row); err != nil {
-			return nil, err
-		}
-		r.Outcome, leftover = out, out.Leftover
+		r.Outcome, r.Partial, leftover = out, out.Partial, out.Leftover
 		for i, b := range r.Bids {
 			if out.Row[i] >= 0 {
-				a.grantRow(r, b.App, Won, b.Table.Rows[out.Row[i]], out.Keep[i], uninvited)
+				pool = append(pool, a.grantWon(r, b.App, b.Table.Rows[out.Row[i]].Counts, out.Keep[i])...)
 			}
 		}
 	}
 	for s, n := range leftover {
-		if n == 0 {
-			continue
+		for range n {
+			pool = append(pool, spare{server: s})
 		}
-		to := a.draw(r.Invited, uninvited, "")
-		if to == "" {
-			continue
-		}
-		gpus := a.leaseSlots(to, Leftover, s, n, now, now.Add(a.lease))
-		r.Grants = append(r.Grants, Grant{App: to, Kind: Leftover, GPUs: gpus, From: now, Until: now.Add(a.lease)})
 	}
-	for _, id := range a.Apps() { // prices leftover and payment grants too
-		a.apps[id].rho = a.cachedRho(id)
-	}
-	for _, id := range bidders {
-		if st := a.apps[id]; st.gpus == 0 {
+	a.giveAway(r, pool, uninvited)
+	for _, st := range a.apps {
+		if st.gpus == 0 {
 			st.hungry++
 		} else {
 			st.hungry = 0
 		}
 	}
+	r.Took = time.Since(start)
 	return r, nil
 }
 
-// serveOverdue grants each overdue bidder (see ArbiterSettings.Patience), in
-// ranking order, the lowest-rho row of its bid that fits what is left of
-// the offer, for a full lease. It returns what is left and the other bids
-// and waitBids, each with the rows that still fit (a bid left with none
+// bids asks the invited apps for their bids, fills r.Bids, and prices
+// each bid's RhoNone (see Arbiter): an agent prices its wait in the same
+// call as its bid. An agent that fails is recorded in r.Errors and bids
+// nothing; so does one that bids no row. It returns only ctx's error.
+func (a *Arbiter) bids(ctx, agentCtx context.Context, r *Round) error {
+	type answer struct {
+		tab     ftf.BidTable
+		best    []int // held plus its best row
+		wait    float64
+		waitErr error
+	}
+	answers, errs := callAgents(agentCtx, len(r.Invited), func(ctx context.Context, i int) (answer, error) {
+		id := r.Invited[i]
+		st := a.apps[id]
+		tab, err := st.agent.Bid(ctx, r.At, r.Offer, slices.Clone(st.held))
+		if err == nil {
+			err = tab.Validate(r.Offer, id)
+		}
+		if err != nil || len(tab.Rows) == 0 {
+			return answer{tab: tab}, err
+		}
+		ans := answer{tab: tab, best: slices.Clone(st.held)}
+		best := tab.Rows[0]
+		for _, row := range tab.Rows[1:] {
+			if row.Rho < best.Rho {
+				best = row
+			}
+		}
+		for s, n := range best.Counts {
+			ans.best[s] += n
+		}
+		if math.IsInf(tab.RhoNone, 1) {
+			ans.wait, ans.waitErr = st.agent.Rho(ctx, a.now.Add(a.set.Lease), a.c, slices.Clone(ans.best))
+			if ans.waitErr == nil && (math.IsNaN(ans.wait) || ans.wait <= 0) {
+				ans.waitErr = badInput("rho", id, gpufair.ErrValue, "%v is not positive", ans.wait)
+			}
+			if ans.waitErr == nil && ans.wait > best.Rho {
+				ans.tab.RhoNone = ans.wait
+			}
+		}
+		return ans, nil
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, id := range r.Invited {
+		ans, err := answers[i], errs[i]
+		if err != nil {
+			r.Errors = append(r.Errors, &AgentError{App: id, Op: "Bid", Err: err})
+			continue
+		}
+		if len(ans.tab.Rows) == 0 {
+			continue
+		}
+		if ans.waitErr != nil {
+			r.Errors = append(r.Errors, &AgentError{App: id, Op: "Rho", Err: ans.waitErr})
+		}
+		a.apps[id].best = ans.best
+		r.Bids = append(r.Bids, Bid{App: id, Table: ans.tab})
+	}
+	return nil
+}
+
+// waitRhos prices waiting for each of ids: the rho of waiting one lease
+// and then holding its best row, the agents called concurrently.
+func (a *Arbiter) waitRhos(ctx context.Context, ids []string) ([]float64, []error) {
+	return a.rhos(ctx, ids, func(st *appState) (time.Time, []int) { return a.now.Add(a.set.Lease), st.best })
+}
+
+// rhos asks each of ids' agent for Rho at the time and holding that at
+// gives, concurrently, and checks the answers.
+func (a *Arbiter) rhos(ctx context.Context, ids []string, at func(*appState) (time.Time, []int)) ([]float64, []error) {
+	vals, errs := callAgents(ctx, len(ids), func(ctx context.Context, i int) (float64, error) {
+		st := a.apps[ids[i]]
+		when, held := at(st)
+		return st.agent.Rho(ctx, when, a.c, slices.Clone(held))
+	})
+	for i, rho := range vals {
+		if errs[i] == nil && (math.IsNaN(rho) || rho <= 0) {
+			errs[i] = badInput("rho", ids[i], gpufair.ErrValue, "%v is not positive", rho)
+		}
+	}
+	return vals, errs
+}
+
+// rank prices every app's current rho and fills r.Ranking and r.Invited.
+// An agent that fails keeps its last rho. It returns only ctx's error.
+func (a *Arbiter) rank(ctx, agentCtx context.Context, r *Round) error {
+	ids := a.Apps()
+	var holding, waiting []string
+	for _, id := range ids {
+		switch st := a.apps[id]; {
+		case st.gpus > 0:
+			holding = append(holding, id)
+		case st.best != nil:
+			waiting = append(waiting, id)
+		default:
+			st.rho = math.Inf(1) // never bid: first in line
+		}
+	}
+	hr, herrs := a.rhos(agentCtx, holding, func(st *appState) (time.Time, []int) { return r.At, st.held })
+	wr, werrs := a.waitRhos(agentCtx, waiting)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	failed := map[string]error{}
+	for _, set := range []struct {
+		ids  []string
+		rhos []float64
+		errs []error
+	}{{holding, hr, herrs}, {waiting, wr, werrs}} {
+		for i, id := range set.ids {
+			if set.errs[i] != nil {
+				failed[id] = set.errs[i]
+			} else {
+				a.apps[id].rho = set.rhos[i]
+			}
+		}
+	}
+	for _, id := range ids {
+		if err := failed[id]; err != nil {
+			r.Errors = append(r.Errors, &AgentError{App: id, Op: "Rho", Err: err})
+		}
+		r.Ranking = append(r.Ranking, Ranked{App: id, Rho: a.apps[id].rho})
+	}
+	slices.SortStableFunc(r.Ranking, func(x, y Ranked) int {
+		if c := cmp.Compare(y.Rho, x.Rho); c != 0 {
+			return c
+		}
+		return a.apps[x.App].lastWon.Compare(a.apps[y.App].lastWon) // names already in order
+	})
+	n := len(r.Ranking)
+	k := int(math.Ceil((1-a.set.Filter)*float64(n) - 1e-9))
+	k = min(max(k, 1), n)
+	for i, rk := range r.Ranking {
+		if i < k || a.overdue(rk.App) {
+			r.Invited = append(r.Invited, rk.App)
+		}
+	}
+	return nil
+}
+
+// overdue reports whether app id held nothing after each of the last
+// Patience rounds (ArbiterSettings.Patience > 0).
+func (a *Arbiter) overdue(id string) bool {
+	return a.set.Patience > 0 && a.apps[id].hungry >= a.set.Patience
+}
+
+// serveOverdue grants each overdue bidder (see ArbiterSettings.Patience),
+// hungriest first, the lowest-rho row of its bid that fits what is left of
+// the offer, for a full lease. It returns what is left, and leaves in
+// r.Bids the other bids with the rows that still fit (a bid left with none
 // drops out).
-func (a *Arbiter) serveOverdue(r *Round, waitBids []Bid, uninvited map[string]bool) (ftf.Offer, []Bid, []Bid) {
+func (a *Arbiter) serveOverdue(r *Round) ftf.Offer {
 	free := slices.Clone(r.Offer.Free)
 	served := map[string]bool{}
-	for _, b := range r.Bids {
-		if a.apps[b.App].hungry < a.patience {
+	// Hungriest first, then in ranking order (r.Bids follows it).
+	order := slices.Clone(r.Bids)
+	slices.SortStableFunc(order, func(x, y Bid) int { return cmp.Compare(a.apps[y.App].hungry, a.apps[x.App].hungry) })
+	for _, b := range order {
+		if !a.overdue(b.App) {
 			continue
 		}
 		best := -1
@@ -200,99 +345,154 @@ func (a *Arbiter) serveOverdue(r *Round, waitBids []Bid, uninvited map[string]bo
 		if best < 0 {
 			continue
 		}
-		row := b.Table.Rows[best]
-		a.grantRow(r, b.App, Overdue, row, 1, uninvited)
-		for s, n := range row.Counts {
+		counts := b.Table.Rows[best].Counts
+		a.apps[b.App].lastWon = r.At
+		r.Grants = append(r.Grants, Grant{App: b.App, Kind: Overdue, GPUs: a.leaseCounts(b.App, Overdue, counts), From: r.At, Until: r.At.Add(a.set.Lease), Keep: 1})
+		for s, n := range counts {
 			free[s] -= n
 		}
 		served[b.App] = true
 	}
 	if len(served) == 0 {
-		return r.Offer, r.Bids, waitBids
+		return r.Offer
 	}
-	fitting := func(bids []Bid) []Bid {
-		var out []Bid
-		for _, b := range bids {
-			if served[b.App] {
-				continue
-			}
-			t := b.Table
-			t.Rows = slices.DeleteFunc(slices.Clone(t.Rows), func(row ftf.Row) bool { return !covers(free, row.Counts) })
-			if len(t.Rows) > 0 {
-				out = append(out, Bid{App: b.App, Table: t})
-			}
+	var bids []Bid
+	for _, b := range r.Bids {
+		if served[b.App] {
+			continue
 		}
-		return out
+		t := b.Table
+		t.Rows = slices.DeleteFunc(slices.Clone(t.Rows), func(row ftf.Row) bool { return !covers(free, row.Counts) })
+		if len(t.Rows) > 0 {
+			bids = append(bids, Bid{App: b.App, Table: t})
+		}
 	}
-	return ftf.Offer{Cluster: r.Offer.Cluster, Free: free}, fitting(r.Bids), fitting(waitBids)
+	r.Bids = bids
+	return ftf.Offer{Cluster: r.Offer.Cluster, Free: free}
 }
 
-// grantRow leases app's row, won in the auction or overdue (kind), for
-// c·Lease and, when c < 1, schedules the rest of the lease as a payment to
-// an app drawn at random.
-func (a *Arbiter) grantRow(r *Round, app string, kind GrantKind, row ftf.Row, c float64, uninvited map[string]bool) {
-	now, full := r.At, r.At.Add(a.lease)
-	end := now.Add(time.Duration(math.Round(c * float64(a.lease))))
-	var gpus []topology.GPU
-	for s, n := range row.Counts {
+// spare is a GPU of server to give away; payer is the winner whose
+// payment it is, empty for a leftover.
+type spare struct {
+	server int
+	payer  string
+}
+
+// grantWon leases app the part of its winning row counts it keeps for c
+// (see Arbiter) and returns the rest, its payment.
+func (a *Arbiter) grantWon(r *Round, app string, counts []int, c float64) []spare {
+	g := total(counts)
+	x := c * float64(g)
+	k := int(math.Floor(x))
+	if a.rng.Float64() < x-float64(k) {
+		k++
+	}
+	k = min(k, g)
+	// Densest servers of the row first, then where it holds most.
+	st := a.apps[app]
+	servers := make([]int, 0, len(counts))
+	for s, n := range counts {
 		if n > 0 {
-			gpus = append(gpus, a.leaseSlots(app, kind, s, n, now, end)...)
+			servers = append(servers, s)
 		}
 	}
-	a.apps[app].lastWon = now
-	r.Grants = append(r.Grants, Grant{App: app, Kind: kind, GPUs: gpus, From: now, Until: end, Keep: c})
-	if !end.Before(full) {
+	slices.SortStableFunc(servers, func(x, y int) int {
+		if d := cmp.Compare(counts[y], counts[x]); d != 0 {
+			return d
+		}
+		return cmp.Compare(st.held[y], st.held[x])
+	})
+	kept := make([]int, len(counts))
+	var pay []spare
+	for _, s := range servers {
+		n := min(counts[s], k)
+		kept[s], k = n, k-n
+		for range counts[s] - n {
+			pay = append(pay, spare{server: s, payer: app})
+		}
+	}
+	gpus := a.leaseCounts(app, Won, kept)
+	if len(gpus) > 0 {
+		st.lastWon = r.At
+	}
+	r.Grants = append(r.Grants, Grant{App: app, Kind: Won, GPUs: gpus, From: r.At, Until: r.At.Add(a.set.Lease), Keep: c})
+	return pay
+}
+
+// giveAway leases each GPU of pool, in order, to an app drawn at random
+// among the apps not invited that want it, or failing that (a Spare) among
+// the invited apps but its payer that want it; a GPU no app wants stays
+// free.
+func (a *Arbiter) giveAway(r *Round, pool []spare, uninvited map[string]bool) {
+	if len(pool) == 0 {
 		return
 	}
-	if to := a.draw(r.Invited, uninvited, app); to != "" {
-		for _, g := range gpus {
-			a.slots[g.Server][g.Slot].payTo, a.slots[g.Server][g.Slot].payUntil = to, full
-		}
-		r.Grants = append(r.Grants, Grant{App: to, Kind: Payment, GPUs: gpus, From: end, Until: full, Payer: app})
+	type key struct {
+		app   string
+		kind  GrantKind
+		payer string
 	}
-	if !end.After(now) { // c = 0: the payment starts now
-		for _, g := range gpus {
-			a.release(g.Server, g.Slot, now)
+	index := map[key]int{}
+	apps := a.Apps()
+	var cands []string
+	for _, p := range pool {
+		kind := Leftover
+		if p.payer != "" {
+			kind = Payment
 		}
+		cands = cands[:0]
+		for _, id := range apps {
+			if uninvited[id] && a.apps[id].agent.Wants(a.apps[id].held, p.server) {
+				cands = append(cands, id)
+			}
+		}
+		if len(cands) == 0 {
+			kind = Spare
+			for _, id := range apps {
+				if !uninvited[id] && id != p.payer && a.apps[id].agent.Wants(a.apps[id].held, p.server) {
+					cands = append(cands, id)
+				}
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		to := cands[a.rng.IntN(len(cands))]
+		one := make([]int, len(a.slots))
+		one[p.server] = 1
+		gpus := a.leaseCounts(to, kind, one)
+		k := key{to, kind, p.payer}
+		i, ok := index[k]
+		if !ok {
+			i = len(r.Grants)
+			index[k] = i
+			r.Grants = append(r.Grants, Grant{App: to, Kind: kind, From: r.At, Until: r.At.Add(a.set.Lease), Payer: p.payer})
+		}
+		r.Grants[i].GPUs = append(r.Grants[i].GPUs, gpus...)
+	}
+	for i := range r.Grants {
+		topology.SortGPUs(r.Grants[i].GPUs)
 	}
 }
 
-// leaseSlots gives app the n lowest free slots of server s over [from, until).
-func (a *Arbiter) leaseSlots(app string, kind GrantKind, s, n int, from, until time.Time) []topology.GPU {
+// leaseCounts leases app counts[s] of the lowest free slots of each server
+// s for a full lease from now, and returns them.
+func (a *Arbiter) leaseCounts(app string, kind GrantKind, counts []int) []topology.GPU {
 	var out []topology.GPU
-	for k := range a.slots[s] {
-		if len(out) == n {
-			break
-		}
-		if sl := &a.slots[s][k]; sl.app == "" && !sl.failed {
-			*sl = slot{app: app, kind: kind, start: from, end: until}
-			out = append(out, topology.GPU{Server: s, Slot: k})
-		}
-	}
-	a.take(app, len(out))
-	return out
-}
-
-// draw picks uniformly among the apps not invited, or, when every app was
-// invited, among the invited other than payer; "" if there is none.
-func (a *Arbiter) draw(invited []string, uninvited map[string]bool, payer string) string {
-	var pool []string
-	if len(uninvited) > 0 {
-		for id := range uninvited {
-			pool = append(pool, id)
-		}
-		slices.Sort(pool)
-	} else {
-		for _, id := range invited {
-			if id != payer {
-				pool = append(pool, id)
+	for s, n := range counts {
+		for k := range a.slots[s] {
+			if n == 0 {
+				break
+			}
+			if sl := &a.slots[s][k]; sl.app == "" && !sl.failed {
+				*sl = slot{app: app, kind: kind, start: a.now, end: a.now.Add(a.set.Lease)}
+				out = append(out, topology.GPU{Server: s, Slot: k})
+				a.take(app, s, 1)
+				n--
 			}
 		}
 	}
-	if len(pool) == 0 {
-		return ""
-	}
-	return pool[a.rng.IntN(len(pool))]
+	return out
 }
 
 func (a *Arbiter) freeCounts() []int {
@@ -305,104 +505,4 @@ func (a *Arbiter) freeCounts() []int {
 		}
 	}
 	return out
-}
-
-// rank refreshes every app's current rho and fills r.Ranking and r.Invited.
-func (a *Arbiter) rank(ctx context.Context, r *Round) {
-	for _, id := range a.Apps() {
-		st := a.apps[id]
-		if rho, ok := a.tableRho(id); ok {
-			st.rho = rho
-		} else {
-			rho, err := st.agent.Rho(ctx, r.At, a.c, a.heldCounts(id))
-			if err == nil && (math.IsNaN(rho) || rho <= 0) {
-				err = badInput("rho", id, gpufair.ErrValue, "%v is not positive", rho)
-			}
-			if err != nil {
-				r.Errors = append(r.Errors, &AgentError{App: id, Op: "Rho", Err: err})
-			} else {
-				st.rho = rho
-			}
-		}
-		r.Ranking = append(r.Ranking, Ranked{App: id, Rho: st.rho})
-	}
-	slices.SortStableFunc(r.Ranking, func(x, y Ranked) int {
-		if c := cmp.Compare(y.Rho, x.Rho); c != 0 {
-			return c
-		}
-		return a.apps[x.App].lastWon.Compare(a.apps[y.App].lastWon) // names already in order
-	})
-	n := len(r.Ranking)
-	k := int(math.Ceil((1-a.filter)*float64(n) - 1e-9))
-	k = min(max(k, 1), n)
-	for _, rk := range r.Ranking[:k] {
-		r.Invited = append(r.Invited, rk.App)
-	}
-}
-
-// cachedRho is tableRho when the cached table prices the app's holding,
-// else the last rho.
-func (a *Arbiter) cachedRho(id string) float64 {
-	if rho, ok := a.tableRho(id); ok {
-		return rho
-	}
-	return a.apps[id].rho
-}
-
-// tableRho prices what app id holds without asking its agent: +Inf for
-// nothing; else, if it holds at least what it held at its last bid, the
-// lowest rho over that table's rows covered by its gains since, or RhoNone.
-func (a *Arbiter) tableRho(id string) (float64, bool) {
-	st := a.apps[id]
-	if st.gpus == 0 {
-		return math.Inf(1), true
-	}
-	if st.table == nil {
-		return 0, false
-	}
-	held := a.heldCounts(id)
-	for s := range held {
-		if held[s] < st.base[s] {
-			return 0, false
-		}
-	}
-	rho := st.table.RhoNone
-rows:
-	for _, row := range st.table.Rows {
-		for s, n := range row.Counts {
-			if n > held[s]-st.base[s] {
-				continue rows
-			}
-		}
-		rho = min(rho, row.Rho)
-	}
-	return rho, true
-}
-
-// waitRho prices winning nothing, for a bid that says +Inf, as what losing
-// means between rounds: waiting one lease and then holding the table's best
-// row, as the agent's Rho at now+Lease says. With +Inf the one-shot auction
-// would charge any winner that keeps such an app out its whole bundle
-// (c_i = 0), and under scarcity every round would end that way. It stays
-// +Inf if the agent fails or prices waiting no worse than the row.
-func (a *Arbiter) waitRho(ctx context.Context, id string, tab ftf.BidTable, held []int, errs *[]error) float64 {
-	best := tab.Rows[0]
-	for _, row := range tab.Rows[1:] {
-		if row.Rho < best.Rho {
-			best = row
-		}
-	}
-	counts := slices.Clone(held)
-	for s, n := range best.Counts {
-		counts[s] += n
-	}
-	rho, err := a.apps[id].agent.Rho(ctx, a.now.Add(a.lease), a.c, counts)
-	if err != nil {
-		*errs = append(*errs, &AgentError{App: id, Op: "Rho", Err: err})
-		return math.Inf(1)
-	}
-	if math.IsNaN(rho) || !(rho > best.Rho) {
-		return math.Inf(1)
-	}
-	return rho
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,53 +95,72 @@ func BenchmarkPartialAllocation(b *testing.B) {
 	}
 }
 
-// BenchmarkArbiterRound times one arbiter round over 64 GPUs (16 servers ×
-// 4) and 20 apps at f = 0, Themis' 0.8 and 1: every lease has ended, so all
-// GPUs are offered and every app holds nothing (RhoNone +Inf); the
-// ⌈(1-f)·20⌉ invited agents (at least one) each build a bid table
-// (ftf.NewTable), the auction runs and leftovers are drawn.
+// BenchmarkArbiterRound times one arbiter round at the scale of Themis'
+// simulations: 256 GPUs (32 servers of 8 in 8 racks) and 200 one-job apps
+// (demands of 1 to 16 GPUs, placement sensitivity from none to strong), with
+// a 100 ms budget, at f = 0 (every app invited: 200 bids) and Themis' 0.8
+// (40 bids). Each round starts when every lease has ended, so all 256 GPUs
+// are offered. It reports the median and largest round time, and the
+// rounds more than 10% over budget.
 func BenchmarkArbiterRound(b *testing.B) {
-	for _, tc := range []struct {
-		f    float64
-		bids int
-	}{{0, 20}, {0.8, 4}, {1, 1}} {
-		b.Run(fmt.Sprintf("f=%g", tc.f), func(b *testing.B) {
-			o := racked(16, 4)
+	const apps, budget = 200, 100 * time.Millisecond
+	for _, f := range []float64{0, 0.8} {
+		b.Run(fmt.Sprintf("gpus=256/apps=%d/f=%g", apps, f), func(b *testing.B) {
+			var c topology.Cluster
+			for s := range 32 {
+				c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprint("m", s), Rack: fmt.Sprint("r", s/4), Type: "v100", GPUs: 8})
+			}
 			lease := 10 * time.Minute
-			arb, err := NewArbiter(o.Cluster, &ArbiterSettings{Lease: lease, Filter: tc.f}, rand.NewPCG(1, 1))
+			arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Filter: f, Budget: budget}, rand.NewPCG(1, 1))
 			if err != nil {
 				b.Fatal(err)
 			}
 			r := rand.New(rand.NewPCG(3, 3))
-			for i := 0; i < 20; i++ {
+			for i := range apps {
 				iters := float64(1000 + r.IntN(50000))
 				net := r.Float64()
 				job := ftf.SingleJob{ItersLeft: iters, ItersTotal: iters, IterTime: 1, DemandMax: []int{1, 2, 4, 8, 16}[r.IntN(5)],
-					ClusterGPUs: 64, Contention: 5, Slowdown: topology.Slowdown{1, 1.05 + 0.45*net, 1.1 + 0.9*net}}
-				ag := RhoAgent{RhoAt: testAgent{job: job, start: t0}.rhoAt, Table: &ftf.TableSettings{MaxGPUs: job.DemandMax, PerShape: 2, MaxRows: 32}}
-				if err := arb.Join(t0, fmt.Sprintf("app%02d", i), ag); err != nil {
+					ClusterGPUs: 256, Contention: apps, Slowdown: topology.Slowdown{1, 1.05 + 0.45*net, 1.1 + 0.9*net}}
+				if err := arb.Join(t0, fmt.Sprintf("app%03d", i), testAgent{job: job, start: t0}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			now := t0
 			round, err := arb.Advance(context.Background(), now)
-			if err != nil || len(round.Bids) != tc.bids || len(round.Errors) > 0 {
+			if err != nil || len(round.Bids) == 0 || len(round.Errors) > 0 {
 				b.Fatalf("round: %d bids, errors %v, %v", len(round.Bids), round.Errors, err)
 			}
-			var grants, nodes int
+			var took []time.Duration
+			var grants, nodes, partial int
 			for b.Loop() {
 				now = now.Add(lease)
 				round, err = arb.Advance(context.Background(), now)
 				if err != nil {
 					b.Fatal(err)
 				}
+				took = append(took, round.Took)
 				grants += len(round.Grants)
 				if round.Outcome != nil {
 					nodes += round.Outcome.Nodes
 				}
+				if round.Partial {
+					partial++
+				}
 			}
-			b.ReportMetric(float64(grants)/float64(b.N), "grants/op")
-			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+			slices.Sort(took)
+			over := 0
+			for _, d := range took {
+				if d > budget+budget/10 {
+					over++
+				}
+			}
+			n := float64(len(took))
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
+			b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+			b.ReportMetric(float64(over), "rounds>110%")
+			b.ReportMetric(float64(partial)/n, "partial/op")
+			b.ReportMetric(float64(grants)/n, "grants/op")
+			b.ReportMetric(float64(nodes)/n, "nodes/op")
 		})
 	}
 }

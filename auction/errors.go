@@ -19,20 +19,3 @@ var ErrNoBid = errors.New("auction: agent did not bid")
 func badInput(field, id string, sentinel error, format string, args ...any) error {
 	return &gpufair.InputError{Field: field, ID: id, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
 }
-
-// ErrNodeBudget reports a bid-table search stopped at TableSettings.MaxNodes
-// before it could prove its allocation optimal. No allocation is returned
-// with it.
-var ErrNodeBudget = errors.New("auction: bid-table search exceeded its node budget")
-
-// SearchError is a bid-table search that stopped early; Err is ErrNodeBudget.
-type SearchError struct {
-	Nodes int // nodes visited when it stopped
-	Err   error
-}
-
-func (e *SearchError) Error() string {
-	return fmt.Sprintf("auction: bid-table search stopped after %d nodes: %v", e.Nodes, e.Err)
-}
-
-func (e *SearchError) Unwrap() error { return e.Err }

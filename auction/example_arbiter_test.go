@@ -18,15 +18,15 @@ func jobAgent(job ftf.SingleJob, start time.Time) auction.RhoAgent {
 		j := job
 		j.Elapsed = now.Sub(start).Seconds()
 		return j.Rho(p)
-	}}
+	}, Bids: &ftf.BidSettings{Demand: job.DemandMax}}
 }
 
 // A scheduler drives the arbiter with its own clock: apps join with an
 // agent, Advance runs a round on each resource-available event, and
 // NextEvent says when the next lease ends. With f = 0.5 two of the three
-// apps are invited; each wins one server, keeps it for c_i of the lease
-// and pays the rest to the app left out, which is invited next: it never
-// won, and holding nothing its rho is +Inf.
+// apps are invited; each wins one server and keeps c_i of its 3 GPUs (2 of
+// them here); the GPUs they pay go, in the same round, to the app left
+// out, which is invited next.
 func ExampleArbiter() {
 	c := topology.Cluster{Servers: []topology.Server{
 		{Name: "m0", Rack: "r0", Type: "v100", GPUs: 3},
@@ -62,6 +62,9 @@ func ExampleArbiter() {
 		}
 		for _, g := range r.Grants {
 			fmt.Printf("  %-9s %-8v %d GPUs %v..%v", g.App, g.Kind, len(g.GPUs), g.From.Sub(t0), g.Until.Sub(t0))
+			if g.Payer != "" {
+				fmt.Printf(" from %s", g.Payer)
+			}
 			if g.Kind == auction.Won {
 				fmt.Printf(" (c = %.3g)", g.Keep)
 			}
@@ -75,12 +78,12 @@ func ExampleArbiter() {
 	}
 	// Output:
 	// t=0s: 6 GPUs offered to [inception resnet]
-	//   inception won      3 GPUs 0s..8m15s (c = 0.825)
-	//   vgg       payment  3 GPUs 8m15s..10m0s
-	//   resnet    won      3 GPUs 0s..7m39s (c = 0.765)
-	//   vgg       payment  3 GPUs 7m39s..10m0s
-	// t=10m0s: 6 GPUs offered to [vgg inception]
-	//   vgg       won      3 GPUs 10m0s..18m26s (c = 0.843)
-	//   resnet    payment  3 GPUs 18m26s..20m0s
-	//   inception won      3 GPUs 10m0s..20m0s (c = 1)
+	//   inception won      2 GPUs 0s..10m0s (c = 0.825)
+	//   resnet    won      2 GPUs 0s..10m0s (c = 0.765)
+	//   vgg       payment  1 GPUs 0s..10m0s from inception
+	//   vgg       payment  1 GPUs 0s..10m0s from resnet
+	// t=10m0s: 6 GPUs offered to [vgg resnet]
+	//   vgg       won      2 GPUs 10m0s..20m0s (c = 0.883)
+	//   resnet    won      3 GPUs 10m0s..20m0s (c = 1)
+	//   inception payment  1 GPUs 10m0s..20m0s from vgg
 }

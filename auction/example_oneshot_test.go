@@ -33,8 +33,8 @@ func ExamplePartialAllocation() {
 // Bid tables over indivisible GPUs: two apps already running elsewhere bid
 // for one 4-GPU server. The product of 1/rho is largest with 3 GPUs for a
 // and 1 for b (product 1·1/0.6, ahead of 2 GPUs each at 0.75·2); each keeps
-// its row for c_i of the lease: a keeps (1/0.6)/3, what b's value is with a
-// over what it would be without.
+// c_i of its row: a keeps (1/0.6)/3, what b's value is with a over what it
+// would be without.
 func ExampleAuctionTables() {
 	o := ftf.Offer{Cluster: topology.Cluster{Servers: []topology.Server{{Name: "m0", Type: "v100", GPUs: 4}}}, Free: []int{4}}
 	a := ftf.BidTable{RhoNone: 4, Rows: []ftf.Row{{Counts: []int{4}, Rho: 0.8}, {Counts: []int{3}, Rho: 1}, {Counts: []int{2}, Rho: 4.0 / 3}, {Counts: []int{1}, Rho: 2}}}

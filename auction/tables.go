@@ -3,6 +3,7 @@ package auction
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
@@ -31,6 +32,9 @@ type TableOutcome struct {
 	Leftover []int
 	// Nodes counts branch-and-bound nodes over all n+1 searches.
 	Nodes int
+	// Partial reports that a search stopped at its bound (TableSettings)
+	// before proving its allocation optimal: Row is then the best found.
+	Partial bool
 }
 
 // AuctionTables runs Themis' one-shot partial-allocation auction on bid
@@ -67,13 +71,12 @@ type TableOutcome struct {
 // incumbents, and each re-solve starts from x* without i. The worst case is
 // exponential in the number of bids; BenchmarkAuctionTables measures about
 // 4,400 nodes for 20 bids over 16 servers (docs/benchmarks/themis.md). The
-// search checks ctx every 256 nodes; AuctionTablesWith can also cap the
-// nodes.
+// search checks ctx every 256 nodes; AuctionTablesWith bounds its nodes or
+// its time and returns the best allocation found.
 //
-// Granting a fraction of an indivisible bundle: bid i holds its row's GPUs
-// for c_i of the lease, and the arbiter hands them on as leftovers for the
-// other 1-c_i (Arbiter does so). Leftover holds only the GPUs no winning row
-// uses.
+// Granting a fraction of an indivisible bundle is the caller's: Arbiter
+// grants c_i of a row's GPUs in expectation and gives the rest away in the
+// same round. Leftover holds only the GPUs no winning row uses.
 //
 // Every bid is validated against the offer (BidTable.Validate); bad bids
 // and repeated app names are *gpufair.InputError. A cancelled ctx returns its
@@ -82,16 +85,28 @@ func AuctionTables(ctx context.Context, offer ftf.Offer, bids []Bid) (*TableOutc
 	return AuctionTablesWith(ctx, offer, bids, nil)
 }
 
-// TableSettings tunes the bid-table search. A nil *TableSettings and the zero
-// value mean no limit but ctx.
+// TableSettings bound the bid-table search. A nil *TableSettings and the
+// zero value mean no bound but ctx: the search is exact.
 type TableSettings struct {
-	// MaxNodes stops the search, over all its n+1 runs, after this many
-	// branch-and-bound nodes with a *SearchError wrapping ErrNodeBudget;
-	// 0 means no limit.
+	// MaxNodes caps the branch-and-bound nodes over all n+1 searches; 0
+	// means no cap. The cap is deterministic: the same bids give the same
+	// outcome.
 	MaxNodes int
+	// Budget caps the wall time of the call; 0 means no cap. A budget that
+	// binds makes the outcome depend on the machine's speed.
+	Budget time.Duration
 }
 
-// AuctionTablesWith is AuctionTables with settings s (nil: defaults).
+// AuctionTablesWith is AuctionTables within the bounds of s (nil: none).
+//
+// A bounded search returns the best allocation it found, never an error
+// for running out: each search starts from a greedy allocation (and each
+// re-solve from x* without its bidder, improved row by row) and the branch
+// and bound improves on it while the bound lasts. Half of the bound goes to
+// x*, the rest to the re-solves of the winners, shared equally as they
+// come. The outcome is then marked Partial. Since a re-solve never returns
+// less than x* without its bidder, every c_i stays at most 1; it may be
+// higher than the exact search's (a smaller hidden payment).
 func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *TableSettings) (*TableOutcome, error) {
 	if err := offer.Validate(); err != nil {
 		return nil, err
@@ -106,12 +121,21 @@ func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *Tabl
 			return nil, err
 		}
 	}
+	return auctionTables(ctx, offer, bids, s)
+}
+
+// auctionTables is AuctionTablesWith on bids already validated.
+func auctionTables(ctx context.Context, offer ftf.Offer, bids []Bid, s *TableSettings) (*TableOutcome, error) {
 	n := len(bids)
 	sr := newSearch(offer, bids)
 	if s != nil {
-		sr.maxNodes = s.MaxNodes
+		if s.MaxNodes < 0 || s.Budget < 0 {
+			return nil, badInput("TableSettings", "", gpufair.ErrValue, "negative bound: %d nodes, %v", s.MaxNodes, s.Budget)
+		}
+		sr.limit = newLimit(s.MaxNodes, s.Budget)
 	}
 	out := &TableOutcome{Row: make([]int, n), Value: make([]float64, n), Keep: make([]float64, n), Leftover: append([]int(nil), offer.Free...)}
+	sr.limit.share(2, sr.nodes)
 	best, err := sr.run(ctx, -1, nil)
 	if err != nil {
 		return nil, err
@@ -131,19 +155,29 @@ func AuctionTablesWith(ctx context.Context, offer ftf.Offer, bids []Bid, s *Tabl
 	}
 	out.Keep = keep
 	out.Nodes = sr.nodes
+	out.Partial = sr.partial
 	return out, nil
 }
 
 // keeps returns c_i for each bid given the chosen rows: 1 for a bid that
 // wins nothing, else the others' product with i over their best product
 // without i (0 if i's presence leaves fewer of them a positive value).
+// The winners' re-solves share what is left of the search's limit.
 func (sr *search) keeps(ctx context.Context, rows []int) ([]float64, error) {
 	keep := make([]float64, len(rows))
+	winners := 0
+	for _, r := range rows {
+		if r >= 0 {
+			winners++
+		}
+	}
 	for i := range rows {
 		if rows[i] < 0 {
 			keep[i] = 1 // it takes nothing, so it changes nothing
 			continue
 		}
+		sr.limit.share(winners, sr.nodes)
+		winners--
 		start := append([]int(nil), rows...)
 		start[i] = -1
 		without, err := sr.run(ctx, i, start)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"time"
 )
 
 // Subgradient steps on the Lagrange multipliers: many at the root of the
@@ -33,6 +34,8 @@ type bnb struct {
 	used []int
 	grad []float64
 	err  error
+	// stopped: the run spent its part of the search's limit.
+	stopped bool
 }
 
 // option is one branch at a node: candidate index c (-1: no row) and its
@@ -43,8 +46,8 @@ type option struct {
 }
 
 // run returns the best rows with bid skip left out (-1: none), starting
-// from the incumbent start when given. It fails only on ctx or the node
-// budget.
+// from the incumbent start when given (improved row by row). It fails only
+// on ctx; at its part of the limit it stops with the best rows found.
 func (sr *search) run(ctx context.Context, skip int, start []int) (solution, error) {
 	if err := ctx.Err(); err != nil {
 		return solution{}, err
@@ -72,6 +75,9 @@ func (sr *search) run(ctx context.Context, skip int, start []int) (solution, err
 			b.order = append(b.order, i)
 		}
 	}
+	if start != nil {
+		b.improve(b.best.rows)
+	}
 	b.lam = make([][]float64, len(b.order)+1)
 	b.opts = make([][]option, len(b.order)+1)
 	for d := range b.lam {
@@ -79,6 +85,10 @@ func (sr *search) run(ctx context.Context, skip int, start []int) (solution, err
 	}
 	copy(b.lam[0], sr.prices)
 	b.greedy(b.lam[0])
+	if b.spent() {
+		b.stopped, b.partial = true, true
+		return b.best, nil // the greedy and improved incumbents stand
+	}
 	steps := rootSteps
 	if skip >= 0 {
 		steps = resolveSteps // the prices come warm from the full search
@@ -143,18 +153,75 @@ func priceOf(r srow, lam []float64) float64 {
 	return p
 }
 
-// step counts a node and reports whether the search must stop.
+// step counts a node and reports whether the search must stop: its
+// context is done, or its run has spent its part of the limit.
 func (b *bnb) step() bool {
-	if b.err != nil {
+	if b.halted() {
+		return true
+	}
+	l := &b.limit
+	if (l.nodes > 0 && b.nodes >= l.runCap) || (!l.runEnd.IsZero() && b.nodes%clockEvery == 0 && time.Now().After(l.runEnd)) {
+		b.stopped, b.partial = true, true
 		return true
 	}
 	b.nodes++
-	if b.maxNodes > 0 && b.nodes > b.maxNodes {
-		b.err = &SearchError{Nodes: b.nodes, Err: ErrNodeBudget}
-	} else if b.nodes%ctxEvery == 0 {
+	if b.nodes%ctxEvery == 0 {
 		b.err = b.ctx.Err()
 	}
 	return b.err != nil
+}
+
+// spent reports whether the run has used up its part of the limit.
+func (b *bnb) spent() bool {
+	l := &b.limit
+	return (l.nodes > 0 && b.nodes >= l.runCap) || (!l.runEnd.IsZero() && time.Now().After(l.runEnd))
+}
+
+// halted reports whether the run has stopped, on an error or its limit.
+func (b *bnb) halted() bool { return b.err != nil || b.stopped }
+
+// improve raises each bid of rows in turn, in search order, to its best
+// row that fits what the others leave, until a pass changes nothing, and
+// offers the result as incumbent: the improvement step of a bounded
+// re-solve started from x* without its bidder.
+func (b *bnb) improve(rows []int) {
+	rows = slices.Clone(rows)
+	free := slices.Clone(b.free)
+	counts := func(i int) []int { return b.bids[i].Table.Rows[rows[i]].Counts }
+	for _, i := range b.order {
+		if rows[i] >= 0 {
+			for s, c := range counts(i) {
+				free[s] -= c
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, i := range b.order {
+			w := b.weight[i]
+			if rows[i] >= 0 {
+				w = b.logv[i][rows[i]]
+				for s, c := range counts(i) {
+					free[s] += c
+				}
+			}
+			for _, r := range b.rows[i] { // best first
+				if r.w <= w {
+					break
+				}
+				if fitsIn(r, free) {
+					rows[i], changed = r.row, true
+					break
+				}
+			}
+			if rows[i] >= 0 {
+				for s, c := range counts(i) {
+					free[s] -= c
+				}
+			}
+		}
+	}
+	b.offer(rows)
 }
 
 // dfs branches on bid order[d] with weight w fixed by the bids before it.
@@ -192,7 +259,7 @@ func (b *bnb) dfs(d int, w float64) {
 		b.dfs(d+1, w+r.w)
 		b.cur[i] = -1
 		b.take(r, -1)
-		if b.err != nil {
+		if b.halted() {
 			return
 		}
 	}

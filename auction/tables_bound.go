@@ -1,6 +1,9 @@
 package auction
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // stallSteps is how many subgradient steps without a lower bound halve the
 // step length.
@@ -83,6 +86,9 @@ func (b *bnb) bound(bids []int, lam []float64, w float64, steps int) float64 {
 		target := b.bestW - w
 		if best <= target+b.tol() || it >= steps || norm == 0 || theta < minTheta {
 			return best
+		}
+		if !b.limit.runEnd.IsZero() && time.Now().After(b.limit.runEnd) {
+			return best // any U(lam) bounds the optimum; stop refining it
 		}
 		t := theta * (u - target) / norm
 		for s, g := range b.grad {

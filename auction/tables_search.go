@@ -3,6 +3,7 @@ package auction
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/gpufair/gpufair/ftf"
 )
@@ -30,9 +31,11 @@ type search struct {
 	// than no row and not dominated by a row using no more GPUs anywhere.
 	rows  [][]srow
 	order []int // bids by decreasing best gain
-	// maxNodes stops a search past this many nodes (0: no limit).
-	maxNodes int
-	nodes    int
+	// limit bounds the search; nodes counts its nodes over every run, and
+	// partial records that a run stopped at its bound.
+	limit   limit
+	nodes   int
+	partial bool
 	// prices are the last root's Lagrange multipliers, the start of the
 	// next search's.
 	prices []float64
@@ -204,5 +207,37 @@ func better(p int, l float64, bp int, bl float64) bool {
 const tieTol = 1e-12
 
 // ctxEvery is how many nodes the search visits between checks of its
-// context.
-const ctxEvery = 256
+// context, and clockEvery between readings of the clock for its deadline.
+const (
+	ctxEvery   = 256
+	clockEvery = 16
+)
+
+// limit bounds a search: a node cap and a deadline over all its runs, and
+// the part of them the current run may use.
+type limit struct {
+	nodes  int       // cap on the nodes of all runs; 0: none
+	end    time.Time // deadline of all runs; zero: none
+	runCap int       // node count at which the current run stops, if nodes > 0
+	runEnd time.Time // the current run's deadline; zero: none
+}
+
+func newLimit(nodes int, budget time.Duration) limit {
+	l := limit{nodes: nodes}
+	if budget > 0 {
+		l.end = time.Now().Add(budget)
+	}
+	return l
+}
+
+// share gives the next run 1/k of what is left of the limit, used nodes
+// having been spent.
+func (l *limit) share(k int, used int) {
+	k = max(k, 1)
+	if l.nodes > 0 {
+		l.runCap = used + (l.nodes-used)/k
+	}
+	if !l.end.IsZero() {
+		l.runEnd = time.Now().Add(time.Until(l.end) / time.Duration(k))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -72,10 +73,10 @@ func TestAuctionTablesServesMostFirst(t *testing.T) {
 	}
 }
 
-// TestAuctionTablesStops: a node budget too small for the 64-GPU,
-// 20-bidder benchmark instance stops the search with a *SearchError
-// wrapping ErrNodeBudget and no outcome; a cancelled context stops it too;
-// a budget large enough gives the unlimited search's outcome.
+// TestAuctionTablesStops: a node cap too small for the 64-GPU, 20-bidder
+// benchmark instance returns the best allocation found, marked Partial,
+// within the cap and with every c_i in [0, 1]; a time budget returns
+// within it; a cancelled context returns its error and no outcome.
 func TestAuctionTablesStops(t *testing.T) {
 	o := racked(16, 4)
 	bids := benchBids(t, o, 20, 1)
@@ -83,21 +84,79 @@ func TestAuctionTablesStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := AuctionTablesWith(context.Background(), o, bids, &TableSettings{MaxNodes: full.Nodes / 2})
-	var se *SearchError
-	if out != nil || !errors.Is(err, ErrNodeBudget) || !errors.As(err, &se) || se.Nodes <= full.Nodes/2 {
-		t.Errorf("budget %d: outcome %v, error %v; want a *SearchError wrapping ErrNodeBudget", full.Nodes/2, out != nil, err)
+	if full.Partial {
+		t.Fatal("unbounded search marked Partial")
 	}
-	enough, err := AuctionTablesWith(context.Background(), o, bids, &TableSettings{MaxNodes: full.Nodes})
-	if err != nil {
-		t.Fatalf("budget %d (the nodes it needs): %v", full.Nodes, err)
-	}
-	if diff := cmp.Diff(full, enough); diff != "" {
-		t.Errorf("budgeted outcome mismatch (-unlimited +budgeted):\n%s", diff)
+	for _, set := range []TableSettings{{MaxNodes: full.Nodes / 2}, {MaxNodes: 1}, {Budget: time.Millisecond}} {
+		start := time.Now()
+		out, err := AuctionTablesWith(context.Background(), o, bids, &set)
+		took := time.Since(start)
+		if err != nil {
+			t.Fatalf("%+v: %v", set, err)
+		}
+		if set.MaxNodes > 0 && (out.Nodes > set.MaxNodes || !out.Partial) {
+			t.Errorf("%+v: %d nodes, partial %v", set, out.Nodes, out.Partial)
+		}
+		if set.Budget > 0 && took > 50*set.Budget {
+			t.Errorf("%+v: took %v", set, took)
+		}
+		checkOutcome(t, o, bids, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if out, err := AuctionTables(ctx, o, bids); out != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: outcome %v, error %v; want context.Canceled", out != nil, err)
+	}
+}
+
+// TestAuctionTablesBounded: under any node cap the outcome is a feasible
+// allocation no better than the exact one, within the cap, with every c_i
+// in [0, 1], and equal to the exact one when the search was not cut short.
+func TestAuctionTablesBounded(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tc := genTablesSized(tablesSize{3, 4, 1, 6, 6, 3}).Draw(t, "case")
+		exact, err := AuctionTables(context.Background(), tc.offer, tc.bids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cap := rapid.IntRange(1, max(exact.Nodes, 1)).Draw(t, "maxNodes")
+		out, err := AuctionTablesWith(context.Background(), tc.offer, tc.bids, &TableSettings{MaxNodes: cap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Nodes > cap {
+			t.Fatalf("%d nodes over a cap of %d", out.Nodes, cap)
+		}
+		checkOutcome(t, tc.offer, tc.bids, out)
+		sr := newSearch(tc.offer, tc.bids)
+		ep, el := sr.score(exact.Row, -1)
+		bp, bl := sr.score(out.Row, -1)
+		if better(bp, bl, ep, el) {
+			t.Fatalf("bounded (%d, %v) beats exact (%d, %v)", bp, bl, ep, el)
+		}
+		if !out.Partial && better(ep, el, bp, bl) {
+			t.Fatalf("not partial, yet exact (%d, %v) beats it (%d, %v)", ep, el, bp, bl)
+		}
+	})
+}
+
+// checkOutcome checks rows within the offer and c_i in [0, 1].
+func checkOutcome(t interface{ Fatalf(string, ...any) }, o ftf.Offer, bids []Bid, out *TableOutcome) {
+	used := make([]int, len(o.Free))
+	for i, r := range out.Row {
+		if k := out.Keep[i]; !(k >= 0 && k <= 1) {
+			t.Fatalf("bid %d: c = %v", i, k)
+		}
+		if r < 0 {
+			continue
+		}
+		for s, c := range bids[i].Table.Rows[r].Counts {
+			used[s] += c
+		}
+	}
+	for s := range used {
+		if used[s] > o.Free[s] || used[s]+out.Leftover[s] != o.Free[s] {
+			t.Fatalf("server %d: %d used, %d left over, %d offered", s, used[s], out.Leftover[s], o.Free[s])
+		}
 	}
 }

@@ -44,9 +44,9 @@ type ThemisSettings struct {
 // Themis is Themis' multi-round auction arbiter (NSDI'20, section 3.3.2;
 // Arbiter) on the round contract: each job is an app whose agent
 // (JobAgent) bids, for the GPUs offered, the finish-time fairness it
-// expects with them. Winners lease their GPUs for c_i of the arbiter's
-// lease; hidden payments and leftovers go to apps drawn at random, as the
-// arbiter does.
+// expects with them. Winners keep c_i of their rows; hidden payments and
+// leftovers go, in the same round, to apps drawn at random, as the arbiter
+// does.
 //
 // Jobs are gangs: a job runs in a round only if it holds at least Gang GPUs
 // of one type, on Gang of them (the type and placement of highest rate,
@@ -304,6 +304,22 @@ func (a *JobAgent) rho(now time.Time, counts []int) float64 {
 	elapsed := now.Sub(a.Epoch).Seconds() - j.Arrival
 	iso := work / alloc.IsolatedRate(j.Rates, j.Gang, a.Capacity, float64(len(a.Ledger.Jobs())))
 	return (elapsed + left/best) / iso
+}
+
+// Wants reports whether the job runs on server s's type and holds no gang
+// yet: a GPU of that type counts towards one.
+func (a *JobAgent) Wants(held []int, s int) bool {
+	k := a.Ledger.TypeOf(s)
+	if k < 0 || !(a.Job.Rates[k] > 0) {
+		return false
+	}
+	per := make([]int, len(a.Capacity.Count))
+	for sv, n := range held {
+		if t := a.Ledger.TypeOf(sv); t >= 0 {
+			per[t] += n
+		}
+	}
+	return slices.Max(per) < a.Job.Gang
 }
 
 // Rho is the agent's current rho with what it holds.

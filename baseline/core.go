@@ -147,11 +147,22 @@ func (b *core) greedy(jobs []*round.Job, metric func(i int, j *round.Job, k int)
 	return choose(jobs, slices.Clone(healthy), rank(jobs, healthy, metric))
 }
 
+// placing says how realise places the gangs it is given: keep, if not
+// nil, says whether a job that holds slots of its chosen type keeps them
+// (nil: every such job does); order, if not nil, sorts the indices of the
+// other jobs (nil: largest gang first), stable on arrival order; put, if
+// not nil, places one of them (nil: core.place).
+type placing struct {
+	keep  func(p round.Placement) bool
+	order func(a, b int) int
+	put   func(d *round.Decision, pl *topology.Placer, j *round.Job, t topology.GPUType) error
+}
+
 // realise returns the decision for [now, now+lease) that runs each job on
-// its chosen type: gangs that hold slots of that type keep them; the others
-// are placed largest gang first (then in arrival order) on the fewest
-// servers.
-func (b *core) realise(now float64, jobs []*round.Job, chosen []int) (*round.Decision, error) {
+// its chosen type: by default, gangs that hold slots of that type keep
+// them, and the others are placed largest gang first (then in arrival
+// order) on the fewest servers.
+func (b *core) realise(now float64, jobs []*round.Job, chosen []int, how placing) (*round.Decision, error) {
 	types := b.l.Types()
 	pl := b.l.Placer(b.placer)
 	d := &round.Decision{Start: now, End: now + b.lease}
@@ -161,15 +172,22 @@ func (b *core) realise(now float64, jobs []*round.Job, chosen []int) (*round.Dec
 		if k < 0 {
 			continue
 		}
-		if p, ok := b.l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
+		if p, ok := b.l.Holding(j.ID); ok && p.Type == types[k] && (how.keep == nil || how.keep(p)) && pl.Reserve(p.GPUs) == nil {
 			d.Placements = append(d.Placements, placement(j.ID, p.Type, p.GPUs))
 			continue
 		}
 		fresh = append(fresh, i)
 	}
-	slices.SortStableFunc(fresh, func(a, c int) int { return cmp.Compare(jobs[c].Gang, jobs[a].Gang) })
+	order, put := how.order, how.put
+	if order == nil {
+		order = func(a, c int) int { return cmp.Compare(jobs[c].Gang, jobs[a].Gang) }
+	}
+	if put == nil {
+		put = b.place
+	}
+	slices.SortStableFunc(fresh, order)
 	for _, i := range fresh {
-		if err := b.place(d, pl, jobs[i], types[chosen[i]-1]); err != nil {
+		if err := put(d, pl, jobs[i], types[chosen[i]-1]); err != nil {
 			return nil, err
 		}
 	}
@@ -199,4 +217,51 @@ func attained(j *round.Job) float64 {
 		s += r
 	}
 	return float64(j.Gang) * s
+}
+
+// stateless is a baseline that keeps no state beyond its ledger.
+type stateless struct{ core }
+
+// Apply checks and applies events (round.Ledger.Apply).
+func (s *stateless) Apply(events ...round.Event) error { return s.l.Apply(events...) }
+
+// Snapshot returns the scheduler's state as JSON: its ledger.
+func (s *stateless) Snapshot() ([]byte, error) { return s.seal(nil) }
+
+// Restore replaces the state with a snapshot taken by a scheduler of the
+// same mechanism on the same cluster and types. It returns an error
+// wrapping gpufair.ErrSnapshot, and changes nothing, otherwise.
+func (s *stateless) Restore(snapshot []byte) error {
+	l, err := s.open(snapshot, nil)
+	if err != nil {
+		return err
+	}
+	s.adopt(l)
+	return nil
+}
+
+// applyForgetting applies events to l, then drops from m the jobs that
+// departed.
+func applyForgetting[V any](l *round.Ledger, m map[alloc.JobID]V, events []round.Event) error {
+	if err := l.Apply(events...); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if e.Kind == round.Departed {
+			delete(m, e.Job.ID)
+		}
+	}
+	return nil
+}
+
+// transact runs decide on a copy of *st made by clone, and puts the old
+// state back if decide fails.
+func transact[S any](st *S, clone func(S) S, decide func() (*round.Decision, error)) (*round.Decision, error) {
+	old := *st
+	*st = clone(old)
+	d, err := decide()
+	if err != nil {
+		*st = old
+	}
+	return d, err
 }

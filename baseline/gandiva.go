@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"maps"
-	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
@@ -24,6 +23,11 @@ type GandivaSettings struct {
 	// throughputs); nil, or a nil result, means the job's Rates. It is
 	// the placement preference Gandiva learns by introspection.
 	Spread func(id alloc.JobID) []float64
+	// NoTimeSlicing is Gandiva as Themis implemented it (NSDI'20, section
+	// 6.1: "we do not model time-slicing and packing of GPUs"): jobs run
+	// until they depart, and GPUs that come free go to waiting jobs in
+	// decreasing placement preference, then arrival order.
+	NoTimeSlicing bool
 }
 
 // Gandiva is Gandiva's introspective scheduler (Xiao et al., OSDI'18),
@@ -48,13 +52,15 @@ type GandivaSettings struct {
 // slots spread over servers migrates when a placement on fewer servers is
 // free, as Gandiva's migration does. Packing several jobs onto one GPU
 // (GPU sharing) is not modelled, as in Themis' own implementation of
-// Gandiva.
+// Gandiva, which modelled no time slicing either:
+// GandivaSettings.NoTimeSlicing gives that variant.
 //
 // The zero value is not usable; build one with NewGandiva.
 type Gandiva struct {
 	core
-	spread func(id alloc.JobID) []float64
-	st     gandivaState
+	spread    func(id alloc.JobID) []float64
+	noSlicing bool
+	st        gandivaState
 }
 
 // gandivaState is what Gandiva keeps beyond the ledger, as snapshotted.
@@ -76,93 +82,78 @@ func NewGandiva(c topology.Cluster, types []topology.GPUType, s *GandivaSettings
 	if err != nil {
 		return nil, err
 	}
-	return &Gandiva{core: b, spread: set.Spread, st: gandivaState{Ran: map[alloc.JobID]int{}}}, nil
+	return &Gandiva{core: b, spread: set.Spread, noSlicing: set.NoTimeSlicing, st: gandivaState{Ran: map[alloc.JobID]int{}}}, nil
 }
 
 // Apply checks and applies events (round.Ledger.Apply).
 func (g *Gandiva) Apply(events ...round.Event) error {
-	if err := g.l.Apply(events...); err != nil {
-		return err
-	}
-	for _, e := range events {
-		if e.Kind == round.Departed {
-			delete(g.st.Ran, e.Job.ID)
-		}
-	}
-	return nil
+	return applyForgetting(g.l, g.st.Ran, events)
 }
 
 // Decide returns the decision for the round that starts at now.
 func (g *Gandiva) Decide(ctx context.Context, now float64) (*round.Decision, error) {
-	old := g.st
-	g.st.Ran = maps.Clone(old.Ran) // copy on write, for a rollback
-	d, err := g.decide(ctx, now, g.plan)
-	if err != nil {
-		g.st = old
-		return nil, err
-	}
-	return d, nil
+	return transact(&g.st, gandivaState.clone, func() (*round.Decision, error) { return g.decide(ctx, now, g.plan) })
+}
+
+func (s gandivaState) clone() gandivaState {
+	s.Ran = maps.Clone(s.Ran)
+	return s
 }
 
 func (g *Gandiva) plan(now float64, jobs []*round.Job) (*round.Decision, error) {
-	chosen := g.greedy(jobs, func(_ int, j *round.Job, _ int) (float64, float64) {
+	types := g.l.Types()
+	chosen := g.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
+		if g.noSlicing {
+			// Running jobs keep their type; GPUs go to the others by
+			// decreasing preference.
+			if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] {
+				return -1, 0
+			}
+			return 0, -g.preference(j, k)
+		}
 		if r, ok := g.st.Ran[j.ID]; ok {
 			return float64(r), 0
 		}
 		return -1, 0
 	})
-	types := g.l.Types()
-	pl := g.l.Placer(g.placer)
-	d := &round.Decision{Start: now, End: now + g.lease}
-	// Gangs on one server keep their slots.
-	var rest []int
+	pref := make([]float64, len(jobs))
 	for i, j := range jobs {
-		k := chosen[i] - 1
-		if k < 0 {
-			continue
+		if chosen[i] > 0 {
+			g.st.Ran[j.ID] = g.l.Rounds()
+			pref[i] = g.preference(j, chosen[i]-1)
 		}
-		g.st.Ran[j.ID] = g.l.Rounds()
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && topology.ServersUsed(p.GPUs) == 1 && pl.Reserve(p.GPUs) == nil {
-			d.Placements = append(d.Placements, placement(j.ID, p.Type, p.GPUs))
-			continue
-		}
-		rest = append(rest, i)
 	}
-	// The others by decreasing preference: migrate a spread gang when
-	// fewer servers are free.
-	pref := make(map[int]float64, len(rest))
-	for _, i := range rest {
-		pref[i] = g.preference(jobs[i], chosen[i]-1)
-	}
-	slices.SortStableFunc(rest, func(a, b int) int {
-		if c := cmp.Compare(pref[b], pref[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(jobs[b].Gang, jobs[a].Gang)
-	})
-	for _, i := range rest {
-		j, t := jobs[i], types[chosen[i]-1]
-		p, held := g.l.Holding(j.ID)
-		if !held || p.Type != t || pl.Reserve(p.GPUs) != nil {
-			if err := g.place(d, pl, j, t); err != nil {
-				return nil, err
+	return g.realise(now, jobs, chosen, placing{
+		keep: func(p round.Placement) bool { return topology.ServersUsed(p.GPUs) == 1 },
+		order: func(a, b int) int {
+			if c := cmp.Compare(pref[b], pref[a]); c != 0 {
+				return c
 			}
-			continue
-		}
-		// Held slots are reserved; try the best placement beside them.
-		_ = pl.Release(p.GPUs) // just reserved
-		fresh, err := pl.Place(t, j.Gang)
-		if err == nil && topology.ServersUsed(fresh) < topology.ServersUsed(p.GPUs) {
-			d.Placements = append(d.Placements, placement(j.ID, t, fresh))
-			continue
-		}
-		if err == nil {
-			_ = pl.Release(fresh) // just placed
-		}
-		_ = pl.Reserve(p.GPUs) // free a moment ago
-		d.Placements = append(d.Placements, placement(j.ID, t, p.GPUs))
+			return cmp.Compare(jobs[b].Gang, jobs[a].Gang)
+		},
+		put: g.put,
+	})
+}
+
+// put places job j's gang on type t: on the slots it holds, unless a
+// placement on fewer servers is free (a migration).
+func (g *Gandiva) put(d *round.Decision, pl *topology.Placer, j *round.Job, t topology.GPUType) error {
+	p, held := g.l.Holding(j.ID)
+	if !held || p.Type != t || pl.Reserve(p.GPUs) != nil {
+		return g.place(d, pl, j, t)
 	}
-	return d, nil
+	_ = pl.Release(p.GPUs) // reserved a moment ago: they were free
+	fresh, err := pl.Place(t, j.Gang)
+	if err == nil && topology.ServersUsed(fresh) < topology.ServersUsed(p.GPUs) {
+		d.Placements = append(d.Placements, placement(j.ID, t, fresh))
+		return nil
+	}
+	if err == nil {
+		_ = pl.Release(fresh) // just placed
+	}
+	_ = pl.Reserve(p.GPUs) // free a moment ago
+	d.Placements = append(d.Placements, placement(j.ID, t, p.GPUs))
+	return nil
 }
 
 // preference returns job j's placement preference on type k: its rate on

@@ -43,7 +43,7 @@ type OptimusSettings struct {
 //
 // It keeps no state beyond the ledger. The zero value is not usable; build
 // one with NewOptimus.
-type Optimus struct{ core }
+type Optimus struct{ stateless }
 
 // NewOptimus returns an Optimus scheduler on cluster c, with job rates given
 // over types (each a type of c). s may be nil. It returns the errors of
@@ -58,11 +58,8 @@ func NewOptimus(c topology.Cluster, types []topology.GPUType, s *OptimusSettings
 	if err != nil {
 		return nil, err
 	}
-	return &Optimus{b}, nil
+	return &Optimus{stateless{b}}, nil
 }
-
-// Apply checks and applies events (round.Ledger.Apply).
-func (o *Optimus) Apply(events ...round.Event) error { return o.l.Apply(events...) }
 
 // Decide returns the decision for the round that starts at now.
 func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, error) {
@@ -70,7 +67,7 @@ func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, err
 		chosen := o.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
 			return -MarginalGain(j, k, now), 0
 		})
-		return o.realise(now, jobs, chosen)
+		return o.realise(now, jobs, chosen, placing{})
 	})
 }
 
@@ -97,21 +94,6 @@ func MarginalGain(j *round.Job, k int, now float64) float64 {
 		return math.Inf(1)
 	}
 	return (r/v - r/j.Rates[k]) / float64(j.Gang)
-}
-
-// Snapshot returns the scheduler's state as JSON: its ledger.
-func (o *Optimus) Snapshot() ([]byte, error) { return o.seal(nil) }
-
-// Restore replaces the state with a snapshot taken by an Optimus scheduler
-// on the same cluster and types. It returns an error wrapping
-// gpufair.ErrSnapshot, and changes nothing, otherwise.
-func (o *Optimus) Restore(snapshot []byte) error {
-	l, err := o.open(snapshot, nil)
-	if err != nil {
-		return err
-	}
-	o.adopt(l)
-	return nil
 }
 
 var _ round.Scheduler = (*Optimus)(nil)

@@ -60,7 +60,7 @@ type SLAQSettings struct {
 // It keeps no state beyond the ledger. The zero value is not usable; build
 // one with NewSLAQ.
 type SLAQ struct {
-	core
+	stateless
 	loss      func(j *round.Job, done float64) float64
 	converged float64
 }
@@ -84,11 +84,8 @@ func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SL
 	if err != nil {
 		return nil, err
 	}
-	return &SLAQ{core: b, loss: set.Loss, converged: set.Converged}, nil
+	return &SLAQ{stateless: stateless{b}, loss: set.Loss, converged: set.Converged}, nil
 }
-
-// Apply checks and applies events (round.Ledger.Apply).
-func (s *SLAQ) Apply(events ...round.Event) error { return s.l.Apply(events...) }
 
 // Decide returns the decision for the round that starts at now. It returns
 // an *gpufair.InputError wrapping gpufair.ErrValue, and changes nothing, if
@@ -115,7 +112,7 @@ func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error)
 		chosen := s.greedy(jobs, func(i int, _ *round.Job, k int) (float64, float64) {
 			return -drop[i*types+k], 0
 		})
-		return s.realise(now, jobs, chosen)
+		return s.realise(now, jobs, chosen, placing{})
 	})
 }
 
@@ -134,21 +131,6 @@ func (s *SLAQ) lossOf(j *round.Job, done float64) (float64, error) {
 	}
 	beta := (1/s.converged - 1) / w
 	return 1 / (1 + beta*min(done, w)), nil
-}
-
-// Snapshot returns the scheduler's state as JSON: its ledger.
-func (s *SLAQ) Snapshot() ([]byte, error) { return s.seal(nil) }
-
-// Restore replaces the state with a snapshot taken by a SLAQ scheduler on
-// the same cluster and types. It returns an error wrapping
-// gpufair.ErrSnapshot, and changes nothing, otherwise.
-func (s *SLAQ) Restore(snapshot []byte) error {
-	l, err := s.open(snapshot, nil)
-	if err != nil {
-		return err
-	}
-	s.adopt(l)
-	return nil
 }
 
 var _ round.Scheduler = (*SLAQ)(nil)

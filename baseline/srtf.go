@@ -31,7 +31,7 @@ type SRTFSettings struct {
 // with less time left. It keeps no state beyond the ledger.
 //
 // The zero value is not usable; build one with NewSRTF.
-type SRTF struct{ core }
+type SRTF struct{ stateless }
 
 // NewSRTF returns an SRTF scheduler on cluster c, with job rates given over
 // types (each a type of c). s may be nil. It returns the errors of
@@ -46,11 +46,8 @@ func NewSRTF(c topology.Cluster, types []topology.GPUType, s *SRTFSettings) (*SR
 	if err != nil {
 		return nil, err
 	}
-	return &SRTF{b}, nil
+	return &SRTF{stateless{b}}, nil
 }
-
-// Apply checks and applies events (round.Ledger.Apply).
-func (s *SRTF) Apply(events ...round.Event) error { return s.l.Apply(events...) }
 
 // Decide returns the decision for the round that starts at now.
 func (s *SRTF) Decide(ctx context.Context, now float64) (*round.Decision, error) {
@@ -58,23 +55,8 @@ func (s *SRTF) Decide(ctx context.Context, now float64) (*round.Decision, error)
 		chosen := s.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
 			return j.Remaining() / j.Rates[k], 0
 		})
-		return s.realise(now, jobs, chosen)
+		return s.realise(now, jobs, chosen, placing{})
 	})
-}
-
-// Snapshot returns the scheduler's state as JSON: its ledger.
-func (s *SRTF) Snapshot() ([]byte, error) { return s.seal(nil) }
-
-// Restore replaces the state with a snapshot taken by an SRTF scheduler on
-// the same cluster and types. It returns an error wrapping
-// gpufair.ErrSnapshot, and changes nothing, otherwise.
-func (s *SRTF) Restore(snapshot []byte) error {
-	l, err := s.open(snapshot, nil)
-	if err != nil {
-		return err
-	}
-	s.adopt(l)
-	return nil
 }
 
 var _ round.Scheduler = (*SRTF)(nil)

@@ -132,28 +132,18 @@ func (t *Tiresias) Queue(id alloc.JobID) (int, bool) {
 
 // Apply checks and applies events (round.Ledger.Apply).
 func (t *Tiresias) Apply(events ...round.Event) error {
-	if err := t.l.Apply(events...); err != nil {
-		return err
-	}
-	for _, e := range events {
-		if e.Kind == round.Departed {
-			delete(t.st.Jobs, e.Job.ID)
-		}
-	}
-	return nil
+	return applyForgetting(t.l, t.st.Jobs, events)
 }
 
 // Decide moves jobs between queues by their service up to now, and returns
 // the decision for the round that starts at now.
 func (t *Tiresias) Decide(ctx context.Context, now float64) (*round.Decision, error) {
-	old := t.st
-	t.st.Jobs = maps.Clone(old.Jobs) // copy on write, for a rollback
-	d, err := t.decide(ctx, now, t.plan)
-	if err != nil {
-		t.st = old
-		return nil, err
-	}
-	return d, nil
+	return transact(&t.st, tiresiasState.clone, func() (*round.Decision, error) { return t.decide(ctx, now, t.plan) })
+}
+
+func (s tiresiasState) clone() tiresiasState {
+	s.Jobs = maps.Clone(s.Jobs)
+	return s
 }
 
 func (t *Tiresias) plan(now float64, jobs []*round.Job) (*round.Decision, error) {
@@ -209,7 +199,7 @@ func (t *Tiresias) plan(now float64, jobs []*round.Job) (*round.Decision, error)
 		st.Jobs[id] = q
 	}
 	st.Last = now
-	return t.realise(now, jobs, chosen)
+	return t.realise(now, jobs, chosen, placing{})
 }
 
 // seq returns the next position in a queue.

@@ -1,10 +1,10 @@
 package ftf
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
@@ -99,13 +99,23 @@ func (t BidTable) Validate(o Offer, id string) error {
 		if n == 0 {
 			return badInput("BidTable.Rows.Counts", id, gpufair.ErrValue, "row %d asks for no GPUs (RhoNone prices that)", i)
 		}
-		key := fmt.Sprint(r.Counts)
+		key := countsKey(r.Counts)
 		if j, ok := seen[key]; ok {
 			return badInput("BidTable.Rows", id, gpufair.ErrDuplicate, "rows %d and %d ask for the same GPUs", j, i)
 		}
 		seen[key] = i
 	}
 	return nil
+}
+
+// countsKey returns a map key for a count vector.
+func countsKey(counts []int) string {
+	b := make([]byte, 0, 3*len(counts))
+	for _, c := range counts {
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, ',')
+	}
+	return string(b)
 }
 
 // RhoFunc is an app's rho for a placement (held GPUs plus a row), such as
@@ -158,13 +168,8 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	if held == nil {
 		held = make([]int, n)
 	}
-	if len(held) != n {
-		return BidTable{}, badInput("held", "", gpufair.ErrShape, "%d counts for %d servers", len(held), n)
-	}
-	for s, h := range held {
-		if h < 0 || h+o.Free[s] > o.Cluster.Servers[s].GPUs {
-			return BidTable{}, badInput("held", o.Cluster.Servers[s].Name, gpufair.ErrValue, "%d held with %d free of %d slots", h, o.Free[s], o.Cluster.Servers[s].GPUs)
-		}
+	if err := checkHeld(o, held); err != nil {
+		return BidTable{}, err
 	}
 	// price is rho for an app holding counts[s] GPUs on each server.
 	price := func(counts []int) (float64, error) {

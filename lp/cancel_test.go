@@ -37,7 +37,9 @@ func TestSolveCancelStopsCLP(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Solve() error = %v, want context.Canceled", err)
 			}
-			if d := back.Sub(cancelled); d > cancelLatency {
+			d := back.Sub(cancelled)
+			t.Logf("returned %v after the cancel", d)
+			if d > cancelLatency && !raceEnabled {
 				t.Errorf("Solve() returned %v after the cancel, want at most %v", d, cancelLatency)
 			}
 		})

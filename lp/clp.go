@@ -464,12 +464,50 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 	status := int(C.Clp_status(c.p))
 	if status == clpStoppedByEvent || ctx.Err() != nil && status != clpOptimal {
 		sol.Status = TimeLimit
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return sol, fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, sol.Iterations, ctx.Err())
-		}
-		return sol, fmt.Errorf("lp: solve stopped after %d iterations: %w", sol.Iterations, context.Cause(ctx))
+		return sol, stopError(ctx, sol.Iterations)
 	}
 	return lim.outcome(sol, status, int(C.Clp_secondaryStatus(c.p)), c.copySolution)
+}
+
+// stopError is the error of a solve stopped because ctx is done.
+func stopError(ctx context.Context, iterations int) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w after %d iterations: %w", ErrTimeLimit, iterations, ctx.Err())
+	}
+	return fmt.Errorf("lp: solve stopped after %d iterations: %w", iterations, context.Cause(ctx))
+}
+
+// runAbandonable runs c.run and then after, on a goroutine of its own
+// when ctx can be done. When ctx is done first it returns at once: the
+// stop handler ends the simplex within an iteration, but CLP's postsolve
+// (after presolve) and barrier iterations do not look at it, so the run
+// is left to finish on its own and call after, which frees or releases c.
+func (c *clpModel) runAbandonable(ctx context.Context, set Settings, warm bool, after func()) (*Solution, error) {
+	if ctx.Done() == nil {
+		defer after()
+		return c.run(ctx, set, warm)
+	}
+	type result struct {
+		sol *Solution
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		sol, err := c.run(ctx, set, warm)
+		after()
+		ch <- result{sol, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.sol, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-ch:
+			return r.sol, r.err
+		default:
+			return &Solution{Status: TimeLimit, Backend: CLP}, stopError(ctx, 0)
+		}
+	}
 }
 
 // clpLimits are the limits a CLP solve runs under: seconds (-1 for none),
@@ -578,8 +616,11 @@ func solveCLPOnce(ctx context.Context, m *Model, set Settings) (*Solution, error
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
-	return c.run(ctx, set, false)
+	if ctx.Err() != nil { // loading a large model takes a while
+		c.close()
+		return &Solution{Status: TimeLimit, Backend: CLP}, stopError(ctx, 0)
+	}
+	return c.runAbandonable(ctx, set, false, c.close)
 }
 
 // freeRays returns the columns that have no nonzero coefficient in any row

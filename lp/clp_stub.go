@@ -27,6 +27,10 @@ func (*clpModel) run(context.Context, Settings, bool) (*Solution, error) {
 	return nil, ErrBackendUnavailable
 }
 
+func (*clpModel) runAbandonable(context.Context, Settings, bool, func()) (*Solution, error) {
+	return nil, ErrBackendUnavailable
+}
+
 func solveCLP(context.Context, *Model, Settings) (*Solution, error) {
 	return nil, ErrBackendUnavailable
 }

@@ -39,6 +39,9 @@ type Incremental struct {
 	bounded bool // bounds changed since the last solve
 	dropped map[Row]bool
 	closed  bool
+	// busy, when not nil, is closed when a solve abandoned on a cancel
+	// has left clp.
+	busy chan struct{}
 }
 
 // NewIncremental returns an Incremental holding a copy of m; later changes
@@ -148,6 +151,7 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 	if in.closed {
 		return nil, fmt.Errorf("%w: Incremental used after Close", ErrInvalidModel)
 	}
+	in.wait()
 	if err := in.m.Err(); err != nil {
 		return nil, err
 	}
@@ -188,7 +192,11 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		in.loaded = len(in.m.rows)
 	}
 	in.bounded = false
-	sol, err := in.clp.run(ctx, in.set, in.warm)
+	busy := make(chan struct{})
+	in.busy = busy
+	// The closure keeps in reachable, and so its cleanup from freeing clp,
+	// while an abandoned solve still runs.
+	sol, err := in.clp.runAbandonable(ctx, in.set, in.warm, func() { close(busy); runtime.KeepAlive(in) })
 	// CLP keeps a basis after any solve; dual simplex restarts from it.
 	in.warm = true
 	if err != nil {
@@ -204,9 +212,18 @@ func (in *Incremental) Close() {
 		return
 	}
 	in.closed = true
+	in.wait()
 	if in.clp != nil {
 		in.cleanup.Stop()
 		in.clp.close()
 		in.clp = nil
+	}
+}
+
+// wait returns once no abandoned solve runs in clp.
+func (in *Incremental) wait() {
+	if in.busy != nil {
+		<-in.busy
+		in.busy = nil
 	}
 }

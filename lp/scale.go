@@ -18,7 +18,9 @@ import (
 //	s.t.      r_i·lo_i/β ≤ Σ_j (r_i·a_ij·s_j) x''_j ≤ r_i·hi_i/β,   l_j/(β·s_j) ≤ x''_j ≤ u_j/(β·s_j).
 //
 // The row and column factors r_i, s_j equilibrate the matrix (geometric
-// means, as CLP's own scaling does); β brings the largest finite bound
+// means, as CLP's own scaling does) when its coefficients leave
+// [1/equilibrateBeyond, equilibrateBeyond]; within that range they are 1,
+// since CLP's own scaling then solves more accurately than after ours; β brings the largest finite bound
 // down to maxScaledBound; γ makes the largest objective coefficient 1, so
 // that CLP's absolute dual tolerance is measured against the objective's
 // own size (rates of 1e-8 would otherwise all look like zero reduced
@@ -37,6 +39,9 @@ const (
 	// bounds of a loaded model change (Incremental), whose scaling was
 	// fixed when it was loaded.
 	maxCLPBound = 1e20
+	// equilibrateBeyond is the coefficient magnitude beyond which (or
+	// below whose reciprocal) rows and columns are equilibrated.
+	equilibrateBeyond = 1e8
 	// scalingPasses is the number of row-then-column geometric passes.
 	scalingPasses = 4
 	// barrierCoefRange is the largest ratio between scaled coefficients
@@ -55,6 +60,8 @@ type scaling struct {
 	bound float64   // β
 	// lo, hi are the smallest and largest scaled |coefficient|.
 	lo, hi float64
+	// equilibrate is whether rows get geometric factors.
+	equilibrate bool
 }
 
 // pow2 returns the power of two nearest to x > 0 in the logarithm, so
@@ -70,9 +77,16 @@ func newScaling(m *Model) (*scaling, error) {
 	for j := range sc.col {
 		sc.col[j] = 1
 	}
+	for _, row := range m.rows {
+		for _, t := range row {
+			if a := math.Abs(t.Coef); a != 0 && (a > equilibrateBeyond || a < 1/equilibrateBeyond) {
+				sc.equilibrate = true
+			}
+		}
+	}
 	lo := make([]float64, n)
 	hi := make([]float64, n)
-	for pass := 0; pass < scalingPasses; pass++ {
+	for pass := 0; sc.equilibrate && pass < scalingPasses; pass++ {
 		for i := range m.rows {
 			sc.row[i] = sc.rowFactor(m.rows[i])
 		}
@@ -123,6 +137,9 @@ func newScaling(m *Model) (*scaling, error) {
 // rowFactor returns the geometric row factor of row under the current
 // column factors.
 func (sc *scaling) rowFactor(row []Term) float64 {
+	if !sc.equilibrate {
+		return 1
+	}
 	lo, hi := math.Inf(1), 0.0
 	for _, t := range row {
 		if a := math.Abs(t.Coef) * sc.col[t.Var]; a != 0 {

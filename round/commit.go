@@ -20,7 +20,7 @@ var ErrPlacement = errors.New("round: invalid placement")
 // undo is what Begin changed, for Abort.
 type undo struct {
 	now      float64
-	received map[alloc.JobID][]float64
+	received map[alloc.JobID][2][]float64 // Received and Shared before Begin
 }
 
 // Begin starts the round that begins at now: it accounts the time each job
@@ -42,7 +42,7 @@ func (l *Ledger) Begin(now float64) error {
 	case l.lease != nil && now <= l.lease.Start:
 		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, after a round at %v", now, l.lease.Start)
 	}
-	u := &undo{now: l.now, received: map[alloc.JobID][]float64{}}
+	u := &undo{now: l.now, received: map[alloc.JobID][2][]float64{}}
 	if d := l.lease; d != nil {
 		for _, p := range d.Placements {
 			k := slices.Index(l.types, p.Type)
@@ -56,9 +56,16 @@ func (l *Ledger) Begin(now float64) error {
 					end = min(end, c)
 				}
 				if _, saved := u.received[id]; !saved {
-					u.received[id] = slices.Clone(j.Received)
+					u.received[id] = [2][]float64{slices.Clone(j.Received), slices.Clone(j.Shared)}
 				}
-				j.Received[k] += max(end-d.Start, 0)
+				t := max(end-d.Start, 0)
+				j.Received[k] += t
+				if len(p.Jobs) > 1 {
+					if j.Shared == nil {
+						j.Shared = make([]float64, len(l.types))
+					}
+					j.Shared[k] += t
+				}
 			}
 		}
 	}
@@ -72,7 +79,7 @@ func (l *Ledger) Abort() {
 		return
 	}
 	for id, r := range l.begun.received {
-		l.jobs[id].Received = r
+		l.jobs[id].Received, l.jobs[id].Shared = r[0], r[1]
 	}
 	l.now, l.begun = l.begun.now, nil
 }
@@ -97,8 +104,14 @@ func (l *Ledger) Commit(d *Decision) error {
 	kept := make(map[alloc.JobID]int, len(d.Placements))
 	for i := range d.Placements {
 		p := &d.Placements[i]
-		q, ok := l.Holding(p.Jobs[0])
-		p.Renewed = ok && slices.Equal(q.Jobs, p.Jobs) && sameSlots(q.GPUs, p.GPUs)
+		// Renewed: every job of p held these slots until now (a pair that
+		// lost its partner goes on where it was).
+		p.Renewed = true
+		for _, id := range p.Jobs {
+			if q, ok := l.Holding(id); !ok || !sameSlots(q.GPUs, p.GPUs) {
+				p.Renewed = false
+			}
+		}
 		p.Restart = false
 		for _, id := range p.Jobs {
 			if !p.Renewed && l.jobs[id].Rounds > 0 {

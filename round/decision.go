@@ -11,7 +11,7 @@ type Placement struct {
 	Jobs []alloc.JobID    `json:"jobs"`
 	Type topology.GPUType `json:"type"`
 	GPUs []topology.GPU   `json:"gpus"`
-	// Renewed reports that the same jobs held the same slots until the
+	// Renewed reports that each of the jobs held these slots until the
 	// start of this lease: they go on without a checkpoint and restart.
 	Renewed bool `json:"renewed,omitempty"`
 	// Restart reports that the jobs ran before and resume here from a

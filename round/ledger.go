@@ -25,6 +25,10 @@ type Job struct {
 	// Received[k] is the time, in seconds, it has run on the k-th GPU
 	// type, up to the start of the lease in force.
 	Received []float64 `json:"received"`
+	// Shared[k] is the part of Received[k] it ran sharing its GPUs with
+	// other jobs (a Placement of several jobs: Gavel's space sharing); nil
+	// while it has never shared.
+	Shared []float64 `json:"shared,omitempty"`
 	// Rounds counts the decisions that placed it; Restarts those that
 	// placed it with Placement.Restart.
 	Rounds   int `json:"rounds,omitempty"`

@@ -40,6 +40,16 @@ func Rates(tp *data.Throughputs, types []topology.GPUType, jt data.JobType) (rat
 	return rates, spread, true
 }
 
+// GavelColocation returns Settings.Colocated from Gavel's measured
+// co-located throughputs (tp.Pair), for jobs whose Kind names a model of
+// tp and whose gang is its scale factor, as Generate and ReadTrace make
+// them; types are named as in tp.
+func GavelColocation(tp *data.Throughputs) func(t topology.GPUType, a, b *Job) (float64, float64, bool) {
+	return func(t topology.GPUType, a, b *Job) (float64, float64, bool) {
+		return tp.Pair(string(t), data.JobType{Model: a.Kind, Scale: a.Gang}, data.JobType{Model: b.Kind, Scale: b.Gang})
+	}
+}
+
 // GenerateSettings describe a synthetic workload drawn the way Gavel's
 // simulator draws one (OSDI'20, section 7.1, and its code).
 type GenerateSettings struct {

@@ -73,7 +73,7 @@ func (r *Result) Measured() []JobResult { return r.Jobs[r.MeasureFrom:r.MeasureT
 
 func (r *run) result() *Result {
 	res := &Result{
-		Scheduler: r.sched.Name(), Types: slices.Clone(r.types), Count: slices.Clone(r.count),
+		Scheduler: r.name, Types: slices.Clone(r.types), Count: slices.Clone(r.count),
 		Round: r.set.Round, Rounds: r.rounds, End: r.end, History: r.history,
 		Jobs: make([]JobResult, len(r.jobs)), MeasureFrom: r.set.MeasureFrom, MeasureTo: r.set.MeasureTo,
 	}

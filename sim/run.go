@@ -71,6 +71,7 @@ type fault struct {
 type run struct {
 	set        Settings
 	sched      round.Scheduler
+	name       string // the scheduler's, for the result
 	cluster    topology.Cluster
 	types      []topology.GPUType
 	count      []int // GPUs of each of types
@@ -102,6 +103,9 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 		return nil, err
 	}
 	r := &run{sched: s, cluster: c, types: w.Types}
+	if s != nil {
+		r.name = s.Name()
+	}
 	if set != nil {
 		r.set = *set
 	}
@@ -421,14 +425,40 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 	r.slots = append(r.slots[:0], p.GPUs...)
 	topology.SortGPUs(r.slots)
 	spread := topology.ServersUsed(p.GPUs) > 1
-	for _, id := range p.Jobs {
+	rates := r.sharedRates(p, k, spread)
+	for i, id := range p.Jobs {
 		js := &r.jobs[r.index[id]]
 		restart := p.Restart || (!p.Renewed && js.ran > 0)
 		restarted = restarted || restart
-		r.progress(js, k, spread, len(p.Jobs), restart, rnd, now, end)
+		r.progress(js, rates[i], len(p.Jobs), restart, rnd, now, end)
 		js.whole = end == next
 	}
 	return restarted
+}
+
+// sharedRates returns the rate of each job of placement p on type k: its
+// own (on one server or spread), its co-located rate when it shares the
+// GPUs with one other job and Settings.Colocated measures the pair, or
+// else its own rate over the number of jobs sharing (time slicing). A
+// spread pair keeps the slowdown spreading costs each job alone.
+func (r *run) sharedRates(p round.Placement, k int, spread bool) []float64 {
+	out := make([]float64, len(p.Jobs))
+	for i, id := range p.Jobs {
+		out[i] = r.jobs[r.index[id]].job.rate(k, spread) / float64(len(p.Jobs))
+	}
+	if len(p.Jobs) != 2 || r.set.Colocated == nil {
+		return out
+	}
+	a, b := r.jobs[r.index[p.Jobs[0]]].job, r.jobs[r.index[p.Jobs[1]]].job
+	ra, rb, ok := r.set.Colocated(p.Type, a, b)
+	if !ok || !finiteNonNeg(ra) || !finiteNonNeg(rb) {
+		return out
+	}
+	if spread {
+		ra *= a.rate(k, true) / a.rate(k, false)
+		rb *= b.rate(k, true) / b.rate(k, false)
+	}
+	return []float64{ra, rb}
 }
 
 // failure returns the first failure of GPU g in (from, to).
@@ -441,9 +471,9 @@ func (r *run) failure(g topology.GPU, from, to float64) (float64, bool) {
 	return 0, false
 }
 
-// progress advances job js on type k over [now, end), sharing its GPUs
-// with shared−1 other jobs, and records the event that reports it.
-func (r *run) progress(js *jobState, k int, spread bool, shared int, restart bool, rnd int, now, end float64) {
+// progress advances job js at rate over [now, end), sharing its GPUs with
+// shared−1 other jobs, and records the event that reports it.
+func (r *run) progress(js *jobState, rate float64, shared int, restart bool, rnd int, now, end float64) {
 	dur := end - now
 	lost := 0.0
 	if restart {
@@ -456,10 +486,8 @@ func (r *run) progress(js *jobState, k int, spread bool, shared int, restart boo
 	js.ran++
 	js.lastRound = rnd
 	js.last = append(js.last[:0], r.slots...)
-	// Without co-location measurements, jobs that share GPUs share their
-	// time equally, and the GPU time they hold.
+	// Jobs that share GPUs share the GPU time they hold equally.
 	gang := float64(js.job.Gang) / float64(shared)
-	rate := js.job.rate(k, spread) / float64(shared)
 	avail := dur - lost
 	if rate > 0 && js.remaining <= rate*avail {
 		used := lost + js.remaining/rate

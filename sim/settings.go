@@ -22,6 +22,13 @@ type Settings struct {
 	// before. A job's first placement costs nothing. 0 means free
 	// preemption, as in Gavel's simulator.
 	Restart float64
+	// Colocated, if not nil, gives the rates of jobs a and b while they
+	// share the GPUs of one placement of type t (Gavel's measured
+	// co-located throughputs: see GavelColocation), for the whole lease
+	// even if the other job finishes first; ok false means no
+	// measurement. Jobs sharing GPUs without one (or more than two at once)
+	// split the time equally, each at its own rate.
+	Colocated func(t topology.GPUType, a, b *Job) (rateA, rateB float64, ok bool)
 	// Failures are GPU slots that stop working for a while. Each failure
 	// is reported to the scheduler (round.Fail, round.Repair) at the next
 	// round; a placement on a GPU that fails mid-round stops at the

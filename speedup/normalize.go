@@ -78,6 +78,30 @@ func (m *Matrix) RelativeToSlowest() (*Matrix, error) {
 	return m.RelativeTo(m.TypeOrder()[0])
 }
 
+// RelativeToSlowestRunnable returns each row divided by its rate on the
+// slowest type of TypeOrder on which that rate is positive: OEF's speedups
+// where some rows cannot run on the slowest type (a large model that does
+// not fit a K80's memory). Where every row runs on the slowest type it
+// equals RelativeToSlowest. Zero cells stay zero. A row of zeros has no
+// such type: the error is a *CellError naming the row and wrapping
+// gpufair.ErrValue.
+func (m *Matrix) RelativeToSlowestRunnable() (*Matrix, error) {
+	order := m.TypeOrder()
+	div := make([]float64, len(m.rows))
+	for i := range div {
+		for _, k := range order {
+			if x := m.At(i, k); x > 0 {
+				div[i] = x
+				break
+			}
+		}
+		if div[i] == 0 {
+			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: the row runs on no GPU type", gpufair.ErrValue)}
+		}
+	}
+	return m.divideRows(div), nil
+}
+
 // RelativeToFastest returns rates relative to the fastest type of
 // TypeOrder: every cell of that column becomes 1, slower types fall below.
 func (m *Matrix) RelativeToFastest() (*Matrix, error) {

@@ -126,3 +126,25 @@ func ExampleMatrix_RelativeToEqualShare() {
 	fmt.Printf("%.3g\n", eq.Row(0))
 	// Output: [0.25 0.75 1.5]
 }
+
+func TestRelativeToSlowestRunnable(t *testing.T) {
+	// b cannot run on the K80, the slowest type: its P100 rate is its unit.
+	m := mustNew(t, []string{"a", "b"}, kpv, [][]float64{{2, 4, 8}, {0, 3, 6}})
+	got, err := m.RelativeToSlowestRunnable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{1, 2, 4}, {0, 1, 2}}
+	if diff := cmp.Diff(want, got.Values(), cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("RelativeToSlowestRunnable() mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := m.RelativeToSlowest(); !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("RelativeToSlowest() error = %v, want ErrValue: b has no K80 rate", err)
+	}
+	zero := mustNew(t, []string{"a", "z"}, kpv, [][]float64{{2, 4, 8}, {0, 0, 0}})
+	_, err = zero.RelativeToSlowestRunnable()
+	var cell *speedup.CellError
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &cell) || cell.Row != "z" {
+		t.Errorf("RelativeToSlowestRunnable() of a zero row: error = %v, want a CellError on row z wrapping ErrValue", err)
+	}
+}

@@ -38,6 +38,16 @@
 // count so the rest is shared among the others (weight readjustment, the
 // "bonus" of section 3.2).
 //
+// # Gandiva_fair on the round contract (GandivaFair)
+//
+// GandivaFair is a round.Scheduler: tenants (the jobs' owners) hold
+// tickets; each quantum it profiles the jobs' rates from the progress they
+// report, admits waiting jobs from the least served tenant's queue
+// (Algorithm 2), trades GPU shares between tenants at the second price
+// (package trade, with selective undo), migrates jobs across types to the
+// GPUs their tenant holds and across servers to even out ticket load, and
+// runs split stride on the healthy GPUs. ExampleGandivaFair shows the loop.
+//
 // # Gavel's scheduler on the round contract (Gavel)
 //
 // Gavel is a round.Scheduler: events in (jobs arrive, progress, depart;

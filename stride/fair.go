@@ -55,12 +55,14 @@ type Account struct {
 	Type   topology.GPUType
 	// Demand is Σ r_ik, the GPUs of the tenant's jobs on the type.
 	Demand int
-	// WeightPerGPU is equation (1), ticketsPerGPU, with the tenant's own
-	// Weight; job weights (equation 3), and so the stride schedulers,
-	// use it.
+	// WeightPerGPU is equation (1), ticketsPerGPU, with the tenant's
+	// tickets on the type (its Weight unless SetTypeTickets says
+	// otherwise).
 	WeightPerGPU float64
-	// Effective is the tenant's Weight after weight readjustment: lower
-	// than its Weight when its jobs cannot use its whole share.
+	// Effective is the tenant's tickets after weight readjustment: lower
+	// than its tickets when its jobs cannot use its whole share, whose
+	// rest is the others' bonus. Placement and load balancing use it; the
+	// stride schedulers realise the bonus by themselves (see retuneType).
 	Effective float64
 	// Share is the tenant's fair share of the type in GPUs: its
 	// effective weight's part of the type's GPUs, at most Demand.
@@ -79,6 +81,8 @@ type fairUser struct {
 	alloc.Tenant
 	jobs   []alloc.JobID // sorted
 	demand map[topology.GPUType]int
+	// typeTickets overrides Weight on some types (SetTypeTickets).
+	typeTickets map[topology.GPUType]float64
 }
 
 type fairJob struct {
@@ -200,8 +204,9 @@ func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) 
 		if d == 0 {
 			continue
 		}
-		acc = append(acc, Account{Tenant: u.ID, Type: t, Demand: d, WeightPerGPU: u.Weight / float64(d)})
-		weights = append(weights, u.Weight)
+		w := f.tickets(u, t)
+		acc = append(acc, Account{Tenant: u.ID, Type: t, Demand: d, WeightPerGPU: w / float64(d)})
+		weights = append(weights, w)
 		demand = append(demand, float64(d))
 	}
 	k := slices.Index(f.types, t)
@@ -383,6 +388,22 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 	if s.Gang > f.count[k] {
 		return Placement{}, gpufair.Invalid("Job.Gang", id, gpufair.ErrTooLarge, "%d GPUs for a cluster of %d %q", s.Gang, f.count[k], s.Type)
 	}
+	j := &fairJob{Submission: s}
+	if err := f.place(j, u); err != nil {
+		return Placement{}, err
+	}
+	i, _ := slices.BinarySearch(u.jobs, s.ID)
+	u.jobs = slices.Insert(u.jobs, i, s.ID)
+	f.jobs[s.ID] = j
+	f.retuneUser(u, s.Type)
+	return Placement{Job: s.ID, Type: s.Type, Parts: slices.Clone(j.parts)}, nil
+}
+
+// place puts j on the servers of j.Type of lowest ticket load once it is
+// counted (Algorithm 2, lines 9 to 11), adds it to the stride schedulers
+// and counts its demand; the caller lists it and retunes the type.
+func (f *Fair) place(j *fairJob, u *fairUser) error {
+	s := j.Submission
 	acc := f.accounts(s.Type, s.Owner, s.Gang)
 	load := f.loads(s.Type, acc)
 	var tpg float64
@@ -391,18 +412,14 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 			tpg = a.Effective / float64(a.Demand)
 		}
 	}
-	var cand []int
-	for l, sv := range f.c.Servers {
-		if sv.Type == s.Type {
-			cand = append(cand, l)
-		}
-	}
-	j := &fairJob{Submission: s}
 	if s.Gang <= f.maxSrv[s.Type] {
 		best := -1
 		var bestLoad float64
-		for _, l := range cand {
-			g := f.c.Servers[l].GPUs
+		for l, sv := range f.c.Servers {
+			if sv.Type != s.Type {
+				continue
+			}
+			g := sv.GPUs
 			if g < s.Gang {
 				continue
 			}
@@ -413,45 +430,55 @@ func (f *Fair) Submit(s Submission) (Placement, error) {
 		}
 		j.parts = []Part{{Server: best, GPUs: s.Gang}}
 		if err := f.split.AddSmall(alloc.Job{ID: s.ID, Owner: s.Owner, Gang: s.Gang, Weight: 1}, best); err != nil {
-			return Placement{}, err
+			return err
 		}
 	} else {
-		sort.SliceStable(cand, func(a, b int) bool { return load[cand[a]] < load[cand[b]] })
-		need := s.Gang
-		for _, l := range cand {
-			if need == 0 {
-				break
-			}
-			g := min(need, f.c.Servers[l].GPUs)
-			j.parts = append(j.parts, Part{Server: l, GPUs: g})
-			need -= g
-		}
-		slices.SortFunc(j.parts, func(a, b Part) int { return cmp.Compare(a.Server, b.Server) })
+		j.parts = f.wholeServers(s.Type, s.Gang, load)
 		if err := f.split.AddLarge(alloc.Job{ID: s.ID, Owner: s.Owner, Gang: s.Gang, Weight: 1}, j.parts); err != nil {
-			return Placement{}, err
+			return err
 		}
 	}
-	f.jobs[s.ID] = j
 	u.demand[s.Type] += s.Gang
-	i, _ := slices.BinarySearch(u.jobs, s.ID)
-	u.jobs = slices.Insert(u.jobs, i, s.ID)
-	f.retune(u)
-	return Placement{Job: s.ID, Type: s.Type, Parts: slices.Clone(j.parts)}, nil
+	return nil
 }
 
-// retune sets the weights of u's jobs to their tickets, equation (3).
-func (f *Fair) retune(u *fairUser) {
-	for _, t := range f.types {
-		d := f.demand(u, t)
-		if d == 0 {
+// retuneType sets the weights of the jobs on type t to their tickets,
+// equation (3): the owner's tickets on t per GPU it demands there, times
+// the gang. Weights already right are left alone, so a job's stride only
+// restarts from its pass when its tickets change.
+//
+// The stride weights use each tenant's tickets, not its effective tickets
+// after weight readjustment (Account.Effective). Stride is work-conserving
+// on a server: a tenant whose jobs cannot use its share still runs them
+// every quantum they fit, and the GPU time it leaves goes to the other
+// jobs in proportion to their tickets, which is the bonus share of section
+// 3.2. Lowering the capped tenant's weight to its effective tickets would
+// instead let the others take part of what it can use: in Figure 1(d), C's
+// 2-GPU job would get 1.6 GPUs of its fair 2 (TestFigure1InterUserFairness).
+// Placement and load balancing use the effective tickets, where the
+// tickets a tenant cannot use would overstate a server's load.
+func (f *Fair) retuneType(t topology.GPUType) {
+	for _, u := range f.users {
+		f.retuneUser(u, t)
+	}
+}
+
+// retuneUser sets the weights of u's jobs on type t (retuneType).
+func (f *Fair) retuneUser(u *fairUser, t topology.GPUType) {
+	d := u.demand[t]
+	if d == 0 {
+		return
+	}
+	tpg := f.tickets(u, t) / float64(d)
+	for _, id := range u.jobs {
+		j := f.jobs[id]
+		if j.Type != t {
 			continue
 		}
-		tpg := u.Weight / float64(d)
-		for _, id := range u.jobs {
-			if j := f.jobs[id]; j.Type == t {
-				// Cannot fail: the job is scheduled and its weight positive.
-				_ = f.split.SetWeight(id, tpg*float64(j.Gang))
-			}
+		w := tpg * float64(j.Gang)
+		if old, _ := f.split.weight(id); old != w {
+			// Cannot fail: the job is scheduled and its weight positive.
+			_ = f.split.SetWeight(id, w)
 		}
 	}
 }
@@ -469,19 +496,17 @@ func (f *Fair) Finish(id alloc.JobID) error {
 	u.demand[j.Type] -= j.Gang
 	i, _ := slices.BinarySearch(u.jobs, id)
 	u.jobs = slices.Delete(u.jobs, i, i+1)
-	f.retune(u)
+	f.retuneUser(u, j.Type)
 	return nil
 }
 
 // JobWeight returns job id's weight in the stride schedulers: its tickets,
 // equation (3), its owner's ticketsPerGPU on its type times its gang.
 func (f *Fair) JobWeight(id alloc.JobID) (float64, bool) {
-	j, ok := f.jobs[id]
-	if !ok {
+	if _, ok := f.jobs[id]; !ok {
 		return 0, false
 	}
-	u, _ := f.user(j.Owner)
-	return u.Weight / float64(f.demand(u, j.Type)) * float64(j.Gang), true
+	return f.split.weight(id)
 }
 
 // Owner returns the owner of job id.
@@ -501,9 +526,13 @@ func (f *Fair) Quantum(q int) (*Plan, error) { return f.split.Schedule(q) }
 // loaded servers of the type differ in ticket load per GPU by more than
 // threshold, it moves the single-server job from the most loaded server
 // that brings their loads closest, provided that narrows the gap (ties to
-// the smaller JobID). Multi-server jobs do not move. A moved job joins the
-// new server at its smallest pass. It returns the migrations made, by type
-// in cluster order.
+// the smaller JobID). If no single-server job can, it moves a multi-server
+// job with a part on the most loaded server onto the servers of least load
+// (whole servers first, as Submit places it), provided that lowers the
+// highest load of the type. A moved job joins its new servers at the
+// smallest pass there. It returns the migrations made, by type in cluster
+// order; a multi-server job's migration names the most loaded server it
+// left and the least loaded server it joined.
 func (f *Fair) Rebalance(threshold float64) []Migration {
 	var out []Migration
 	for _, t := range f.types {
@@ -546,16 +575,89 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 			}
 		}
 		if best == "" {
+			if m, ok := f.rebalanceLarge(t, hi, lo, load, tpg); ok {
+				out = append(out, m)
+			}
 			continue
 		}
 		j := f.jobs[best]
+		w, _ := f.split.weight(best)
 		f.split.Remove(best)
-		u, _ := f.user(j.Owner)
-		w := u.Weight / float64(f.demand(u, t)) * float64(j.Gang)
 		// Cannot fail: the job fits the server and its weight is valid.
 		_ = f.split.AddSmall(alloc.Job{ID: best, Owner: j.Owner, Gang: j.Gang, Weight: w}, lo)
 		j.parts = []Part{{Server: lo, GPUs: j.Gang}}
 		out = append(out, Migration{Job: best, From: f.c.Servers[hi].Name, To: f.c.Servers[lo].Name})
 	}
 	return out
+}
+
+// rebalanceLarge moves the multi-server job with a part on server hi whose
+// new placement lowers type t's highest load the most (ties to the smaller
+// JobID), and reports whether it moved one.
+func (f *Fair) rebalanceLarge(t topology.GPUType, hi, lo int, load []float64, tpg map[alloc.TenantID]float64) (Migration, bool) {
+	top := load[hi]
+	var best *largeJob
+	var bestParts []Part
+	bestTop := top
+	for _, lj := range f.split.large {
+		if f.jobs[lj.ID].Type != t || !slices.ContainsFunc(lj.parts, func(p Part) bool { return p.Server == hi }) {
+			continue
+		}
+		w := tpg[lj.Owner]
+		after := slices.Clone(load)
+		for _, p := range lj.parts {
+			after[p.Server] -= float64(p.GPUs) * w / float64(f.c.Servers[p.Server].GPUs)
+		}
+		parts := f.wholeServers(t, lj.Gang, after)
+		for _, p := range parts {
+			after[p.Server] += float64(p.GPUs) * w / float64(f.c.Servers[p.Server].GPUs)
+		}
+		newTop := math.Inf(-1)
+		for l, sv := range f.c.Servers {
+			if sv.Type == t {
+				newTop = max(newTop, after[l])
+			}
+		}
+		if newTop < bestTop-loadTol && !slices.Equal(parts, lj.parts) {
+			best, bestParts, bestTop = lj, parts, newTop
+		}
+	}
+	if best == nil {
+		return Migration{}, false
+	}
+	job := best.Job
+	f.split.Remove(job.ID)
+	// Cannot fail: the parts come from the type's servers and add up.
+	_ = f.split.AddLarge(job, bestParts)
+	f.jobs[job.ID].parts = bestParts
+	return Migration{Job: job.ID, From: f.c.Servers[hi].Name, To: f.c.Servers[lo].Name}, true
+}
+
+// loadTol is the ticket load per GPU below which a multi-server migration
+// is not worth its cost: loads are sums of quotients.
+const loadTol = 1e-9
+
+// wholeServers returns the parts of a multi-server job of gang GPUs on
+// type t: whole servers in increasing order of load (ties to the server
+// listed first), the last one partly, by server.
+func (f *Fair) wholeServers(t topology.GPUType, gang int, load []float64) []Part {
+	var cand []int
+	for l, sv := range f.c.Servers {
+		if sv.Type == t {
+			cand = append(cand, l)
+		}
+	}
+	sort.SliceStable(cand, func(a, b int) bool { return load[cand[a]] < load[cand[b]] })
+	var parts []Part
+	need := gang
+	for _, l := range cand {
+		if need == 0 {
+			break
+		}
+		g := min(need, f.c.Servers[l].GPUs)
+		parts = append(parts, Part{Server: l, GPUs: g})
+		need -= g
+	}
+	slices.SortFunc(parts, func(a, b Part) int { return cmp.Compare(a.Server, b.Server) })
+	return parts
 }

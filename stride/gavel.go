@@ -45,6 +45,11 @@ type GavelSettings struct {
 	// keeps its slots for at least MinLease rounds (unless it departs or a
 	// GPU of its gang fails), whatever the priorities say.
 	MinLease int
+	// Tenants gives the weights of the jobs' owners, for the policies
+	// that read them (alloc.Hierarchical, OEF); an owner not listed has
+	// weight 1. Every tenant listed is in every problem solved, with jobs
+	// in the system or not.
+	Tenants []alloc.Tenant
 	// NoWorkConservation turns off the pass that gives GPUs the priority
 	// pass leaves idle to waiting jobs, so that each job runs only on the
 	// types its allocation gives it time on, as in Gavel's Algorithm 1.
@@ -64,6 +69,13 @@ type GavelSettings struct {
 //     decreasing priority (ties: larger X_mk, then (arrival, ID), then
 //     type order); a pair runs if its job is not yet placed and Gang
 //     healthy GPUs of its type are left.
+//     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1) a job's
+//     target on k is its time alone plus its co-located time there, and a
+//     job that has shared less of its time on k than its allocation says
+//     takes a partner along: a waiting job of a label it should share with
+//     on k, of the same gang, that should share with its label too,
+//     highest priority first. The two run on one gang of GPUs, as one
+//     Placement.
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, then arrival order), runs on the fastest type
 //     it can use with Gang GPUs left. Afterwards no GPU is idle while a
@@ -76,7 +88,8 @@ type GavelSettings struct {
 // The policy is solved over the healthy GPUs whenever a job arrives or
 // departs, rates are measured, or a GPU fails or is repaired. A job whose
 // gang is larger than the healthy GPUs of a type gets rate 0 there.
-// Tenants are the jobs' owners, each of weight 1.
+// Tenants are the jobs' owners, with the weights GavelSettings.Tenants
+// gives them (1 by default).
 //
 // The zero value is not usable; build one with NewGavel.
 type Gavel struct {
@@ -85,14 +98,20 @@ type Gavel struct {
 	l      *round.Ledger
 	st     gavelState
 	placer *topology.Placer
+	// tenants holds GavelSettings.Tenants by ID.
+	tenants map[alloc.TenantID]alloc.Tenant
 }
 
 // gavelState is what Gavel keeps beyond the ledger, as snapshotted.
 type gavelState struct {
-	Target      map[alloc.JobID][]float64 `json:"target"` // X_mk
-	Solved      bool                      `json:"solved"`
-	SolvedGen   int                       `json:"solved_generation"`
-	SolvedRound int                       `json:"solved_round"`
+	Target map[alloc.JobID][]float64 `json:"target"` // X_mk, alone
+	// Partners and Labels are the co-located part of a space-sharing
+	// allocation (alloc.SpaceSharing), empty for other policies.
+	Partners    map[alloc.JobID][]gavelPartner `json:"partners,omitempty"`
+	Labels      map[alloc.JobID]string         `json:"labels,omitempty"`
+	Solved      bool                           `json:"solved"`
+	SolvedGen   int                            `json:"solved_generation"`
+	SolvedRound int                            `json:"solved_round"`
 }
 
 // NewGavel returns Gavel's scheduler realising pol on cluster c, with job
@@ -119,11 +138,19 @@ func NewGavel(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s 
 	case set.MinLease < 0:
 		return nil, gpufair.Invalid("GavelSettings.MinLease", "", gpufair.ErrValue, "%d rounds", set.MinLease)
 	}
+	if len(set.Tenants) > 0 {
+		if err := alloc.ValidateTenants(set.Tenants); err != nil {
+			return nil, err
+		}
+	}
 	l, err := round.NewLedger(c, types)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}}
+	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}, tenants: map[alloc.TenantID]alloc.Tenant{}}
+	for _, t := range set.Tenants {
+		g.tenants[t.ID] = t
+	}
 	g.placer = l.Placer(nil)
 	return g, nil
 }
@@ -149,6 +176,8 @@ func (g *Gavel) Apply(events ...round.Event) error {
 	for _, e := range events {
 		if e.Kind == round.Departed {
 			delete(g.st.Target, e.Job.ID)
+			delete(g.st.Partners, e.Job.ID)
+			delete(g.st.Labels, e.Job.ID)
 		}
 	}
 	return nil
@@ -194,25 +223,21 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 	}
 	jobs := g.l.Jobs()
 	if len(jobs) == 0 {
-		st.Target = map[alloc.JobID][]float64{}
+		st.Target, st.Partners, st.Labels = map[alloc.JobID][]float64{}, nil, nil
 		st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 		return false, nil
 	}
-	if g.set.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.set.Budget)
-		defer cancel()
-	}
-	target, err := g.solve(ctx, now, jobs)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return true, nil
-		}
-		return false, err
+	var sol gavelState
+	partial, err = withinBudget(ctx, g.set.Budget, func(ctx context.Context) (err error) {
+		sol, err = g.solve(ctx, now, jobs)
+		return err
+	})
+	if partial || err != nil {
+		return partial, err
 	}
 	// Copy on write: the state saved by Decide for a rollback keeps the
-	// old map.
-	st.Target = target
+	// old maps.
+	st.Target, st.Partners, st.Labels = sol.Target, sol.Partners, sol.Labels
 	st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
 	return false, nil
 }
@@ -223,30 +248,89 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 // differ between LP backends.
 const targetGrain = 1e-9
 
-// solve returns the policy's allocation, as time fractions per job and type.
-func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[alloc.JobID][]float64, error) {
-	healthy := g.l.Healthy()
+// withinBudget runs solve with ctx bounded by budget (0: no bound). A solve
+// cut short by the budget or by ctx reports partial, with a nil error.
+func withinBudget(ctx context.Context, budget time.Duration, solve func(context.Context) error) (partial bool, err error) {
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	err = solve(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true, nil
+	}
+	return false, err
+}
+
+// solve returns the policy's allocation, as time fractions per job and
+// type, alone and co-located (the solution's Target, Partners and Labels).
+func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gavelState, error) {
 	types := g.l.Types()
+	sol := gavelState{Target: make(map[alloc.JobID][]float64, len(jobs))}
+	// Every configured tenant, with jobs or not, so that a policy's
+	// settings may name tenants that have none at the moment.
+	prob, in, cols, err := healthyProblem(g.l, jobs, g.set.Tenants, g.tenant)
+	if err != nil || prob == nil {
+		return sol, err
+	}
+	pol := g.pol
+	if g.set.Inputs != nil {
+		pol = g.set.Inputs(now, prob, in)
+	}
+	if ss, ok := pol.(alloc.SpaceSharing); ok {
+		r, err := ss.Solve(ctx, prob)
+		if err != nil {
+			return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+		}
+		return colocated(sol, ss, r, in, types, cols), nil
+	}
+	a, err := pol.Allocate(ctx, prob)
+	if err != nil {
+		return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+	}
+	for i, j := range in {
+		x := make([]float64, len(types))
+		for c, k := range cols {
+			x[k] = grain(a.GPUs[i][c] / float64(j.Gang))
+		}
+		sol.Target[j.ID] = x
+	}
+	return sol, nil
+}
+
+// grain rounds a time fraction to targetGrain.
+func grain(x float64) float64 { return math.Round(x/targetGrain) * targetGrain }
+
+// healthyProblem returns the problem of jobs over the healthy GPUs of l:
+// its capacity has the types with a healthy GPU (cols[c] is the ledger
+// index of its c-th type), a job's rate is 0 on a type with fewer healthy
+// GPUs than its gang, jobs left with no rate are left out (in lists those
+// kept, in order), and the tenants are extra followed by tenant(owner) for
+// every other owner. It returns a nil problem when no job can run.
+func healthyProblem(l *round.Ledger, jobs []*round.Job, extra []alloc.Tenant, tenant func(alloc.TenantID) alloc.Tenant) (prob *alloc.Problem, in []*round.Job, cols []int, err error) {
+	healthy := l.Healthy()
+	types := l.Types()
 	var ctypes []topology.GPUType
 	var count []float64
-	var cols []int
 	for k, n := range healthy {
 		if n > 0 {
 			ctypes, count, cols = append(ctypes, types[k]), append(count, float64(n)), append(cols, k)
 		}
 	}
-	target := make(map[alloc.JobID][]float64, len(jobs))
 	if len(ctypes) == 0 {
-		return target, nil
+		return nil, nil, nil, nil
 	}
 	capa, err := alloc.NewCapacity(ctypes, count)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var in []*round.Job
 	var pjobs []alloc.Job
-	var tenants []alloc.Tenant
+	tenants := slices.Clone(extra)
 	seen := map[alloc.TenantID]bool{}
+	for _, t := range tenants {
+		seen[t.ID] = true
+	}
 	for _, j := range jobs {
 		rates := make([]float64, len(cols))
 		any := false
@@ -264,32 +348,22 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (map[
 		pjobs, in = append(pjobs, pj), append(in, j)
 		if !seen[pj.Owner] {
 			seen[pj.Owner] = true
-			tenants = append(tenants, alloc.Tenant{ID: pj.Owner, Weight: 1})
+			tenants = append(tenants, tenant(pj.Owner))
 		}
 	}
 	if len(pjobs) == 0 {
-		return target, nil
+		return nil, nil, nil, nil
 	}
-	prob, err := alloc.NewJobProblem(capa, tenants, pjobs)
-	if err != nil {
-		return nil, err
+	prob, err = alloc.NewJobProblem(capa, tenants, pjobs)
+	return prob, in, cols, err
+}
+
+// tenant returns owner as a tenant, with its weight from the settings.
+func (g *Gavel) tenant(owner alloc.TenantID) alloc.Tenant {
+	if t, ok := g.tenants[owner]; ok {
+		return t
 	}
-	pol := g.pol
-	if g.set.Inputs != nil {
-		pol = g.set.Inputs(now, prob, in)
-	}
-	a, err := pol.Allocate(ctx, prob)
-	if err != nil {
-		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(pjobs), err)
-	}
-	for i, j := range in {
-		x := make([]float64, len(types))
-		for c, k := range cols {
-			x[k] = math.Round(a.GPUs[i][c]/float64(j.Gang)/targetGrain) * targetGrain
-		}
-		target[j.ID] = x
-	}
-	return target, nil
+	return alloc.Tenant{ID: owner, Weight: 1}
 }
 
 // gavelPair is a (job, type) candidate of the priority pass.
@@ -305,13 +379,43 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	jobs := g.l.Jobs()
 	types := g.l.Types()
 	left := g.l.Healthy()
+	st := &g.st
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
+	mate := make([]int, len(jobs))   // the job sharing its gang, or -1
+	pos := make(map[alloc.JobID]int, len(jobs))
+	for i, j := range jobs {
+		mate[i] = -1
+		pos[j.ID] = i
+	}
+	// total is a job's target time on type k, alone and co-located.
+	total := func(i, k int) float64 {
+		x := st.Target[jobs[i].ID]
+		if x == nil {
+			return 0
+		}
+		return x[k] + st.pairTime(jobs[i].ID, k)
+	}
+	prio := func(i, k int) float64 {
+		if f := jobs[i].Fraction(k, now); f > 0 {
+			return total(i, k) / f
+		}
+		return math.Inf(1)
+	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
 		for i, j := range jobs {
-			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease {
+			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease && chosen[i] == 0 {
 				k := slices.Index(types, p.Type)
-				chosen[i] = k + 1
+				var unit []int // the jobs of p still in the system
+				for _, id := range p.Jobs {
+					if u, ok := pos[id]; ok {
+						chosen[u] = k + 1
+						unit = append(unit, u)
+					}
+				}
+				if len(unit) == 2 {
+					mate[unit[0]], mate[unit[1]] = unit[1], unit[0]
+				}
 				left[k] -= j.Gang
 			}
 		}
@@ -319,19 +423,13 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	// 2. The priority pass.
 	var cand []gavelPair
 	for i, j := range jobs {
-		x := g.st.Target[j.ID]
-		if x == nil || chosen[i] != 0 {
+		if st.Target[j.ID] == nil || chosen[i] != 0 {
 			continue
 		}
-		for k, xk := range x {
-			if xk <= 0 || !(j.Rates[k] > 0) {
-				continue
+		for k := range types {
+			if x := total(i, k); x > 0 && j.Rates[k] > 0 {
+				cand = append(cand, gavelPair{prio: prio(i, k), x: x, job: i, k: k})
 			}
-			p := math.Inf(1)
-			if f := j.Fraction(k, now); f > 0 {
-				p = xk / f
-			}
-			cand = append(cand, gavelPair{prio: p, x: xk, job: i, k: k})
 		}
 	}
 	slices.SortFunc(cand, func(a, b gavelPair) int {
@@ -346,11 +444,27 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		return cmp.Compare(a.k, b.k)
 	})
+	var byLabel map[string][]int
+	if len(st.Partners) > 0 {
+		byLabel = map[string][]int{}
+		for i, j := range jobs {
+			if l, ok := st.Labels[j.ID]; ok {
+				byLabel[l] = append(byLabel[l], i)
+			}
+		}
+	}
 	for _, p := range cand {
 		j := jobs[p.job]
-		if chosen[p.job] == 0 && j.Gang <= left[p.k] {
-			chosen[p.job] = p.k + 1
-			left[p.k] -= j.Gang
+		if chosen[p.job] != 0 || j.Gang > left[p.k] {
+			continue
+		}
+		chosen[p.job] = p.k + 1
+		left[p.k] -= j.Gang
+		if st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
+			if n := st.partner(jobs, p.job, p.k, chosen, prio, byLabel); n >= 0 {
+				chosen[n] = p.k + 1
+				mate[p.job], mate[n] = n, p.job
+			}
 		}
 	}
 	// 3. Work conservation.
@@ -380,32 +494,68 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 4. Placement: renewals first, then the rest largest gang first.
-	pl := g.l.Placer(g.placer)
-	d := &round.Decision{Start: now, End: now + g.set.Round}
-	var fresh []int
+	// 4. Placement. A job and its mate are one gang, listed in arrival
+	// order.
+	var gangs []gangChoice
 	for i, j := range jobs {
 		k := chosen[i] - 1
-		if k < 0 {
+		if k < 0 || (mate[i] >= 0 && mate[i] < i) {
 			continue
 		}
-		if p, ok := g.l.Holding(j.ID); ok && p.Type == types[k] && pl.Reserve(p.GPUs) == nil {
-			d.Placements = append(d.Placements, round.Placement{Jobs: p.Jobs, Type: p.Type, GPUs: p.GPUs})
-			continue
+		ids := []alloc.JobID{j.ID}
+		if mate[i] >= 0 {
+			ids = append(ids, jobs[mate[i]].ID)
 		}
-		fresh = append(fresh, i)
+		gangs = append(gangs, gangChoice{ids: ids, k: k, gang: j.Gang})
 	}
-	slices.SortStableFunc(fresh, func(a, b int) int { return cmp.Compare(jobs[b].Gang, jobs[a].Gang) })
-	for _, i := range fresh {
-		j := jobs[i]
-		k := chosen[i] - 1
-		gpus, err := pl.Place(types[k], j.Gang)
-		if err != nil {
-			return nil, fmt.Errorf("stride: placing job %q: %w", j.ID, err) // left[] kept Σ gangs within each type's healthy GPUs
-		}
-		d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: gpus})
+	d := &round.Decision{Start: now, End: now + g.set.Round}
+	if err := placeGangs(g.l, g.l.Placer(g.placer), d, gangs); err != nil {
+		return nil, err
 	}
 	return d, nil
+}
+
+// gangChoice is a gang chosen to run on type k: jobs ids share its gang
+// GPUs.
+type gangChoice struct {
+	ids  []alloc.JobID
+	k    int
+	gang int
+}
+
+// placeGangs adds a placement to d for every gang, in arrival order: gangs
+// whose jobs held slots of their type until now keep them (lease renewal),
+// the others are placed largest first on the fewest servers, never on a
+// failed GPU. The caller keeps Σ gangs within each type's healthy GPUs.
+func placeGangs(l *round.Ledger, pl *topology.Placer, d *round.Decision, gangs []gangChoice) error {
+	types := l.Types()
+	var fresh []gangChoice
+	for _, c := range gangs {
+		if p, ok := l.Holding(c.ids[0]); ok && p.Type == types[c.k] && held(p, c.ids) && pl.Reserve(p.GPUs) == nil {
+			d.Placements = append(d.Placements, round.Placement{Jobs: c.ids, Type: p.Type, GPUs: p.GPUs})
+			continue
+		}
+		fresh = append(fresh, c)
+	}
+	slices.SortStableFunc(fresh, func(a, b gangChoice) int { return cmp.Compare(b.gang, a.gang) })
+	for _, c := range fresh {
+		gpus, err := pl.Place(types[c.k], c.gang)
+		if err != nil {
+			return fmt.Errorf("stride: placing job %q: %w", c.ids[0], err)
+		}
+		d.Placements = append(d.Placements, round.Placement{Jobs: c.ids, Type: types[c.k], GPUs: gpus})
+	}
+	return nil
+}
+
+// held reports whether every job of ids ran in placement p.
+func held(p round.Placement, ids []alloc.JobID) bool {
+	for _, id := range ids {
+		if !slices.Contains(p.Jobs, id) {
+			return false
+		}
+	}
+	return true
 }
 
 // gavelMechanism names Gavel's snapshots.
@@ -429,6 +579,13 @@ func (g *Gavel) Restore(snapshot []byte) error {
 	for id, x := range st.Target {
 		if len(x) != len(l.Types()) {
 			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d target fractions for %d types", len(x), len(l.Types()))
+		}
+	}
+	for id, ps := range st.Partners {
+		for _, p := range ps {
+			if p.Type < 0 || p.Type >= len(l.Types()) || !(p.Time > 0) {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "co-located time %v on type %d", p.Time, p.Type)
+			}
 		}
 	}
 	if st.Target == nil {

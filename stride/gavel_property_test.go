@@ -37,7 +37,12 @@ type gavelMachine struct {
 	recv      map[alloc.JobID][]float64 // the model's received time
 	renewed   map[alloc.JobID]bool      // model: jobs whose slots may not change
 	snapEvery bool
+	pol       alloc.Policy
+	labels    map[alloc.JobID]string // space sharing: each job's label
 }
+
+// sharingPolicy marks the space-sharing draw of newGavelMachine.
+type sharingPolicy struct{ alloc.SpaceSharing }
 
 const gavelRound = 100.0
 
@@ -59,9 +64,39 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		MinLease:           rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "minLease"),
 		NoWorkConservation: rapid.Bool().Draw(t, "noWorkConservation"),
 	}
-	pol := rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}}).Draw(t, "policy")
+	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}}).Draw(t, "policy")
+	if _, ok := m.pol.(sharingPolicy); ok {
+		// Space sharing: jobs labelled a or b and their gang, with drawn
+		// co-located rates for each pair of labels of a gang on each type.
+		m.labels = map[alloc.JobID]string{}
+		var pairs []alloc.PairRate
+		for _, typ := range m.types {
+			for _, ab := range [][2]string{{"a", "a"}, {"a", "b"}, {"b", "b"}} {
+				ra := rapid.SampledFrom([]float64{0, 0.4, 0.8}).Draw(t, "pairRate")
+				rb := rapid.SampledFrom([]float64{0, 0.4, 0.8}).Draw(t, "pairRate")
+				for _, g := range []string{"1", "2", "4"} {
+					pairs = append(pairs, alloc.PairRate{A: ab[0] + g, B: ab[1] + g, Type: typ, RateA: ra, RateB: rb})
+				}
+			}
+		}
+		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal}).Draw(t, "objective")
+		m.pol = alloc.SpaceSharing{Objective: obj}
+		m.set.Inputs = func(_ float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+			labels := make([]string, len(jobs))
+			for i, j := range jobs {
+				labels[i] = fmt.Sprint(m.labels[j.ID], j.Gang)
+			}
+			var ps []alloc.PairRate // on the types with healthy GPUs
+			for _, q := range pairs {
+				if slices.Contains(p.Capacity.Types, q.Type) {
+					ps = append(ps, q)
+				}
+			}
+			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
+		}
+	}
 	var err error
-	if m.s, err = stride.NewGavel(pol, m.c, m.types, &m.set); err != nil {
+	if m.s, err = stride.NewGavel(m.pol, m.c, m.types, &m.set); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -107,6 +142,9 @@ func (m *gavelMachine) Arrive(t *rapid.T) {
 	id := alloc.JobID(fmt.Sprintf("j%03d", m.next))
 	m.next++
 	gang := rapid.SampledFrom([]int{1, 1, 1, 2, 4}).Draw(t, "gang")
+	if m.labels != nil {
+		m.labels[id] = rapid.SampledFrom([]string{"a", "b"}).Draw(t, "label")
+	}
 	rates := make([]float64, len(m.types))
 	fits := false
 	for k := range rates {
@@ -244,17 +282,24 @@ func (m *gavelMachine) Decide(t *rapid.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := stride.NewGavel(alloc.MaxMin{}, m.c, m.types, &m.set)
+		// A max-min scheduler must refuse another policy's snapshot.
+		if m.s.Name() != "max-min" {
+			o, err := stride.NewGavel(alloc.MaxMin{}, m.c, m.types, &m.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Restore(snap); !errors.Is(err, gpufair.ErrSnapshot) {
+				t.Fatalf("a %s snapshot restored into max-min: %v", m.s.Name(), err)
+			}
+		}
+		r, err := stride.NewGavel(m.pol, m.c, m.types, &m.set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Restore(snap); err == nil || !errors.Is(err, gpufair.ErrSnapshot) {
-			// Policies other than max-min must refuse a max-min snapshot.
-			if m.s.Name() != r.Name() {
-				t.Fatalf("a %s snapshot restored into %s: %v", m.s.Name(), r.Name(), err)
-			}
+		if err := r.Restore(snap); err != nil {
+			t.Fatalf("Restore: %v", err)
 		}
-		if m.s.Name() == r.Name() {
+		{
 			want, err := m.s.Decide(context.Background(), now)
 			if err != nil {
 				t.Fatal(err)
@@ -314,17 +359,21 @@ func (m *gavelMachine) check(t *rapid.T, now float64, d *round.Decision) {
 	}
 	for _, p := range d.Placements {
 		k := slices.Index(m.types, p.Type)
-		if len(p.Jobs) != 1 {
+		if len(p.Jobs) != 1 && (m.labels == nil || len(p.Jobs) != 2) {
 			t.Fatalf("placement of %d jobs", len(p.Jobs))
 		}
-		j, ok := m.jobs[p.Jobs[0]]
-		if !ok || len(p.GPUs) != j.Gang || !(j.Rates[k] > 0) {
-			t.Fatalf("placement %+v of job %+v", p, j)
+		var j alloc.Job
+		for _, id := range p.Jobs {
+			var ok bool
+			j, ok = m.jobs[id]
+			if !ok || len(p.GPUs) != j.Gang || !(j.Rates[k] > 0) {
+				t.Fatalf("placement %+v of job %+v", p, j)
+			}
+			if _, twice := placed[j.ID]; twice {
+				t.Fatalf("job %s placed twice", j.ID)
+			}
+			placed[j.ID] = p
 		}
-		if _, twice := placed[j.ID]; twice {
-			t.Fatalf("job %s placed twice", j.ID)
-		}
-		placed[j.ID] = p
 		for _, g := range p.GPUs {
 			if m.c.Servers[g.Server].Type != p.Type || used[g] || m.failed[g] {
 				t.Fatalf("job %s on slot %v: type %s, used %v, failed %v", j.ID, g, m.c.Servers[g.Server].Type, used[g], m.failed[g])
@@ -350,24 +399,27 @@ func (m *gavelMachine) check(t *rapid.T, now float64, d *round.Decision) {
 	// a gang within its budget whose GPUs all work keeps its slots.
 	if m.set.MinLease > 1 && m.last != nil && m.last.End >= now {
 		for _, p := range m.last.Placements {
-			id := p.Jobs[0]
-			if _, cut := m.cut[id]; cut {
-				continue // a GPU of its gang failed during the lease: it stopped
-			}
-			if _, ok := m.jobs[id]; !ok || m.held[id] >= m.set.MinLease || slices.ContainsFunc(p.GPUs, func(g topology.GPU) bool { return m.failed[g] }) {
-				continue
-			}
-			if q, ok := placed[id]; !ok || !q.Renewed || !slices.Equal(q.GPUs, p.GPUs) {
-				t.Fatalf("job %s within its budget (held %d of %d rounds) moved: %+v, then %+v", id, m.held[id], m.set.MinLease, p, q)
+			for _, id := range p.Jobs {
+				if _, cut := m.cut[id]; cut {
+					continue // a GPU of its gang failed during the lease: it stopped
+				}
+				if _, ok := m.jobs[id]; !ok || m.held[id] >= m.set.MinLease || slices.ContainsFunc(p.GPUs, func(g topology.GPU) bool { return m.failed[g] }) {
+					continue
+				}
+				if q, ok := placed[id]; !ok || !q.Renewed || !slices.Equal(q.GPUs, p.GPUs) {
+					t.Fatalf("job %s within its budget (held %d of %d rounds) moved: %+v, then %+v", id, m.held[id], m.set.MinLease, p, q)
+				}
 			}
 		}
 	}
 	held := map[alloc.JobID]int{}
 	for _, p := range d.Placements {
-		if p.Renewed {
-			held[p.Jobs[0]] = m.held[p.Jobs[0]] + 1
-		} else {
-			held[p.Jobs[0]] = 1
+		for _, id := range p.Jobs {
+			if p.Renewed {
+				held[id] = m.held[id] + 1
+			} else {
+				held[id] = 1
+			}
 		}
 	}
 	m.held, m.last, m.now = held, d, now

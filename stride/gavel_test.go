@@ -115,3 +115,81 @@ func TestGavelPriorityUsesTimeReceived(t *testing.T) {
 		}
 	}
 }
+
+// TestGavelTenantWeights: tenants' weights reach the policy. Under
+// hierarchical max-min on identical jobs (four each, on four GPUs), a
+// tenant of weight 3 gets three times the GPU time of one of weight 1, and
+// a listed tenant with no jobs
+// yet does not stop the solve.
+func TestGavelTenantWeights(t *testing.T) {
+	c, types := twoTypeCluster()
+	tenants := []alloc.Tenant{{ID: "light", Weight: 1}, {ID: "heavy", Weight: 3}, {ID: "later", Weight: 2}}
+	s, err := stride.NewGavel(alloc.Hierarchical{FIFO: []alloc.TenantID{"later"}}, c, types, &stride.GavelSettings{Tenants: tenants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev []round.Event
+	for i := range 4 {
+		for _, owner := range []alloc.TenantID{"light", "heavy"} {
+			j := alloc.Job{ID: alloc.JobID(owner) + alloc.JobID(rune('0'+i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1, 1}}
+			ev = append(ev, round.Arrive(0, j, 100))
+		}
+	}
+	if err := s.Apply(ev...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	time := func(id alloc.JobID) float64 {
+		x, _ := s.Target(id)
+		return x[0] + x[1]
+	}
+	var l, h float64
+	for i := range 4 {
+		l += time(alloc.JobID("light") + alloc.JobID(rune('0'+i)))
+		h += time(alloc.JobID("heavy") + alloc.JobID(rune('0'+i)))
+	}
+	if h < 3*l-1e-6 || h > 3*l+1e-6 {
+		t.Errorf("heavy gets %v of GPU time, light %v: want 3 to 1", h, l)
+	}
+	if _, err := stride.NewGavel(alloc.MaxMin{}, c, types, &stride.GavelSettings{Tenants: []alloc.Tenant{{ID: "x", Weight: -1}}}); err == nil {
+		t.Errorf("a negative tenant weight was accepted")
+	}
+}
+
+// TestGavelColocates: under space sharing, two jobs that each run at 0.8
+// of their own rate when paired share the one GPU every round (1.6 times
+// the work of running alone), as one placement of both jobs, and the
+// ledger counts that time as shared.
+func TestGavelColocates(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "v", Type: "v100", GPUs: 1}}}
+	types := []topology.GPUType{"v100"}
+	ss := alloc.SpaceSharing{Objective: alloc.SharingMaxMin, JobTypes: []string{"a", "b"},
+		Pairs: []alloc.PairRate{{A: "a", B: "b", Type: "v100", RateA: 0.8, RateB: 0.8}}}
+	s, err := stride.NewGavel(ss, c, types, &stride.GavelSettings{Round: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Apply(round.Arrive(0, alloc.Job{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1}}, 1000),
+		round.Arrive(0, alloc.Job{ID: "b", Gang: 1, Weight: 1, Rates: []float64{1}}, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		d, err := s.Decide(context.Background(), float64(100*r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Placements) != 1 || len(d.Placements[0].Jobs) != 2 {
+			t.Fatalf("round %d: placements %+v, want a and b together", r, d.Placements)
+		}
+		if r > 0 && !d.Placements[0].Renewed {
+			t.Errorf("round %d: the pair was not renewed on its GPU", r)
+		}
+	}
+	j, _ := s.Ledger().Job("a")
+	if j.Shared == nil || j.Shared[0] != 200 || j.Received[0] != 200 {
+		t.Errorf("job a received %v, shared %v; want 200 s, all shared", j.Received, j.Shared)
+	}
+}

@@ -140,70 +140,18 @@ func (r *Rounder) Round(q int, ideal [][]float64) (shares [][]int, plan *RoundPl
 		shares[i] = make([]int, len(r.types))
 	}
 	x := make([]float64, n)
+	minGang := make([]int, n)
+	for i, t := range r.tenants {
+		minGang[i] = t.minGang
+	}
 	for k := range r.types {
-		var total float64
-		given := 0
 		for i, t := range r.tenants {
 			x[i] = ideal[i][k] + t.dev[k]
-			total += max(0, x[i])
-			d := max(0, int(math.Floor(x[i]+0.5)))
-			if d < t.minGang {
-				d = 0
-			}
-			shares[i][k] = d
-			given += d
 		}
-		rem := func(i int) float64 { return x[i] - float64(shares[i][k]) }
-		// Too many: take a GPU back from the most over-served holder
-		// (ties: the one owed less in all, x) that keeps a share for its
-		// smallest job; only if there is none does the holder owed least
-		// give up its share.
-		for given > r.count[k] {
-			best, whole := -1, -1
-			for i, t := range r.tenants {
-				s := shares[i][k]
-				if s == 0 {
-					continue
-				}
-				if s-1 >= t.minGang && (best < 0 || rem(i) < rem(best) || (rem(i) == rem(best) && x[i] < x[best])) {
-					best = i
-				}
-				if whole < 0 || x[i] < x[whole] {
-					whole = i
-				}
-			}
-			if best >= 0 {
-				shares[best][k]--
-				given--
-				continue
-			}
-			given -= shares[whole][k]
-			shares[whole][k] = 0
-		}
-		// Too few (GPUs freed by tenants below their smallest job, or
-		// rounding down): a GPU at a time to the most under-served tenant
-		// that can use it (ties: the one owed more in all), while the type
-		// and round(Σ x) allow.
-		want := min(r.count[k], int(math.Floor(total+0.5)))
-		for given < want {
-			best := -1
-			for i, t := range r.tenants {
-				s := shares[i][k]
-				if rem(i) <= 0 || s+1 < t.minGang {
-					continue
-				}
-				if best < 0 || rem(i) > rem(best) || (rem(i) == rem(best) && x[i] > x[best]) {
-					best = i
-				}
-			}
-			if best < 0 {
-				break
-			}
-			shares[best][k]++
-			given++
-		}
+		got := roundShares(x, minGang, r.count[k])
 		for i, t := range r.tenants {
-			t.dev[k] += ideal[i][k] - float64(shares[i][k])
+			shares[i][k] = got[i]
+			t.dev[k] += ideal[i][k] - float64(got[i])
 		}
 	}
 	plan = r.place(q, shares)
@@ -244,4 +192,74 @@ func (r *Rounder) place(q int, shares [][]int) *RoundPlan {
 		plan.Assignments = append(plan.Assignments, Assignment{Row: string(r.tenants[p.tenant].ID), Jobs: []alloc.JobID{p.job.ID}, Type: r.types[p.k], GPUs: gpus})
 	}
 	return plan
+}
+
+// roundShares turns the fractional GPUs x[i] (ideal share plus carried
+// deviation) that tenants are owed of one type with count GPUs into whole
+// shares: x[i] rounded, 0 where that is below minGang[i] (the tenant's
+// smallest job that runs on the type; a tenant with none is given
+// math.MaxInt); if the shares exceed count, shares are cut one at a time,
+// each cut the one that leaves its holder owed least (x − share after it;
+// ties: fewer GPUs, then smaller x): a GPU, or the holder's whole share if one fewer would
+// fall below its minGang. (Cutting only holders that keep their minGang
+// would cut a tenant owed many GPUs for good while one owed none keeps its
+// share.) GPUs left over go one at a time to the most
+// under-served tenant that can use them (ties: larger x), up to
+// min(count, round(Σ max(x, 0))).
+func roundShares(x []float64, minGang []int, count int) []int {
+	shares := make([]int, len(x))
+	var total float64
+	given := 0
+	for i, xi := range x {
+		total += max(0, xi)
+		d := max(0, int(math.Floor(xi+0.5)))
+		if d < minGang[i] {
+			d = 0
+		}
+		shares[i] = d
+		given += d
+	}
+	rem := func(i int) float64 { return x[i] - float64(shares[i]) }
+	// cut returns what holder i is owed after giving up a GPU, or its
+	// whole share if one fewer would fall below its minGang.
+	cut := func(i int) (owed float64, n int) {
+		if shares[i]-1 >= minGang[i] {
+			return rem(i) + 1, 1
+		}
+		return rem(i) + float64(shares[i]), shares[i]
+	}
+	for given > count {
+		best, bestN := -1, 0
+		var bestOwed float64
+		for i, s := range shares {
+			if s == 0 {
+				continue
+			}
+			owed, n := cut(i)
+			if best < 0 || owed < bestOwed || (owed == bestOwed && (n < bestN || (n == bestN && x[i] < x[best]))) {
+				best, bestOwed, bestN = i, owed, n
+			}
+		}
+		_, n := cut(best)
+		shares[best] -= n
+		given -= n
+	}
+	want := min(count, int(math.Floor(total+0.5)))
+	for given < want {
+		best := -1
+		for i, s := range shares {
+			if rem(i) <= 0 || s+1 < minGang[i] {
+				continue
+			}
+			if best < 0 || rem(i) > rem(best) || (rem(i) == rem(best) && x[i] > x[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		shares[best]++
+		given++
+	}
+	return shares
 }

@@ -329,7 +329,17 @@ func (s *Split) AggregatePass(l int) (float64, bool) {
 // Schedule runs quantum q across the cluster and returns the plan. q must
 // exceed the previous quantum's index; otherwise Schedule returns an error
 // wrapping gpufair.ErrOrder and changes nothing.
-func (s *Split) Schedule(q int) (*Plan, error) {
+func (s *Split) Schedule(q int) (*Plan, error) { return s.ScheduleFree(q, nil) }
+
+// ScheduleFree is Schedule with free[l] GPUs usable on server l (fewer than
+// its GPUs when some have failed; nil means all). A job that does not fit
+// the GPUs left keeps its pass, as in Algorithm 1. The plan's slots on
+// server l are numbered 0 to free[l]-1: the caller maps them to the
+// server's working slots.
+func (s *Split) ScheduleFree(q int, free []int) (*Plan, error) {
+	if free != nil && len(free) != len(s.c.Servers) {
+		return nil, gpufair.Invalid("Free", "", gpufair.ErrShape, "%d counts for %d servers", len(free), len(s.c.Servers))
+	}
 	if s.ran && q <= s.last {
 		return nil, gpufair.Invalid("Quantum", "", gpufair.ErrOrder, "quantum %d after %d", q, s.last)
 	}
@@ -341,6 +351,9 @@ func (s *Split) Schedule(q int) (*Plan, error) {
 	totalFree := 0
 	for l, a := range s.agg {
 		s.free[l] = s.c.Servers[l].GPUs
+		if free != nil {
+			s.free[l] = max(min(free[l], s.free[l]), 0)
+		}
 		s.next[l] = 0
 		totalFree += s.free[l]
 		if a.active {

@@ -31,9 +31,10 @@ func (l Locality) String() string {
 	return fmt.Sprintf("Locality(%d)", int(l))
 }
 
-// rackOf returns the rack key of server s: its Rack, or a key of its own
-// when Rack is empty (a server with no rack is a rack by itself).
-func (c Cluster) rackOf(s int) string {
+// RackOf returns the rack key of server s: its Rack, or a key of its own
+// when Rack is empty (a server with no rack is a rack by itself). Two
+// servers share a rack exactly when their keys are equal.
+func (c Cluster) RackOf(s int) string {
 	if r := c.Servers[s].Rack; r != "" {
 		return "r:" + r
 	}
@@ -56,10 +57,10 @@ func (c Cluster) LocalityOfCounts(counts []int) Locality {
 		}
 		servers++
 		if first < 0 {
-			first, rack = s, c.rackOf(s)
+			first, rack = s, c.RackOf(s)
 			continue
 		}
-		if c.rackOf(s) != rack {
+		if c.RackOf(s) != rack {
 			return CrossRack
 		}
 		l = SameRack

@@ -65,6 +65,18 @@ type Settings struct {
 	Unit float64
 	// MaxTrades bounds the trades of one Run; zero means 1<<20.
 	MaxTrades int
+	// Selective undoes trades selectively, as a running scheduler does:
+	// a bidder joining takes its share of every type from everyone in
+	// proportion, so the trades in force shrink in the same proportion and
+	// none is undone; a bidder leaving undoes only its own trades (and any
+	// later trade that spent what they brought), and its share goes to the
+	// others in proportion to their weights. Without it, Join and Leave
+	// undo every trade in force (Figure 9's replay).
+	Selective bool
+	// Unprofiled lets a bidder omit the rates of types its jobs have not
+	// run on yet: it holds its share of such a type but neither buys nor
+	// sells it until SetRates gives the rate.
+	Unprofiled bool
 }
 
 // Market is Gandiva_fair's GPU trading (section 3.4) among bidders (the
@@ -149,6 +161,9 @@ func (m *Market) member(u Bidder) (*member, error) {
 	mb := &member{Bidder: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
 	for k, t := range m.types {
 		r, ok := u.Rates[t]
+		if !ok && m.s.Unprofiled {
+			continue // rate 0: unknown
+		}
 		if !ok {
 			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrUnknownType, "no rate for %q", t)
 		}
@@ -157,7 +172,7 @@ func (m *Market) member(u Bidder) (*member, error) {
 		}
 		mb.rate[k] = r
 	}
-	if len(u.Rates) != len(m.types) {
+	if len(u.Rates) != len(m.types) || m.s.Unprofiled {
 		for t := range u.Rates {
 			if !slices.Contains(m.types, t) {
 				return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrUnknownType, "%q", t)
@@ -167,8 +182,9 @@ func (m *Market) member(u Bidder) (*member, error) {
 	return mb, nil
 }
 
-// Join adds a bidder. The trades in force are undone first; the records
-// that undo them are returned (and logged). It returns an
+// Join adds a bidder at quantum q. The trades in force are undone first
+// (only shrunk, with Settings.Selective); the records that undo them are
+// returned (and logged). It returns an
 // *gpufair.InputError for an empty or known ID, a weight or rates that are
 // not positive and finite (gpufair.ErrValue), and rates for unknown or
 // missing types (gpufair.ErrUnknownType).
@@ -181,18 +197,26 @@ func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	if ok {
 		return nil, gpufair.Invalid("Tenant.ID", string(u.ID), gpufair.ErrDuplicate, "already in the market")
 	}
+	if m.s.Selective {
+		m.join(i, mb)
+		return nil, nil
+	}
 	undone := m.undo(q)
 	m.users = slices.Insert(m.users, i, mb)
 	m.reshare()
 	return undone, nil
 }
 
-// Leave removes a bidder, undoing the trades in force as Join does. It
-// returns gpufair.ErrUnknownID for an unknown bidder.
+// Leave removes a bidder, undoing the trades in force as Join does (only
+// the bidder's own, with Settings.Selective). It returns
+// gpufair.ErrUnknownID for an unknown bidder.
 func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
 	i, ok := m.find(id)
 	if !ok {
 		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
+	}
+	if m.s.Selective {
+		return m.leave(i, q), nil
 	}
 	undone := m.undo(q)
 	m.users = slices.Delete(m.users, i, i+1)
@@ -243,7 +267,8 @@ func (m *Market) Holdings(id alloc.TenantID) ([]float64, bool) {
 	return slices.Clone(m.users[i].hold), true
 }
 
-// Value returns bidder id's throughput: Σ_k rate_k·holding_k.
+// Value returns bidder id's throughput: Σ_k rate_k·holding_k, over the
+// types whose rates are known.
 func (m *Market) Value(id alloc.TenantID) (float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
@@ -298,7 +323,7 @@ func (m *Market) Run(ctx context.Context, q int) ([]Trade, error) {
 	}
 	m.ran, m.last = true, q
 	var out []Trade
-	order := make([]int, len(m.users))
+	order := make([]int, 0, len(m.users))
 	speed := make([]float64, len(m.users))
 	for {
 		traded := false
@@ -319,9 +344,12 @@ func (m *Market) Run(ctx context.Context, q int) ([]Trade, error) {
 
 // pair trades fast type f against slow type s until no trade is left.
 func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []float64, out *[]Trade) (int, error) {
+	order = order[:0]
 	for i, u := range m.users {
-		order[i] = i
-		speed[i] = u.rate[f] / u.rate[s]
+		if u.rate[f] > 0 && u.rate[s] > 0 { // both rates known
+			order = append(order, i)
+			speed[i] = u.rate[f] / u.rate[s]
+		}
 	}
 	// Highest speedup first; ties to the smaller ID (bidders are by ID).
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(speed[b], speed[a]) })

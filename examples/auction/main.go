@@ -110,7 +110,7 @@ func oneShot(w io.Writer) error {
 		if out.Row[i] >= 0 {
 			g = b.Table.Rows[out.Row[i]].GPUs()
 		}
-		fmt.Fprintf(w, "  %s wins %d GPUs and keeps them for c = %.3g of the lease\n", b.App, g, out.Keep[i])
+		fmt.Fprintf(w, "  %s wins %d GPUs and keeps c = %.3g of them (%.3g GPUs in expectation)\n", b.App, g, out.Keep[i], out.Keep[i]*float64(g))
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func rounds(w io.Writer) error {
 			j := job
 			j.Elapsed = now.Sub(t0).Seconds()
 			return j.Rho(p)
-		}}
+		}, Bids: &ftf.BidSettings{Demand: job.DemandMax}}
 		if err := arb.Join(t0, app.name, agent); err != nil {
 			return err
 		}
@@ -151,7 +151,11 @@ func rounds(w io.Writer) error {
 			fmt.Fprintf(w, "  t=%v: %d GPUs offered to %v\n", now.Sub(t0), r.Offer.Total(), r.Invited)
 		}
 		for _, g := range r.Grants {
-			fmt.Fprintf(w, "    %s: %d GPUs (%v) %v..%v\n", g.App, len(g.GPUs), g.Kind, g.From.Sub(t0), g.Until.Sub(t0))
+			fmt.Fprintf(w, "    %s: %d GPUs (%v) %v..%v", g.App, len(g.GPUs), g.Kind, g.From.Sub(t0), g.Until.Sub(t0))
+			if g.Payer != "" {
+				fmt.Fprintf(w, " from %s", g.Payer)
+			}
+			fmt.Fprintln(w)
 		}
 		next, ok := arb.NextEvent()
 		if !ok {

@@ -102,6 +102,9 @@ func simulate(ctx context.Context, cfg *config, e *env, m mechanism, s *sim.Sett
 	if err != nil {
 		return nil, err
 	}
+	if e.tp != nil {
+		s.Colocated = sim.GavelColocation(e.tp) // for the jobs a space-sharing policy pairs
+	}
 	if cfg.progress != nil {
 		b := &bar{w: cfg.progress, label: m.name}
 		s.Progress = b.update

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,13 +53,46 @@ func init() {
 // loadSweep is Gavel's Figure 9: the average JCT of the measured jobs of a
 // continuous trace (single-GPU jobs, or multi-GPU with -multi) against the
 // arrival rate, for each mechanism, averaged over seeds 1..cfg.seeds. The
-// rates are cfg.rates. With -plots it also draws the curves and, at the
-// highest rate, the CDFs of JCT and rho (Figure 9(b)).
+// rates are cfg.rates. It prints the mean and standard deviation of the
+// average JCT and of the average rho (finish-time fairness, Gavel's
+// Figure 11), and each mechanism's ratio to the first one named. With
+// -plots it also draws the curves and, at the highest rate, the CDFs of JCT
+// and rho (Figure 9(b)), as files named -plot-prefix (default load_).
 func loadSweep(ctx context.Context, cfg *config, w io.Writer) error {
-	mechs, err := pick(cfg.mechanisms)
+	vs, err := mechanismVariants(cfg)
 	if err != nil {
 		return err
 	}
+	return sweep(ctx, cfg, w, vs)
+}
+
+// A variant is one line of a sweep: a mechanism with its settings, or the
+// ideal baseline.
+type variant struct {
+	name string
+	run  func(ctx context.Context, e *env) (*sim.Result, error)
+}
+
+// mechanismVariants returns the mechanisms cfg names, each run with cfg's
+// settings.
+func mechanismVariants(cfg *config) ([]variant, error) {
+	mechs, err := pick(cfg.mechanisms)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]variant, len(mechs))
+	for i, m := range mechs {
+		vs[i] = variant{m.name, func(ctx context.Context, e *env) (*sim.Result, error) {
+			return simulate(ctx, cfg, e, m, settings(cfg, len(e.w.Jobs)))
+		}}
+	}
+	return vs, nil
+}
+
+// sweep runs each variant on the workloads of cfg.rates × seeds
+// 1..cfg.seeds and prints, per rate, the mean and standard deviation of the
+// average JCT and average rho, with each variant's ratio to the first.
+func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
 	if err != nil {
 		return err
@@ -67,58 +101,110 @@ func loadSweep(ctx context.Context, cfg *config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Average JCT (hours) of jobs %d to %d of %d Gavel-style jobs (multi-GPU: %v), mean of %d seeds,\non %d K80, %d P100 and %d V100 GPUs, %g-minute rounds\n\n",
-		cfg.measure[0], cfg.measure[1], cfg.jobs, cfg.multi, cfg.seeds, cfg.cluster[0], cfg.cluster[1], cfg.cluster[2], cfg.round/60)
-	fmt.Fprintf(w, "%-10s", "jobs/hour")
-	for _, m := range mechs {
-		fmt.Fprintf(w, " %18s", m.name)
+	measured := "All"
+	if cfg.measure[1] > 0 {
+		measured = fmt.Sprintf("Jobs %d to %d", cfg.measure[0], cfg.measure[1])
 	}
-	fmt.Fprintln(w)
-	names := make([]string, len(mechs))
-	avg := make([][]float64, len(mechs))
+	fmt.Fprintf(w, "%s of %d Gavel-style jobs (multi-GPU: %v), mean ± standard deviation over %d seeds,\non %d K80, %d P100 and %d V100 GPUs, %g-minute rounds\n",
+		measured, cfg.jobs, cfg.multi, cfg.seeds, cfg.cluster[0], cfg.cluster[1], cfg.cluster[2], cfg.round/60)
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.name
+	}
+	// jct[v][i], rho[v][i]: mean and standard deviation over seeds.
+	jct := make([][][2]float64, len(vs))
+	rho := make([][][2]float64, len(vs))
 	var last []*sim.Result
+	cdfAt := slices.Index(cfg.rates, cfg.cdfRate)
+	if cdfAt < 0 {
+		cdfAt = len(cfg.rates) - 1
+	}
 	for i, rate := range cfg.rates {
-		fmt.Fprintf(w, "%-10g", rate)
-		last = last[:0]
-		for m, mech := range mechs {
-			names[m] = mech.name
-			var sum, sq float64
+		for m, v := range vs {
+			var js, rs []float64
 			for seed := 1; seed <= cfg.seeds; seed++ {
 				wl, err := sim.Generate(tp, sim.GenerateSettings{Jobs: cfg.jobs, Rate: rate, Multi: cfg.multi}, rand.NewPCG(uint64(seed), 0))
 				if err != nil {
 					return err
 				}
-				res, err := simulate(ctx, cfg, &env{c: c, w: wl, round: cfg.round, tp: tp}, mech, settings(cfg, cfg.jobs))
+				res, err := v.run(ctx, &env{c: c, w: wl, round: cfg.round, tp: tp})
 				if err != nil {
 					return err
 				}
-				j := res.Summary().AvgJCT / 3600
-				sum += j
-				sq += j * j
-				if seed == 1 && i == len(cfg.rates)-1 {
+				res.Scheduler = v.name
+				s := res.Summary()
+				js, rs = append(js, s.AvgJCT/3600), append(rs, s.AvgRho)
+				if seed == 1 && i == cdfAt {
 					last = append(last, res)
 				}
 			}
-			n := float64(cfg.seeds)
-			mean := sum / n
-			avg[m] = append(avg[m], mean)
-			fmt.Fprintf(w, " %10.1f ± %5.1f", mean, math.Sqrt(math.Max(sq/n-mean*mean, 0)))
+			jct[m] = append(jct[m], meanSD(js))
+			rho[m] = append(rho[m], meanSD(rs))
 		}
-		fmt.Fprintln(w)
 	}
+	printSweep(w, "Average JCT (hours)", "jobs/hour", "%10.1f ± %5.1f", cfg.rates, names, jct)
+	printSweep(w, "Average rho (finish-time fairness)", "jobs/hour", "%10.2f ± %5.2f", cfg.rates, names, rho)
 	if cfg.plots == "" {
 		return nil
 	}
-	path := filepath.Join(cfg.plots, "load_jct.png")
-	if err := plotLoad(path, names, cfg.rates, avg); err != nil {
+	prefix := cmp.Or(cfg.plotPrefix, "load_")
+	path := filepath.Join(cfg.plots, prefix+"jct.png")
+	if err := plotSweep(path, "Average JCT against load", "input job rate (jobs/hour)", "average JCT (hours)", names, cfg.rates, means(jct)); err != nil {
 		return err
 	}
-	files, err := plotCDFs(cfg.plots, fmt.Sprintf("load_%g_", cfg.rates[len(cfg.rates)-1]), last)
+	files, err := plotCDFs(cfg.plots, fmt.Sprintf("%s%g_", prefix, cfg.rates[cdfAt]), last)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nplots: %s %v\n", path, files)
 	return nil
+}
+
+// means returns the means of a sweep's (mean, sd) pairs.
+func means(v [][][2]float64) [][]float64 {
+	out := make([][]float64, len(v))
+	for m := range v {
+		for _, x := range v[m] {
+			out[m] = append(out[m], x[0])
+		}
+	}
+	return out
+}
+
+// meanSD returns the mean and the (population) standard deviation of v.
+func meanSD(v []float64) [2]float64 {
+	var sum, sq float64
+	for _, x := range v {
+		sum += x
+		sq += x * x
+	}
+	n := float64(len(v))
+	mean := sum / n
+	return [2]float64{mean, math.Sqrt(math.Max(sq/n-mean*mean, 0))}
+}
+
+// printSweep prints one table of a sweep: a row per rate, a column per
+// mechanism (mean ± sd, in format), then each mechanism's mean over the
+// first mechanism's.
+func printSweep(w io.Writer, title, xLabel, format string, x []float64, names []string, v [][][2]float64) {
+	fmt.Fprintf(w, "\n%s\n%-10s", title, xLabel)
+	for _, n := range names {
+		fmt.Fprintf(w, " %18s", n)
+	}
+	for _, n := range names[1:] {
+		fmt.Fprintf(w, " %12s", n+"/"+names[0])
+	}
+	fmt.Fprintln(w)
+	for i, xi := range x {
+		fmt.Fprintf(w, "%-10g", xi)
+		for m := range names {
+			fmt.Fprintf(w, " "+format, v[m][i][0], v[m][i][1])
+		}
+		for m := range names[1:] {
+			fmt.Fprintf(w, " %12.2f", v[m+1][i][0]/v[0][i][0])
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // placement is the comparison of Themis' Figures 9 and 15: the distribution

@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -55,6 +56,9 @@ type config struct {
 	experiment string
 	rates      []float64 // -experiment load
 	seeds      int       // -experiment load
+	sizes      []float64 // jobs of each static trace, -experiment gavel-makespan
+	rounds     []float64 // round lengths in seconds, -experiment gavel-fig15
+	cdfRate    float64   // the rate of a sweep's CDF plots; 0: the last
 	progress   io.Writer // nil: no bar
 	timings    io.Writer // nil: no timings
 	list       bool
@@ -95,10 +99,13 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
 	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
 	fs.StringVar(&cfg.plots, "plots", "", "write CDF plots (PNG) to this directory")
+	fs.StringVar(&cfg.plotPrefix, "plot-prefix", "", "prefix of the plots' file names")
 	fs.StringVar(&cfg.experiment, "experiment", "", "run one of the papers' evaluations instead (see -list-experiments and docs/reproduction.md)")
 	fs.BoolVar(&cfg.listExperiments, "list-experiments", false, "print every experiment's name and what it reproduces, and exit")
 	rates := fs.String("rates", "1,2,3,4,5,6", "arrival rates (jobs/hour) of -experiment load")
-	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per rate of -experiment load")
+	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per point of a sweep (-experiment load and the papers' sweeps)")
+	sizes := fs.String("sizes", "100,200,400", "jobs of each static trace of -experiment gavel-makespan")
+	rounds := fs.String("round-lengths", "6,12,24,48", "round lengths in minutes of -experiment gavel-fig15")
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -117,12 +124,17 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 		}
 		cfg.measure = [2]int{m[0], m[1]}
 	}
-	for _, r := range strings.Split(*rates, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
-		if err != nil || !(v > 0) {
-			return nil, fmt.Errorf("-rates %q: %q is not a positive number", *rates, r)
-		}
-		cfg.rates = append(cfg.rates, v)
+	if cfg.rates, err = positives(*rates, "-rates"); err != nil {
+		return nil, err
+	}
+	if cfg.sizes, err = positives(*sizes, "-sizes"); err != nil {
+		return nil, err
+	}
+	if cfg.rounds, err = positives(*rounds, "-round-lengths"); err != nil {
+		return nil, err
+	}
+	for i := range cfg.rounds {
+		cfg.rounds[i] *= 60
 	}
 	if cfg.seeds < 1 {
 		return nil, fmt.Errorf("-seeds %d: want at least 1", cfg.seeds)
@@ -134,6 +146,19 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 		cfg.timings = stderr
 	}
 	return cfg, nil
+}
+
+// positives parses a comma-separated list of positive numbers.
+func positives(s, flagName string) ([]float64, error) {
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s %q: %q is not a positive number", flagName, s, p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // ints parses n colon-separated non-negative integers.

@@ -84,3 +84,14 @@ func TestLoad(t *testing.T) {
 		"\n4         ",
 	)
 }
+
+// TestGandivaFair runs Gandiva_fair with and without trading on multi-GPU
+// jobs, the command at a smaller scale: every job finishes, and a
+// second run prints the same table.
+func TestGandivaFair(t *testing.T) {
+	cfg := &config{jobs: 40, rate: 3, seed: 1, multi: true, mechanisms: "gandiva-fair,gandiva-fair-trading", cluster: []int{8, 8, 8}, perServer: 4, round: 360}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) },
+		"gandiva-fair                    40    40 |",
+		"gandiva-fair-trading            40    40 |",
+	)
+}

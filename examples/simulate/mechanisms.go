@@ -52,8 +52,8 @@ const tenants = 4
 // mechanisms lists what the simulator can compare, one line each: every
 // fractional policy of package alloc realised by Gavel's mechanism
 // (stride.Gavel, with its per-job inputs where it has some), two variants of
-// that mechanism, Themis' arbiter, and the baselines Themis compares
-// against (package baseline).
+// that mechanism, Themis' arbiter, the baselines Themis compares against
+// (package baseline), and Gandiva_fair.
 func mechanisms() []mechanism {
 	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
 		return stride.GavelSettings{Inputs: in, Every: n}
@@ -66,10 +66,12 @@ func mechanisms() []mechanism {
 		placementSensitive("max-min-placement", alloc.MaxMin{}),
 		gavel("water-filling", alloc.WaterFilling{}, stride.GavelSettings{}),
 		hierarchical("hierarchical"),
-		gavel("oef-non-cooperative", floored{alloc.OEF{Mode: alloc.NonCooperative}}, stride.GavelSettings{}),
-		gavel("oef-cooperative", floored{alloc.OEF{Mode: alloc.Cooperative}}, stride.GavelSettings{}),
+		oef("oef-non-cooperative", alloc.NonCooperative),
+		oef("oef-cooperative", alloc.Cooperative),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
+		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
+		gavel("fifo-agnostic", alloc.Agnostic{Policy: alloc.FIFO{}}, every(0, agnostic(stride.FIFOInputs))),
 		gavel("shortest-job-first", alloc.ShortestJobFirst{}, every(10, stride.ShortestJobFirstInputs)),
 		gavel("makespan", alloc.Makespan{}, every(10, stride.MakespanInputs)),
 		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
@@ -82,10 +84,8 @@ func mechanisms() []mechanism {
 		{"tiresias", func(e *env) (round.Scheduler, error) {
 			return baseline.NewTiresias(e.c, e.w.Types, &baseline.TiresiasSettings{Round: e.round})
 		}},
-		{"gandiva", func(e *env) (round.Scheduler, error) {
-			spread := e.spread()
-			return baseline.NewGandiva(e.c, e.w.Types, &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }})
-		}},
+		gandiva("gandiva", false),
+		gandiva("gandiva-no-time-slicing", true),
 		{"slaq", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSLAQ(e.c, e.w.Types, &baseline.SLAQSettings{Round: e.round})
 		}},
@@ -95,7 +95,27 @@ func mechanisms() []mechanism {
 		{"srtf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
 		}},
+		gandivaFair("gandiva-fair", false),
+		gandivaFair("gandiva-fair-trading", true),
 	}
+}
+
+// agnostic returns in with the policy it builds made
+// heterogeneity-agnostic, as Gavel's baselines are (alloc.Agnostic).
+func agnostic(in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) func(float64, *alloc.Problem, []*round.Job) alloc.Policy {
+	return func(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+		return alloc.Agnostic{Policy: in(now, p, jobs)}
+	}
+}
+
+// gandiva is Gandiva's scheduler with the workload's placement
+// preferences; without time slicing, as Themis implemented it.
+func gandiva(name string, noSlicing bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		spread := e.spread()
+		set := &baseline.GandivaSettings{Round: e.round, Spread: func(id alloc.JobID) []float64 { return spread[id] }, NoTimeSlicing: noSlicing}
+		return baseline.NewGandiva(e.c, e.w.Types, set)
+	}}
 }
 
 // spread returns each job's rates spread over servers (sim.Job.Spread).
@@ -105,6 +125,18 @@ func (e *env) spread() map[alloc.JobID][]float64 {
 		spread[j.ID] = j.Spread
 	}
 	return spread
+}
+
+// gandivaFair is Gandiva_fair's scheduler (stride.GandivaFair), one quantum
+// per round, every job a tenant of one ticket unless the workload names
+// owners; with trading, tenants trade GPU shares at second price on the
+// rates it profiles. Gandiva_fair migrates one job across types per
+// one-minute quantum, so a longer round migrates one per minute of it.
+func gandivaFair(name string, trading bool) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		n := max(1, int(e.round/stride.DefaultQuantum))
+		return stride.NewGandivaFair(e.c, e.w.Types, &stride.GandivaSettings{Quantum: e.round, Trading: trading, Migrations: n})
+	}}
 }
 
 // gavel is policy pol realised round by round by Gavel's mechanism.
@@ -171,46 +203,12 @@ func minCost(name string, slo bool) mechanism {
 	}}
 }
 
-// floored is OEF over rates where a job's zero rate (Gavel measured some
-// models out of memory on the K80) is half its slowest positive rate:
-// OEF normalises by the rate on the slowest type and refuses a zero there.
-// Gavel's mechanism never runs a job on a type it has no rate on, so time
-// OEF gives it there is lost to it.
-type floored struct{ alloc.Policy }
-
-func (f floored) Allocate(ctx context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
-	rows := make([][]float64, len(p.Jobs))
-	changed := false
-	for i := range p.Jobs {
-		rows[i] = slices.Clone(p.Throughputs.Row(i))
-		low := math.Inf(1)
-		for _, r := range rows[i] {
-			if r > 0 {
-				low = min(low, r)
-			}
-		}
-		for k, r := range rows[i] {
-			if r == 0 && !math.IsInf(low, 1) {
-				rows[i][k], changed = low/2, true
-			}
-		}
-	}
-	if !changed {
-		return f.Policy.Allocate(ctx, p)
-	}
-	tp, err := speedup.New(p.JobIDs(), p.Capacity.Types, rows)
-	if err != nil {
-		return nil, err
-	}
-	jobs := slices.Clone(p.Jobs)
-	for i := range jobs {
-		jobs[i].Rates = rows[i]
-	}
-	q, err := alloc.NewProblem(p.Capacity, p.Tenants, jobs, tp)
-	if err != nil {
-		return nil, err
-	}
-	return f.Policy.Allocate(ctx, q)
+// oef is OEF's scheduler (stride.OEF) with demand caps: no tenant is given
+// more GPUs than its jobs run at once.
+func oef(name string, mode alloc.OEFMode) mechanism {
+	return mechanism{name, func(e *env) (round.Scheduler, error) {
+		return stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true}, e.c, e.w.Types, &stride.OEFSettings{Round: e.round})
+	}}
 }
 
 // sloOrBest is min-cost with SLOs, or without them when the SLOs cannot
@@ -356,10 +354,9 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 }
 
 // spaceSharing is Gavel's space-sharing policy with the co-located rates
-// Gavel measured, over the workload's job types (model and gang). The
-// allocation gives each job its time alone plus half of its pairs' time;
-// Gavel's mechanism realises it as time on GPUs of its own (stride.Gavel
-// places one job per gang), so co-location itself is not simulated.
+// Gavel measured, over the workload's job types (model and gang).
+// stride.Gavel realises the pairs as placements of two jobs on one gang of
+// GPUs, and the simulator runs them at their measured co-located rates.
 func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		label := map[alloc.JobID]string{}

@@ -89,22 +89,21 @@ func cdf(v []float64) plotter.XYs {
 	return xy
 }
 
-// plotLoad writes average JCT (hours) against the arrival rate, one line
-// per mechanism, like Gavel's Figure 9(a), to path. jct[m][i] is mechanism
-// m's average at rates[i]; NaN points are left out.
-func plotLoad(path string, names []string, rates []float64, jct [][]float64) error {
+// plotSweep writes one line per mechanism of y[m][i] against x[i], like
+// Gavel's Figure 9(a), to path; NaN points are left out.
+func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
 	p := plot.New()
-	p.Title.Text = "Average JCT against load"
-	p.X.Label.Text = "input job rate (jobs/hour)"
-	p.Y.Label.Text = "average JCT (hours)"
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
 	p.Y.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
 	var lines []any
 	for m, name := range names {
 		var xy plotter.XYs
-		for i, r := range rates {
-			if !math.IsNaN(jct[m][i]) {
-				xy = append(xy, plotter.XY{X: r, Y: jct[m][i]})
+		for i, v := range x {
+			if !math.IsNaN(y[m][i]) {
+				xy = append(xy, plotter.XY{X: v, Y: y[m][i]})
 			}
 		}
 		lines = append(lines, name, xy)

@@ -1,0 +1,139 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// robustProblem is a small problem with tenants, gangs and a job that
+// runs on one type only: every policy of the package accepts it.
+func robustProblem(t fataler, scale float64) *Problem {
+	t.Helper()
+	rates := [][]float64{
+		{1, 2, 4},
+		{3, 3, 3},
+		{0.5, 1, 6},
+		{2, 5, 5},
+		{1, 1, 0.5},
+		{4, 8, 9},
+	}
+	jobs := make([]Job, len(rates))
+	for i, r := range rates {
+		row := make([]float64, len(r))
+		for k, x := range r {
+			row[k] = x * scale
+		}
+		jobs[i] = Job{ID: JobID(fmt.Sprintf("j%d", i)), Owner: TenantID(fmt.Sprintf("u%d", i%3)), Gang: 1 + i%2, Weight: float64(1 + i%2), Rates: row}
+	}
+	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{3, 2, 2}}
+	tenants := []Tenant{{ID: "u0", Weight: 1}, {ID: "u1", Weight: 2}, {ID: "u2", Weight: 1}}
+	p, err := NewJobProblem(c, tenants, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// everyPolicy returns every policy of the package, with inputs for a
+// problem of n jobs over 3 types. Work (remaining steps, the rates of
+// co-located pairs) is given in units of scale, as the rates are.
+func everyPolicy(n int, scale float64) []Policy {
+	steps := make([]float64, n)
+	arrival := make([]float64, n)
+	elapsed := make([]float64, n)
+	for i := range steps {
+		steps[i] = float64(100*(i+1)) * scale
+		arrival[i] = float64(n - i)
+		elapsed[i] = float64(10 * i)
+	}
+	cost := []float64{1, 2.5, 4}
+	slo := make([]float64, n)
+	for i := range slo {
+		slo[i] = math.Inf(1)
+	}
+	slo[0] = 1e4
+	pairs := []PairRate{{A: "j0", B: "j2", Type: "v100", RateA: 3 * scale, RateB: 2 * scale}, {A: "j3", B: "j5", Type: "p100", RateA: 4 * scale, RateB: 5 * scale}}
+	return []Policy{
+		MaxMin{},
+		MaxMinAgnostic{},
+		MaxTotalThroughput{},
+		FIFO{Arrival: arrival},
+		ShortestJobFirst{RemainingSteps: steps},
+		Makespan{RemainingSteps: steps},
+		FinishTimeFairness{RemainingSteps: steps, Elapsed: elapsed, IsolatedElapsed: elapsed},
+		MinCost{Cost: cost},
+		MinCost{Cost: cost, RemainingSteps: steps, SLO: slo},
+		WaterFilling{},
+		Hierarchical{},
+		Hierarchical{FIFO: []TenantID{"u1"}},
+		SpaceSharing{Pairs: pairs},
+		SpaceSharing{Objective: SharingMaxMin, Pairs: pairs},
+		OEF{Mode: NonCooperative},
+		OEF{Mode: Cooperative},
+	}
+}
+
+// scaleTol is the largest difference between allocations, in GPUs, that
+// TestScaleInvariance accepts.
+const scaleTol = 1e-7
+
+// TestScaleInvariance: multiplying every rate (and every amount of work)
+// by a factor in [1e-12, 1e12] gives the same allocation, for every
+// policy. Before the LPs were scaled, rates of 1e-8 gave max-total
+// throughput an all-zero allocation, and rates of 1e20 made Gavel's
+// policies infeasible.
+func TestScaleInvariance(t *testing.T) {
+	ctx := context.Background()
+	base := robustProblem(t, 1)
+	want := map[string]*Allocation{}
+	for i, pol := range everyPolicy(len(base.Jobs), 1) {
+		a, err := pol.Allocate(ctx, base)
+		if err != nil {
+			t.Fatalf("%s: %v", pol.Name(), err)
+		}
+		want[fmt.Sprint(i)] = a
+	}
+	for _, f := range []float64{0.125, 8, 1048576, 1e-12, 1e-8, 3.7e-5, 0.1, 7, 1e6, 1e12} {
+		p := robustProblem(t, f)
+		for i, pol := range everyPolicy(len(p.Jobs), f) {
+			t.Run(fmt.Sprintf("%s/%d/x%g", pol.Name(), i, f), func(t *testing.T) {
+				got, err := pol.Allocate(ctx, p)
+				if err != nil {
+					t.Fatalf("Allocate() with rates x%g: %v", f, err)
+				}
+				w := want[fmt.Sprint(i)]
+				for j := range p.Jobs {
+					for k := range p.Capacity.Types {
+						if d := math.Abs(got.GPUs[j][k] - w.GPUs[j][k]); d > scaleTol {
+							t.Fatalf("job %d type %d: %v with rates x%g, %v at x1 (difference %.3g)", j, k, got.GPUs[j][k], f, w.GPUs[j][k], d)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAllocateNil: a nil problem is an input error for every policy, and
+// so is a Problem without parts.
+func TestAllocateNil(t *testing.T) {
+	for _, pol := range everyPolicy(6, 1) {
+		for _, p := range []*Problem{nil, {}} {
+			_, err := pol.Allocate(context.Background(), p)
+			var ie *gpufair.InputError
+			if !errors.As(err, &ie) {
+				t.Errorf("%s.Allocate(%v) error = %v, want an *gpufair.InputError", pol.Name(), p, err)
+			}
+		}
+	}
+	var p *Problem
+	if err := p.Validate(); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("(*Problem)(nil).Validate() = %v, want ErrEmpty", err)
+	}
+}

@@ -1,0 +1,207 @@
+package baseline_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/baseline"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// oneGPU is a cluster of one K80.
+var oneGPU = topology.Cluster{Servers: []topology.Server{{Name: "k80-0", Type: "k80", GPUs: 1}}}
+
+func job(id string, gang int, rates ...float64) alloc.Job {
+	return alloc.Job{ID: alloc.JobID(id), Gang: gang, Weight: 1, Rates: rates}
+}
+
+// runs drives s for n rounds of 360 s from 0, applying arrivals[r] before
+// round r, and returns the jobs each round ran.
+func runs(t *testing.T, s round.Scheduler, n int, arrivals map[int][]round.Event) [][]alloc.JobID {
+	t.Helper()
+	var out [][]alloc.JobID
+	for r := range n {
+		if err := s.Apply(arrivals[r]...); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Decide(context.Background(), float64(r)*360)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []alloc.JobID
+		for _, p := range d.Placements {
+			ids = append(ids, p.Jobs...)
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+// Two jobs on one GPU, one threshold of one round's service: without
+// promotion, the job that reaches the last queue first keeps the GPU (FIFO
+// within a queue) and the other starves; with PromoteKnob 1, a job that has
+// waited as long as it ran goes back to the first queue, and they
+// alternate.
+func TestTiresiasPromotion(t *testing.T) {
+	both := map[int][]round.Event{0: {round.Arrive(0, job("a", 1, 1), 0), round.Arrive(0, job("b", 1, 1), 0)}}
+	for _, tc := range []struct {
+		knob      float64
+		want      [][]alloc.JobID
+		wantQueue map[alloc.JobID]int
+	}{
+		{0, [][]alloc.JobID{{"a"}, {"b"}, {"a"}, {"a"}, {"a"}}, map[alloc.JobID]int{"a": 1, "b": 1}},
+		{1, [][]alloc.JobID{{"a"}, {"b"}, {"a"}, {"b"}, {"a"}}, map[alloc.JobID]int{"a": 0, "b": 1}},
+	} {
+		s, err := baseline.NewTiresias(oneGPU, []topology.GPUType{"k80"}, &baseline.TiresiasSettings{Thresholds: []float64{360}, PromoteKnob: tc.knob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, runs(t, s, 5, both)); diff != "" {
+			t.Errorf("knob %v: jobs run per round (-want +got):\n%s", tc.knob, diff)
+		}
+		for id, q := range tc.wantQueue {
+			if got, _ := s.Queue(id); got != q {
+				t.Errorf("knob %v: job %s in queue %d, want %d", tc.knob, id, got, q)
+			}
+		}
+	}
+}
+
+// Gandiva time-slices two jobs on one GPU; as Themis implemented it,
+// without time slicing, the first keeps the GPU.
+func TestGandivaTimeSlicing(t *testing.T) {
+	both := map[int][]round.Event{0: {round.Arrive(0, job("a", 1, 1), 0), round.Arrive(0, job("b", 1, 1), 0)}}
+	for _, tc := range []struct {
+		noSlicing bool
+		want      [][]alloc.JobID
+	}{
+		{false, [][]alloc.JobID{{"a"}, {"b"}, {"a"}, {"b"}}},
+		{true, [][]alloc.JobID{{"a"}, {"a"}, {"a"}, {"a"}}},
+	} {
+		s, err := baseline.NewGandiva(oneGPU, []topology.GPUType{"k80"}, &baseline.GandivaSettings{NoTimeSlicing: tc.noSlicing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, runs(t, s, 4, both)); diff != "" {
+			t.Errorf("NoTimeSlicing %v: jobs run per round (-want +got):\n%s", tc.noSlicing, diff)
+		}
+	}
+}
+
+// Gandiva packs by preference: the gang that loses most when spread gets
+// the one server it fits on whole, whatever the arrival order; when that
+// server comes free, a gang left spread migrates onto it.
+func TestGandivaPacking(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{
+		{Name: "s0", Type: "v100", GPUs: 2}, {Name: "s1", Type: "v100", GPUs: 2}, {Name: "s2", Type: "v100", GPUs: 4},
+	}}
+	spread := map[alloc.JobID][]float64{"h": {1}, "g": {1.5}} // rates 3: preferences 3 and 2
+	s, err := baseline.NewGandiva(c, []topology.GPUType{"v100"}, &baseline.GandivaSettings{Spread: func(id alloc.JobID) []float64 { return spread[id] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, job("g", 4, 3), 0), round.Arrive(0, job("h", 4, 3), 0)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := s.Decide(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := func(d *round.Decision) map[alloc.JobID]int {
+		out := map[alloc.JobID]int{}
+		for _, p := range d.Placements {
+			out[p.Jobs[0]] = topology.ServersUsed(p.GPUs)
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[alloc.JobID]int{"h": 1, "g": 2}, servers(d)); diff != "" {
+		t.Errorf("round 0: servers per gang (-want +got):\n%s", diff)
+	}
+	if err := s.Apply(round.Depart(100, "h")); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = s.Decide(ctx, 360); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[alloc.JobID]int{"g": 1}, servers(d)); diff != "" {
+		t.Errorf("round 1: servers per gang (-want +got):\n%s", diff)
+	}
+	if p := d.Placements[0]; p.Renewed || !p.Restart {
+		t.Errorf("the migrated gang: renewed %v, restart %v; want false, true", p.Renewed, p.Restart)
+	}
+}
+
+// SRTF is not starvation-free: a long job waits as long as shorter jobs
+// keep arriving.
+func TestSRTFStarves(t *testing.T) {
+	s, err := baseline.NewSRTF(oneGPU, []topology.GPUType{"k80"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrivals := map[int][]round.Event{0: {round.Arrive(0, job("long", 1, 1), 1e6)}}
+	for r := range 5 {
+		id := alloc.JobID(rune('a' + r))
+		arrivals[r] = append(arrivals[r], round.Arrive(float64(r)*360, job(string(id), 1, 1), 300))
+		if r > 0 {
+			arrivals[r] = append([]round.Event{round.Depart(float64(r-1)*360+300, alloc.JobID(rune('a'+r-1)))}, arrivals[r]...)
+		}
+	}
+	want := [][]alloc.JobID{{"a"}, {"b"}, {"c"}, {"d"}, {"e"}}
+	if diff := cmp.Diff(want, runs(t, s, 5, arrivals)); diff != "" {
+		t.Errorf("jobs run per round (-want +got):\n%s", diff)
+	}
+}
+
+func TestOptimusMarginalGain(t *testing.T) {
+	j := func(work, done float64, received ...float64) *round.Job {
+		return &round.Job{Job: alloc.Job{ID: "x", Gang: 2, Weight: 1, Rates: []float64{1, 4, 0}}, Work: work, Done: done, Received: received}
+	}
+	for _, tc := range []struct {
+		name string
+		j    *round.Job
+		k    int
+		want float64
+	}{
+		// 200 s on K80 over 400 s: speed 0.5; 800 steps left.
+		{"to V100", j(1000, 200, 200, 0, 0), 1, (800/0.5 - 800.0/4) / 2},
+		{"to K80", j(1000, 200, 200, 0, 0), 0, (800/0.5 - 800.0/1) / 2},
+		{"unknown work: as much again as done", j(0, 200, 200, 0, 0), 1, (200/0.5 - 200.0/4) / 2},
+		{"never ran", j(1000, 0, 0, 0, 0), 1, math.Inf(1)},
+		{"no rate", j(1000, 200, 200, 0, 0), 2, math.Inf(-1)},
+	} {
+		if got := baseline.MarginalGain(tc.j, tc.k, 400); got != tc.want {
+			t.Errorf("%s: MarginalGain = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A measured loss curve replaces SLAQ's default: with a curve on which the
+// long job's loss falls fastest, it runs first.
+func TestSLAQLossCurve(t *testing.T) {
+	evs := map[int][]round.Event{0: {round.Arrive(0, job("short", 1, 1), 1000), round.Arrive(0, job("long", 1, 1), 1e5)}}
+	def, err := baseline.NewSLAQ(oneGPU, []topology.GPUType{"k80"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]alloc.JobID{{"short"}}, runs(t, def, 1, evs)); diff != "" {
+		t.Errorf("default curve (-want +got):\n%s", diff)
+	}
+	measured, err := baseline.NewSLAQ(oneGPU, []topology.GPUType{"k80"}, &baseline.SLAQSettings{Loss: func(j *round.Job, done float64) float64 {
+		if j.ID == "long" {
+			return 1 / (1 + done)
+		}
+		return 1 / (1 + done/1e4)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]alloc.JobID{{"long"}}, runs(t, measured, 1, evs)); diff != "" {
+		t.Errorf("measured curve (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,573 @@
+package stride
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// OEFSettings tune an OEF scheduler. A nil *OEFSettings means the zero
+// value: 6-minute rounds, no time budget, work conservation on.
+type OEFSettings struct {
+	// Round is the lease of each decision, in seconds; 0 means
+	// DefaultRound (OEF's evaluation uses 5 minutes, 300).
+	Round float64
+	// Budget bounds the time Decide spends solving OEF; 0 means no bound.
+	// A solve cut short leaves the shares of the previous solve in force,
+	// and the decision is marked Partial.
+	Budget time.Duration
+	// NoWorkConservation turns off the pass that gives GPUs no share
+	// uses to waiting jobs, so that each tenant runs only within its own
+	// rounded share, as in OEF's placer.
+	NoWorkConservation bool
+}
+
+// OEF is OEF's scheduler (Middleware'24, sections 4.3 and 6) on the round
+// contract. It solves alloc.OEF over the jobs in the system, whenever jobs,
+// rates or healthy GPUs change, for each tenant's ideal GPUs of each type,
+// ideal_ik (the sum of its jobs' rows), and realises them round by round:
+//
+//  0. Overdue jobs: a job that has waited StarvationBound rounds (N_i for
+//     its tenant i) runs first, longest waiting first, on its fastest
+//     type with a gang's worth of GPUs left.
+//  1. Rounding with carried deviation (section 4.3): tenant i is owed
+//     x_ik = ideal_ik + dev_ik GPUs of type k, less what its overdue jobs
+//     took, rounded to whole shares (the rounding of Rounder); a share
+//     below the tenant's smallest job that runs on k is 0. The tenant's
+//     longest-waiting job (its head) holds the type it is owed most of
+//     among those it runs on: there the share is 0 or at least its gang.
+//  2. Rotation within a tenant, longest waiting first (the paper's
+//     evaluation, section 6.1.3): the tenant's jobs are taken in order of
+//     the round since which they have waited (then fewest rounds run, then
+//     arrival), and each runs
+//     on the type of its share, with a gang's worth left, where its rate
+//     is highest. If the head fits nowhere, the tenant's other jobs do not
+//     use its held type: the held share builds up for the head.
+//  3. dev_ik += ideal_ik − used_ik, used_ik being the GPUs of type k the
+//     tenant's jobs took in steps 0 and 2, clipped to ±(G_i + 1), G_i the
+//     tenant's largest gang: a share a tenant cannot use (all its jobs
+//     already running) does not build up without end.
+//  4. Work conservation: GPUs no share used go to waiting jobs of any
+//     tenant, longest waiting first, on the fastest type with room; this
+//     time is not charged to the tenant. OEFSettings.NoWorkConservation
+//     turns it off.
+//  5. Placement as in Gavel: renewals keep their slots, the rest are
+//     placed largest gang first on the fewest servers.
+//
+// No starvation. With the jobs and shares fixed and no GPU failing, every
+// job of a tenant with a positive share on each of its jobs' types runs
+// within N_i + M rounds of its arrival and of its last run, M being the
+// jobs in the system: within N_i it is overdue, and then, as the
+// longest-waiting overdue job always finds the healthy GPUs its gang fits
+// (the ledger admits no job whose gang fits no type it runs on), the jobs
+// that have waited longer than it, fewer than M, run one round each at
+// the latest. The rounding alone usually serves it well within N_i (the
+// deviation of a held share grows by ideal_ik each round until the head
+// fits); step 0 makes the bound hold when other tenants' deviations
+// outbid it. TestOEFNoStarvation checks the bound on random instances.
+//
+// Tenants are the jobs' owners, each of weight 1. A job whose gang is larger
+// than the healthy GPUs of a type gets rate 0 there. alloc.OEF's Caps and
+// JobTypes are applied to the tenants and jobs in the system.
+//
+// The zero value is not usable; build one with NewOEF.
+type OEF struct {
+	pol    alloc.OEF
+	set    OEFSettings
+	l      *round.Ledger
+	st     oefState
+	placer *topology.Placer
+}
+
+// oefState is what OEF keeps beyond the ledger, as snapshotted.
+type oefState struct {
+	Ideal     map[alloc.TenantID][]float64 `json:"ideal"`     // ideal_ik
+	Dev       map[alloc.TenantID][]float64 `json:"deviation"` // dev_ik
+	Since     map[alloc.JobID]int          `json:"waiting_since"`
+	Solved    bool                         `json:"solved"`
+	SolvedGen int                          `json:"solved_generation"`
+}
+
+// clone returns a deep copy, for a rollback.
+func (s oefState) clone() oefState {
+	out := s
+	out.Ideal = maps.Clone(s.Ideal)
+	out.Dev = make(map[alloc.TenantID][]float64, len(s.Dev))
+	for id, d := range s.Dev {
+		out.Dev[id] = slices.Clone(d)
+	}
+	out.Since = maps.Clone(s.Since)
+	return out
+}
+
+// NewOEF returns OEF's scheduler with policy pol on cluster c, with job
+// rates given over types (each a type of c). s may be nil. It returns the
+// errors of round.NewLedger and an *gpufair.InputError for settings out of
+// range or an unknown mode.
+func NewOEF(pol alloc.OEF, c topology.Cluster, types []topology.GPUType, s *OEFSettings) (*OEF, error) {
+	var set OEFSettings
+	if s != nil {
+		set = *s
+	}
+	if set.Round == 0 {
+		set.Round = DefaultRound
+	}
+	switch {
+	case pol.Mode != alloc.NonCooperative && pol.Mode != alloc.Cooperative:
+		return nil, gpufair.Invalid("OEF.Mode", "", gpufair.ErrValue, "unknown mode %v", pol.Mode)
+	case !(set.Round > 0) || math.IsInf(set.Round, 0):
+		return nil, gpufair.Invalid("OEFSettings.Round", "", gpufair.ErrValue, "round length %v", set.Round)
+	case set.Budget < 0:
+		return nil, gpufair.Invalid("OEFSettings.Budget", "", gpufair.ErrValue, "budget %v", set.Budget)
+	}
+	l, err := round.NewLedger(c, types)
+	if err != nil {
+		return nil, err
+	}
+	o := &OEF{pol: pol, set: set, l: l, st: oefState{Ideal: map[alloc.TenantID][]float64{}, Dev: map[alloc.TenantID][]float64{}, Since: map[alloc.JobID]int{}}}
+	o.placer = l.Placer(nil)
+	return o, nil
+}
+
+// Name returns the policy's name.
+func (o *OEF) Name() string { return o.pol.Name() }
+
+// Ledger returns the scheduler's ledger, to read only.
+func (o *OEF) Ledger() *round.Ledger { return o.l }
+
+// Ideal returns tenant id's ideal GPUs of each type from the latest solve.
+func (o *OEF) Ideal(id alloc.TenantID) ([]float64, bool) {
+	x, ok := o.st.Ideal[id]
+	return slices.Clone(x), ok
+}
+
+// Deviation returns tenant id's carried deviation on each type.
+func (o *OEF) Deviation(id alloc.TenantID) ([]float64, bool) {
+	x, ok := o.st.Dev[id]
+	return slices.Clone(x), ok
+}
+
+// Apply checks and applies events (round.Ledger.Apply).
+func (o *OEF) Apply(events ...round.Event) error {
+	if err := o.l.Apply(events...); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if e.Kind == round.Departed {
+			delete(o.st.Since, e.Job.ID)
+		}
+	}
+	return nil
+}
+
+// Decide solves OEF if it is due, and returns the round's decision.
+func (o *OEF) Decide(ctx context.Context, now float64) (*round.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := o.l.Begin(now); err != nil {
+		return nil, err
+	}
+	old := o.st.clone()
+	partial, err := o.maybeSolve(ctx)
+	var d *round.Decision
+	if err == nil {
+		d, err = o.plan(now)
+	}
+	if err == nil {
+		d.Partial = partial
+		err = o.l.Commit(d)
+	}
+	if err != nil {
+		o.st = old
+		o.l.Abort()
+		return nil, err
+	}
+	return d, nil
+}
+
+// maybeSolve solves OEF when jobs, rates or healthy GPUs changed. It reports
+// whether a solve was cut short by the budget, in which case the previous
+// shares stay.
+func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
+	st := &o.st
+	if st.Solved && st.SolvedGen == o.l.Generation() {
+		return false, nil
+	}
+	var ideal map[alloc.TenantID][]float64
+	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
+		ideal, err = o.solve(ctx)
+		return err
+	})
+	if partial || err != nil {
+		return partial, err
+	}
+	st.Ideal = ideal
+	st.Solved, st.SolvedGen = true, o.l.Generation()
+	return false, nil
+}
+
+// solve returns each tenant's ideal GPUs of each type.
+func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
+	ideal := map[alloc.TenantID][]float64{}
+	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, func(id alloc.TenantID) alloc.Tenant { return alloc.Tenant{ID: id, Weight: 1} })
+	if err != nil || prob == nil {
+		return ideal, err
+	}
+	pol := o.pol
+	pol.Caps, pol.JobTypes = nil, nil
+	for _, t := range prob.Tenants {
+		if c, ok := o.pol.Caps[t.ID]; ok {
+			if pol.Caps == nil {
+				pol.Caps = map[alloc.TenantID]float64{}
+			}
+			pol.Caps[t.ID] = c
+		}
+	}
+	for _, j := range prob.Jobs {
+		if l, ok := o.pol.JobTypes[j.ID]; ok {
+			if pol.JobTypes == nil {
+				pol.JobTypes = map[alloc.JobID]string{}
+			}
+			pol.JobTypes[j.ID] = l
+		}
+	}
+	a, err := pol.Allocate(ctx, prob)
+	if err != nil {
+		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+	}
+	n := len(o.l.Types())
+	for i, j := range in {
+		x := ideal[j.Owner]
+		if x == nil {
+			x = make([]float64, n)
+			ideal[j.Owner] = x
+		}
+		for c, k := range cols {
+			x[k] += a.GPUs[i][c]
+		}
+	}
+	for _, x := range ideal {
+		for k := range x {
+			x[k] = grain(x[k])
+		}
+	}
+	return ideal, nil
+}
+
+// oefTenant is one tenant's part of a round's plan.
+type oefTenant struct {
+	id      alloc.TenantID
+	jobs    []int // indices into the ledger's jobs, longest waiting first
+	minGang []int // smallest gang that runs on each type, math.MaxInt if none
+	largest int   // G_i
+}
+
+// plan returns the round's decision (not yet committed), and updates the
+// deviations and waiting rounds.
+func (o *OEF) plan(now float64) (*round.Decision, error) {
+	jobs := o.l.Jobs()
+	types := o.l.Types()
+	pool := o.l.Healthy() // GPUs not yet given out this round
+	r := o.l.Rounds()
+	st := &o.st
+	for _, j := range jobs {
+		if _, ok := st.Since[j.ID]; !ok {
+			st.Since[j.ID] = r
+		}
+	}
+	tenants := o.tenants(jobs, pool)
+	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
+	used := make([][]int, len(tenants))
+	for i := range used {
+		used[i] = make([]int, len(types))
+	}
+	run := func(i, ji, k int) {
+		chosen[ji] = k + 1
+		used[i][k] += jobs[ji].Gang
+		pool[k] -= jobs[ji].Gang
+	}
+	// 0. Overdue jobs first, longest waiting first.
+	var overdue [][2]int // (tenant, job)
+	for i, t := range tenants {
+		n := StarvationBound(t.alloc(jobs), st.Ideal[t.id])
+		for _, ji := range t.jobs {
+			if n >= 0 && r-st.Since[jobs[ji].ID] >= n {
+				overdue = append(overdue, [2]int{i, ji})
+			}
+		}
+	}
+	slices.SortStableFunc(overdue, func(a, b [2]int) int { return o.byWaiting(jobs, a[1], b[1]) })
+	for _, oj := range overdue {
+		if k := fastest(jobs[oj[1]], pool, -1); k >= 0 {
+			run(oj[0], oj[1], k)
+		}
+	}
+	// 1. Rounding, type by type, of what each tenant is owed beyond what
+	// its overdue jobs took. The longest-waiting job of each tenant holds
+	// the type it is owed most of among those it runs on: there the
+	// tenant's share is 0 or at least that job's gang.
+	x := make([][]float64, len(tenants))
+	hold := make([]int, len(tenants))
+	head := make([]int, len(tenants))
+	for i, t := range tenants {
+		dev := st.Dev[t.id]
+		if dev == nil {
+			dev = make([]float64, len(types))
+			st.Dev[t.id] = dev
+		}
+		ideal := st.Ideal[t.id]
+		x[i] = make([]float64, len(types))
+		for k := range types {
+			x[i][k] = dev[k] - float64(used[i][k])
+			if ideal != nil {
+				x[i][k] += ideal[k]
+			}
+		}
+		hold[i], head[i] = -1, -1
+		for _, ji := range t.jobs {
+			if chosen[ji] == 0 {
+				head[i] = ji
+				break
+			}
+		}
+		if head[i] < 0 {
+			continue
+		}
+		for k, rate := range jobs[head[i]].Rates {
+			if rate > 0 && jobs[head[i]].Gang <= pool[k] && (hold[i] < 0 || x[i][k] > x[i][hold[i]]) {
+				hold[i] = k
+			}
+		}
+	}
+	shares := make([][]int, len(tenants))
+	for i := range shares {
+		shares[i] = make([]int, len(types))
+	}
+	col := make([]float64, len(tenants))
+	minGang := make([]int, len(tenants))
+	for k := range types {
+		for i, t := range tenants {
+			col[i], minGang[i] = x[i][k], t.minGang[k]
+			if hold[i] == k {
+				minGang[i] = max(minGang[i], jobs[head[i]].Gang)
+			}
+		}
+		for i, s := range roundShares(col, minGang, pool[k]) {
+			shares[i][k] = s
+		}
+	}
+	// 2. Rotation within each tenant: the head first; if it fits nowhere,
+	// its held type is kept from the tenant's other jobs.
+	for i, t := range tenants {
+		held := -1
+		for _, ji := range t.jobs {
+			if chosen[ji] != 0 {
+				continue
+			}
+			left := make([]int, len(types))
+			for k := range left {
+				left[k] = min(pool[k], shares[i][k])
+			}
+			if k := fastest(jobs[ji], left, held); k >= 0 {
+				run(i, ji, k)
+				shares[i][k] -= jobs[ji].Gang
+			} else if ji == head[i] {
+				held = hold[i]
+			}
+		}
+	}
+	// 3. Deviations.
+	for i, t := range tenants {
+		ideal := st.Ideal[t.id]
+		dev := st.Dev[t.id]
+		bound := float64(t.largest + 1)
+		for k := range types {
+			d := dev[k] - float64(used[i][k])
+			if ideal != nil {
+				d += ideal[k]
+			}
+			dev[k] = max(-bound, min(bound, d))
+		}
+	}
+	for id := range st.Dev {
+		if !slices.ContainsFunc(tenants, func(t oefTenant) bool { return t.id == id }) {
+			delete(st.Dev, id)
+		}
+	}
+	// 4. Work conservation.
+	if !o.set.NoWorkConservation {
+		var wait []int
+		for i := range jobs {
+			if chosen[i] == 0 {
+				wait = append(wait, i)
+			}
+		}
+		slices.SortStableFunc(wait, func(a, b int) int { return o.byWaiting(jobs, a, b) })
+		for _, i := range wait {
+			if k := fastest(jobs[i], pool, -1); k >= 0 {
+				chosen[i] = k + 1
+				pool[k] -= jobs[i].Gang
+			}
+		}
+	}
+	for i, j := range jobs {
+		if chosen[i] != 0 {
+			st.Since[j.ID] = r + 1
+		}
+	}
+	// 5. Placement.
+	var gangs []gangChoice
+	for i, j := range jobs {
+		if chosen[i] != 0 {
+			gangs = append(gangs, gangChoice{ids: []alloc.JobID{j.ID}, k: chosen[i] - 1, gang: j.Gang})
+		}
+	}
+	d := &round.Decision{Start: now, End: now + o.set.Round}
+	if err := placeGangs(o.l, o.l.Placer(o.placer), d, gangs); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// fastest returns the type, other than skip, where j's rate is highest
+// among those with a gang's worth of GPUs in room, or -1.
+func fastest(j *round.Job, room []int, skip int) int {
+	best := -1
+	for k, rate := range j.Rates {
+		if rate > 0 && k != skip && j.Gang <= room[k] && (best < 0 || rate > j.Rates[best]) {
+			best = k
+		}
+	}
+	return best
+}
+
+// alloc returns the tenant's jobs as alloc.Jobs, for StarvationBound.
+func (t oefTenant) alloc(jobs []*round.Job) []alloc.Job {
+	out := make([]alloc.Job, len(t.jobs))
+	for n, ji := range t.jobs {
+		out[n] = jobs[ji].Job
+	}
+	return out
+}
+
+// byWaiting orders jobs[a] and jobs[b] longest waiting first: by the round
+// since which they have waited, then fewest rounds run (jobs that ran in
+// the same round take turns), then arrival (the ledger's order).
+func (o *OEF) byWaiting(jobs []*round.Job, a, b int) int {
+	if c := cmp.Compare(o.st.Since[jobs[a].ID], o.st.Since[jobs[b].ID]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(jobs[a].Rounds, jobs[b].Rounds); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// tenants groups the jobs by owner, in order of tenant ID, each tenant's
+// jobs longest waiting first (byWaiting).
+func (o *OEF) tenants(jobs []*round.Job, healthy []int) []oefTenant {
+	index := map[alloc.TenantID]int{}
+	var out []oefTenant
+	for i, j := range jobs {
+		n, ok := index[j.Owner]
+		if !ok {
+			n = len(out)
+			index[j.Owner] = n
+			mg := make([]int, len(healthy))
+			for k := range mg {
+				mg[k] = math.MaxInt
+			}
+			out = append(out, oefTenant{id: j.Owner, minGang: mg})
+		}
+		t := &out[n]
+		t.jobs = append(t.jobs, i)
+		t.largest = max(t.largest, j.Gang)
+		for k, rate := range j.Rates {
+			if rate > 0 && j.Gang <= healthy[k] {
+				t.minGang[k] = min(t.minGang[k], j.Gang)
+			}
+		}
+	}
+	for _, t := range out {
+		slices.SortStableFunc(t.jobs, func(a, b int) int { return o.byWaiting(jobs, a, b) })
+	}
+	slices.SortFunc(out, func(a, b oefTenant) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// StarvationBound returns N = J·(⌈(G + 1)/ι⌉ + 1) for a tenant with jobs
+// (over the scheduler's types) and ideal GPUs of each type: J is the number
+// of jobs, G the largest gang, ι the smallest, over the jobs, of the
+// largest ideal share on a type the job runs on. A job that has waited N
+// rounds is overdue (see OEF). It returns -1 if some job has no positive
+// share on a type it runs on: such a job is never overdue.
+func StarvationBound(jobs []alloc.Job, ideal []float64) int {
+	largest := 0
+	iota := math.Inf(1)
+	for _, j := range jobs {
+		largest = max(largest, j.Gang)
+		best := 0.0
+		for k, rate := range j.Rates {
+			if rate > 0 && k < len(ideal) {
+				best = max(best, ideal[k])
+			}
+		}
+		iota = min(iota, best)
+	}
+	if !(iota > 0) {
+		return -1
+	}
+	return len(jobs) * (int(math.Ceil(float64(largest+1)/iota)) + 1)
+}
+
+// oefMechanism names OEF's snapshots.
+const oefMechanism = "oef"
+
+// Snapshot returns the scheduler's whole state as JSON: the ledger, the
+// shares in force, the deviations and the waiting rounds.
+func (o *OEF) Snapshot() ([]byte, error) {
+	return round.Seal(oefMechanism+"/"+o.pol.Name(), o.l, &o.st)
+}
+
+// Restore replaces the state with a snapshot taken by an OEF scheduler of
+// the same mode on the same cluster and types. It returns an error wrapping
+// gpufair.ErrSnapshot, and changes nothing, otherwise.
+func (o *OEF) Restore(snapshot []byte) error {
+	var st oefState
+	l, err := round.Open(snapshot, oefMechanism+"/"+o.pol.Name(), o.l, &st)
+	if err != nil {
+		return err
+	}
+	n := len(l.Types())
+	for _, m := range []map[alloc.TenantID][]float64{st.Ideal, st.Dev} {
+		for id, x := range m {
+			if len(x) != n {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d values for %d types", len(x), n)
+			}
+		}
+	}
+	if st.Ideal == nil {
+		st.Ideal = map[alloc.TenantID][]float64{}
+	}
+	if st.Dev == nil {
+		st.Dev = map[alloc.TenantID][]float64{}
+	}
+	if st.Since == nil {
+		st.Since = map[alloc.JobID]int{}
+	}
+	o.l, o.st = l, st
+	o.placer = l.Placer(nil)
+	return nil
+}
+
+var _ round.Scheduler = (*OEF)(nil)

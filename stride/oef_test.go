@@ -1,0 +1,232 @@
+package stride_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/stride"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// oefCase is a random instance for OEF's scheduler: a cluster of one to
+// three types, and two to four tenants with up to five jobs each (gangs of
+// 1 or 2, rates with zeros now and then), all arriving at time 0 with no
+// end.
+type oefCase struct {
+	c     topology.Cluster
+	types []topology.GPUType
+	jobs  []alloc.Job
+}
+
+func genOEFCase() *rapid.Generator[oefCase] {
+	return rapid.Custom(func(t *rapid.T) oefCase {
+		var oc oefCase
+		for k := range rapid.IntRange(1, 3).Draw(t, "types") {
+			typ := topology.GPUType(fmt.Sprint("T", k))
+			oc.types = append(oc.types, typ)
+			for s := range rapid.IntRange(1, 2).Draw(t, "servers") {
+				oc.c.Servers = append(oc.c.Servers, topology.Server{Name: fmt.Sprintf("%s-%d", typ, s), Type: typ, GPUs: rapid.IntRange(2, 4).Draw(t, "gpus")})
+			}
+		}
+		for u := range rapid.IntRange(2, 4).Draw(t, "tenants") {
+			for range rapid.IntRange(1, 5).Draw(t, "jobs") {
+				rates := make([]float64, len(oc.types))
+				for k := range rates {
+					if rapid.IntRange(0, 3).Draw(t, "zero") > 0 {
+						rates[k] = rapid.Float64Range(1, 10).Draw(t, "rate")
+					}
+				}
+				if slices.Max(rates) == 0 {
+					rates[0] = 1
+				}
+				oc.jobs = append(oc.jobs, alloc.Job{
+					ID: alloc.JobID(fmt.Sprintf("j%d", len(oc.jobs))), Owner: alloc.TenantID(fmt.Sprintf("u%d", u)),
+					Gang: rapid.IntRange(1, 2).Draw(t, "gang"), Weight: 1, Rates: rates,
+				})
+			}
+		}
+		return oc
+	})
+}
+
+// TestOEFNoStarvation checks the placer's bound: with jobs and shares
+// fixed, every job of tenant i runs within N_i + M rounds of its arrival
+// and of its last run (N_i = stride.StarvationBound, M the jobs), with and
+// without work conservation.
+func TestOEFNoStarvation(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		oc := genOEFCase().Draw(rt, "case")
+		mode := rapid.SampledFrom([]alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative}).Draw(rt, "mode")
+		set := &stride.OEFSettings{Round: 1, NoWorkConservation: rapid.Bool().Draw(rt, "noWorkConservation")}
+		s, err := stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true}, oc.c, oc.types, set)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, j := range oc.jobs {
+			if err := s.Apply(round.Arrive(0, j, 0)); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		ctx := context.Background()
+		if _, err := s.Decide(ctx, 0); err != nil {
+			rt.Fatal(err)
+		}
+		bound := map[alloc.TenantID]int{}
+		rounds := 0
+		for _, j := range oc.jobs {
+			if _, ok := bound[j.Owner]; ok {
+				continue
+			}
+			var mine []alloc.Job
+			for _, o := range oc.jobs {
+				if o.Owner == j.Owner {
+					mine = append(mine, o)
+				}
+			}
+			ideal, _ := s.Ideal(j.Owner)
+			bound[j.Owner] = stride.StarvationBound(mine, ideal)
+			if bound[j.Owner] >= 0 {
+				bound[j.Owner] += len(oc.jobs)
+			}
+			rounds = max(rounds, 2*bound[j.Owner])
+		}
+		rounds = min(rounds, 1000)
+		last := map[alloc.JobID]int{} // round of the last run, -1 before any
+		for _, j := range oc.jobs {
+			last[j.ID] = -1
+		}
+		check := func(q int) {
+			for _, j := range oc.jobs {
+				if n := bound[j.Owner]; n >= 0 && q-last[j.ID] > n {
+					rt.Fatalf("job %s of %s waited %d rounds by round %d, the bound is %d", j.ID, j.Owner, q-last[j.ID], q, n)
+				}
+			}
+		}
+		d, _ := s.Ledger().Lease(), 0
+		for q := 0; q < rounds; q++ {
+			if q > 0 {
+				if d, err = s.Decide(ctx, float64(q)); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			for _, p := range d.Placements {
+				for _, id := range p.Jobs {
+					last[id] = q
+				}
+			}
+			check(q)
+		}
+	})
+}
+
+// TestOEFSchedulerNoStarvationExample is the case the fixed-order rounder
+// starved (a tenant's three jobs ran 30, 15 and 0 of 30 rounds): one
+// tenant's three 1-GPU jobs against another's on 2 GPUs. Each job runs in
+// a third of the rounds or more.
+func TestOEFSchedulerNoStarvationExample(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s", Type: "k80", GPUs: 2}}}
+	s, err := stride.NewOEF(alloc.OEF{Mode: alloc.NonCooperative, DemandCaps: true}, c, []topology.GPUType{"k80"}, &stride.OEFSettings{Round: 1, NoWorkConservation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, owner := range []alloc.TenantID{"a", "a", "a", "b"} {
+		if err := s.Apply(round.Arrive(0, alloc.Job{ID: alloc.JobID(fmt.Sprint("j", i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1}}, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := map[alloc.JobID]int{}
+	for q := range 30 {
+		d, err := s.Decide(context.Background(), float64(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Placements {
+			ran[p.Jobs[0]]++
+		}
+	}
+	want := map[alloc.JobID]int{"j0": 10, "j1": 10, "j2": 10, "j3": 30}
+	if diff := cmp.Diff(want, ran); diff != "" {
+		t.Errorf("rounds each job ran mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestOEFSchedulerSnapshot: a scheduler restored from a snapshot decides
+// as the original does.
+func TestOEFSchedulerSnapshot(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		oc := genOEFCase().Draw(rt, "case")
+		mk := func() *stride.OEF {
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative, DemandCaps: true}, oc.c, oc.types, &stride.OEFSettings{Round: 1})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			return s
+		}
+		a, b := mk(), mk()
+		for _, j := range oc.jobs {
+			if err := a.Apply(round.Arrive(0, j, 0)); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		ctx := context.Background()
+		cut := rapid.IntRange(1, 5).Draw(rt, "cut")
+		for q := range cut {
+			if _, err := a.Decide(ctx, float64(q)); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		snap, err := a.Snapshot()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := b.Restore(snap); err != nil {
+			rt.Fatal(err)
+		}
+		for q := cut; q < cut+5; q++ {
+			da, err := a.Decide(ctx, float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			db, err := b.Decide(ctx, float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if diff := cmp.Diff(da, db); diff != "" {
+				rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
+			}
+		}
+		if err := b.Restore([]byte(`{"version":1,"mechanism":"gavel/x","ledger":{}}`)); !errors.Is(err, gpufair.ErrSnapshot) {
+			rt.Fatalf("Restore(another mechanism's snapshot) error = %v, want ErrSnapshot", err)
+		}
+	})
+}
+
+// TestNewOEFRefusesBadSettings checks the typed errors of NewOEF.
+func TestNewOEFRefusesBadSettings(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s", Type: "k80", GPUs: 2}}}
+	types := []topology.GPUType{"k80"}
+	for _, tc := range []struct {
+		name string
+		pol  alloc.OEF
+		set  *stride.OEFSettings
+	}{
+		{"negative round", alloc.OEF{}, &stride.OEFSettings{Round: -1}},
+		{"negative budget", alloc.OEF{}, &stride.OEFSettings{Budget: -1}},
+		{"unknown mode", alloc.OEF{Mode: 9}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := stride.NewOEF(tc.pol, c, types, tc.set); !errors.Is(err, gpufair.ErrValue) {
+				t.Errorf("NewOEF() error = %v, want ErrValue", err)
+			}
+		})
+	}
+}
