@@ -72,6 +72,16 @@ type OEFSettings struct {
 	Method OEFMethod
 	// LP is passed to every LP solve; nil means lp's defaults.
 	LP *lp.Settings
+	// EnvyTolerance ε in [0, 1) trades exactness for time in cooperative
+	// mode, for schedulers that re-solve often on noisy profiles. Virtual
+	// users whose speedups agree within a factor √(1+ε) on every type
+	// (and whose caps are equal) share one bundle, solved exactly for the
+	// first of them (see envyCells). Guarantee, checked before returning:
+	// no user values another's bundle more than 1+ε times its own (plus
+	// the solver's 1e-7), OEFCertificate.Envy ≤ ε; the capacity holds;
+	// optimality is not certified (Bound is +Inf). Zero, the default, is
+	// exact. Non-cooperative mode refuses a positive value.
+	EnvyTolerance float64
 }
 
 // OEF is the allocation policy of "Optimal Resource Efficiency with Fairness
@@ -209,12 +219,18 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	if set.Method != OEFStructured && set.Method != OEFFullModel {
 		return nil, cert, gpufair.Invalid("OEF.Settings.Method", "", gpufair.ErrValue, "unknown method %v", set.Method)
 	}
+	if err := checkEnvyTolerance(set.EnvyTolerance, o.Mode); err != nil {
+		return nil, cert, err
+	}
 	in, err := newOEFInstance(p, o)
 	if err != nil {
 		return nil, cert, err
 	}
 	cls := identityClasses(len(in.speed))
-	if set.Method == OEFStructured {
+	switch {
+	case set.EnvyTolerance > 0:
+		cls = in.envyCells(set.EnvyTolerance)
+	case set.Method == OEFStructured:
 		cls = groupRows(len(in.speed), in.classKey)
 	}
 	sub := in.classProblem(cls)
@@ -236,6 +252,11 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 		return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
 	}
 	sub.repair(y)
+	if set.EnvyTolerance > 0 {
+		if cert, err = in.certifyCells(cls, y, set.EnvyTolerance); err != nil {
+			return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
+		}
+	}
 	return in.allocation(p, cls, y), cert, nil
 }
 
