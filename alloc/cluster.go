@@ -26,8 +26,14 @@ func NewCapacity(types []topology.GPUType, count []float64) (Capacity, error) {
 	return c, c.Validate()
 }
 
+// MaxCount is the largest GPU count of a type that a Capacity accepts:
+// far beyond any cluster, and far enough below the float64 range that sums
+// and products of counts and rates stay finite.
+const MaxCount = 1e12
+
 // Validate reports an empty cluster, mismatched lengths, duplicate or empty
-// type names, and counts that are not positive and finite.
+// type names, and counts that are not positive and finite or above
+// MaxCount.
 func (c Capacity) Validate() error {
 	if len(c.Types) == 0 {
 		return gpufair.Invalid("Capacity.Types", "", gpufair.ErrEmpty, "no GPU types")
@@ -46,6 +52,9 @@ func (c Capacity) Validate() error {
 		seen[t] = true
 		if n := c.Count[k]; !(n > 0) || math.IsInf(n, 0) {
 			return gpufair.Invalid("Capacity.Count", string(t), gpufair.ErrValue, "count %v is not positive and finite", n)
+		}
+		if n := c.Count[k]; n > MaxCount {
+			return gpufair.Invalid("Capacity.Count", string(t), gpufair.ErrTooLarge, "count %v is above %v", n, MaxCount)
 		}
 	}
 	return nil

@@ -33,12 +33,18 @@ type Tenant struct {
 // capacity or cluster it is used with; 0 means it cannot run there. Rates is
 // optional where a throughput matrix says the same (Problem.Throughputs);
 // when given there too, the two must agree.
+//
+// An Elastic job (Themis' jobs, whose Gang is job_demand_max) can also run
+// on fewer GPUs, from 1 to Gang, at Rates scaled by GPUs/Gang (synchronous
+// SGD with linear speedup, Themis' equation 1). Policies that give whole
+// gangs treat it as rigid.
 type Job struct {
-	ID     JobID     `json:"id"`
-	Owner  TenantID  `json:"owner,omitempty"`
-	Gang   int       `json:"gang"`
-	Weight float64   `json:"weight"`
-	Rates  []float64 `json:"rates,omitempty"`
+	ID      JobID     `json:"id"`
+	Owner   TenantID  `json:"owner,omitempty"`
+	Gang    int       `json:"gang"`
+	Weight  float64   `json:"weight"`
+	Rates   []float64 `json:"rates,omitempty"`
+	Elastic bool      `json:"elastic,omitempty"`
 }
 
 // ValidateTenants checks that tenants is non-empty, IDs are non-empty and unique

@@ -112,7 +112,7 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 		m.AddConstraint("capacity", append(y.ColTerms(k, gang), lp.Term{Var: u, Coef: -n}), lp.LE, 0)
 	}
 	m.AddConstraint("bill", bill, lp.EQ, 1)
-	sol, err := gavelSolve(ctx, pol.Name(), m)
+	sol, err := gavelSolve(ctx, pol.Name(), m, nil)
 	if errors.Is(err, lp.ErrInfeasible) {
 		return nil, &SLOError{Policy: pol.Name()}
 	}

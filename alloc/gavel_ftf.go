@@ -87,7 +87,7 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 			terms := append(v.throughput(i, coef), lp.Term{Var: z, Coef: -1})
 			m.AddConstraint("rho", terms, lp.LE, -in.steps[i]/den)
 		}
-		sol, err := gavelSolve(ctx, pol.Name(), m)
+		sol, err := gavelSolve(ctx, pol.Name(), m, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,6 @@
 package alloc
 
 import (
-	"testing"
-
 	"context"
 	"fmt"
 	"math"
@@ -116,16 +114,6 @@ func feasibleWith(t fataler, p *Problem, need []float64) bool {
 		t.Fatalf("feasibility LP: %v", err)
 	}
 	return sol.Value(lambda) >= 1-1e-12
-}
-
-// requireCLP skips a property test whose reference is a bisection over
-// feasibility LPs (about thirty per draw) when the default backend is the
-// pure-Go one: gonum's dense simplex is slow there and gives up on some of
-// these degenerate LPs ("lp: bland"). The worked examples still run.
-func requireCLP(t *testing.T) {
-	if lp.Default.Resolve() != lp.CLP {
-		t.Skip("the bisection reference needs CLP (built with cgo)")
-	}
 }
 
 // bisect returns the smallest x in [lo, hi] for which ok(x) holds, to a

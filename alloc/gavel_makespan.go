@@ -63,7 +63,7 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 		scale[i] = 1 / s
 	}
 	m, v := maxMinRatioModel(p, scale)
-	sol, err := gavelSolve(ctx, pol.Name(), m)
+	sol, err := gavelSolve(ctx, pol.Name(), m, nil)
 	if err != nil {
 		return nil, err
 	}

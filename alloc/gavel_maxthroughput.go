@@ -25,7 +25,10 @@ import (
 // is neither sharing-incentive nor envy-free. The optimum is often not
 // unique; which optimal vertex the solver returns is deterministic for a
 // given input but otherwise unspecified.
-type MaxTotalThroughput struct{}
+type MaxTotalThroughput struct {
+	// LP tunes the LP solve; nil means lp's defaults.
+	LP *lp.Settings
+}
 
 // Name returns "max-total-throughput".
 func (MaxTotalThroughput) Name() string { return "max-total-throughput" }
@@ -43,7 +46,7 @@ func (pol MaxTotalThroughput) Allocate(ctx context.Context, p *Problem) (*Alloca
 			m.SetObjective(t.Var, t.Coef)
 		}
 	}
-	sol, err := gavelSolve(ctx, pol.Name(), m)
+	sol, err := gavelSolve(ctx, pol.Name(), m, pol.LP)
 	if err != nil {
 		return nil, err
 	}

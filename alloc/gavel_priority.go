@@ -129,7 +129,7 @@ func priorityAllocate(ctx context.Context, name string, p *Problem, key func(i i
 			m.SetObjective(t.Var, t.Coef)
 		}
 	}
-	sol, err := gavelSolve(ctx, name, m)
+	sol, err := gavelSolve(ctx, name, m, nil)
 	if err != nil {
 		return nil, err
 	}

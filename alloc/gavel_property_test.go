@@ -34,7 +34,6 @@ func TestPropertyGavelFeasible(t *testing.T) {
 // smallest makespan bisection over feasibility LPs finds, and no feasible
 // allocation the other policies return finishes earlier.
 func TestPropertyMakespanEqualsBisection(t *testing.T) {
-	requireCLP(t)
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(4, true).Draw(t, "problem")
 		steps := genSteps(t, len(p.Jobs), "steps")
@@ -66,7 +65,6 @@ func TestPropertyMakespanEqualsBisection(t *testing.T) {
 // the smallest max ρ that bisection over ρ finds, and never exceeds the
 // isolated allocation's.
 func TestPropertyFinishTimeFairnessOptimal(t *testing.T) {
-	requireCLP(t)
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(4, true).Draw(t, "problem")
 		n := len(p.Jobs)

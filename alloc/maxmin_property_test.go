@@ -2,7 +2,6 @@ package alloc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -15,7 +14,6 @@ import (
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/gen"
 	"github.com/gpufair/gpufair/internal/testcases"
-	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -60,31 +58,6 @@ func nearTie(p *alloc.Problem) bool {
 	return false
 }
 
-// clpBuilt reports whether the CLP backend is compiled in (cgo).
-func clpBuilt() bool {
-	_, err := lp.Solve(context.Background(), lp.NewModel(lp.Maximize), &lp.Settings{Backend: lp.CLP})
-	return !errors.Is(err, lp.ErrBackendUnavailable)
-}
-
-// policiesWithDuals drops the water-filling policies when CLP is not
-// built in: without vertex duals their rounds fall back to the
-// decomposition's approximate prices (WaterFilling.Decomposed), which the
-// properties below do not hold exactly.
-func policiesWithDuals(pols ...alloc.Policy) []alloc.Policy {
-	if clpBuilt() {
-		return pols
-	}
-	var out []alloc.Policy
-	for _, p := range pols {
-		switch p.(type) {
-		case alloc.WaterFilling, alloc.Hierarchical:
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 // allocateWithin runs pol with a deadline, so that a solver that fails to
 // converge fails the property instead of hanging it.
 func allocateWithin(pol alloc.Policy, p *alloc.Problem) (*alloc.Allocation, error) {
@@ -126,7 +99,7 @@ func TestPropertyMaxMinSharingIncentive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(maxMinSizes).Draw(t, "problem")
 		fitShares(p)
-		for _, pol := range policiesWithDuals(alloc.MaxMin{}, alloc.WaterFilling{}) {
+		for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.WaterFilling{}} {
 			a, err := allocateWithin(pol, p)
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)
@@ -158,9 +131,6 @@ const strictLoss = 1e-9
 // water filling under the per-job caps (Σ_k X_mk ≤ 1, a cap of gang GPUs),
 // for the single-level and the hierarchical forms.
 func TestPropertyWaterFillingPareto(t *testing.T) {
-	if !clpBuilt() {
-		t.Skip("water filling is exact with the LP's vertex duals, which need CLP (cgo)")
-	}
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(maxMinSizes).Draw(t, "problem")
 		if nearTie(p) {
@@ -207,7 +177,7 @@ func TestPropertyWaterFillingPareto(t *testing.T) {
 func TestPropertyMaxMinDeterministic(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(maxMinSizes).Draw(t, "problem")
-		for _, pol := range policiesWithDuals(alloc.MaxMin{}, alloc.MaxMinAgnostic{}, alloc.WaterFilling{}, alloc.Hierarchical{}) {
+		for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.MaxMinAgnostic{}, alloc.WaterFilling{}, alloc.Hierarchical{}} {
 			a, err := allocateWithin(pol, p)
 			if err != nil {
 				t.Fatal(err)

@@ -2,23 +2,14 @@ package alloc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpufair/gpufair/data"
-	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/topology"
 )
-
-// clpInBinary reports whether this test binary has the CLP backend (cgo);
-// without it LPs must stay tiny.
-func clpInBinary() bool {
-	_, err := lp.Solve(context.Background(), lp.NewModel(lp.Maximize), &lp.Settings{Backend: lp.CLP})
-	return !errors.Is(err, lp.ErrBackendUnavailable)
-}
 
 // randomMaxMinProblem is the instance family of LP-NOTES.md: lognormal base
 // throughput, speedups 1 to 10 across types (all rows distinct), gangs 1
@@ -133,10 +124,7 @@ func checkLevelsAgree(t *testing.T, p *Problem) {
 }
 
 func TestMaxMinDecomposedMatchesFullLP(t *testing.T) {
-	sizes := [][2]int{{3, 2}, {8, 3}, {12, 4}}
-	if clpInBinary() {
-		sizes = append(sizes, [2]int{64, 3}, [2]int{200, 8}, [2]int{500, 3})
-	}
+	sizes := [][2]int{{3, 2}, {8, 3}, {12, 4}, {64, 3}, {200, 8}, {500, 3}}
 	for _, sz := range sizes {
 		for seed := range uint64(4) {
 			t.Run(fmt.Sprintf("%dx%d/seed%d", sz[0], sz[1], seed), func(t *testing.T) {
@@ -147,10 +135,7 @@ func TestMaxMinDecomposedMatchesFullLP(t *testing.T) {
 }
 
 func TestMaxMinGavelWorkloadMatchesFullLP(t *testing.T) {
-	jobs := 12
-	if clpInBinary() {
-		jobs = 600
-	}
+	const jobs = 600
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			checkLevelsAgree(t, gavelWorkload(t, jobs, seed))

@@ -73,3 +73,14 @@ func work(v []float64, ref float64) []float64 {
 	}
 	return w
 }
+
+// canonicalMatrix returns m with every value rounded to rateBits bits.
+func canonicalMatrix(m *speedup.Matrix) (*speedup.Matrix, error) {
+	v := m.Values()
+	for _, row := range v {
+		for k, x := range row {
+			row[k] = canonical(x)
+		}
+	}
+	return speedup.New(m.Rows(), m.Types(), v)
+}

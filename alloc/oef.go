@@ -241,7 +241,7 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	switch {
 	case o.Mode == NonCooperative && sub.cap != nil:
 		y, err = sub.solveNonCoopCapped(ctx, set.LP)
-	case o.Mode == NonCooperative && set.Method == OEFStructured && !pureGo(set.LP):
+	case o.Mode == NonCooperative && set.Method == OEFStructured && !gonumBackend(set.LP):
 		y, err = sub.solveNonCoopDual(ctx, set.LP)
 	case o.Mode == NonCooperative:
 		y, err = sub.solveNonCoopFull(ctx, set.LP)
@@ -260,12 +260,12 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	return in.allocation(p, cls, y), cert, nil
 }
 
-// pureGo reports whether s selects the gonum backend. Its simplex cannot
+// gonumBackend reports whether s selects the gonum backend. Its simplex cannot
 // be interrupted and, on the degenerate cutting-plane LPs of the
 // non-cooperative method, can cycle without end (seen on about one random
 // instance in twenty), so OEF solves the full model there instead: same
 // optimum, small instances only, as the gonum backend is meant for.
-func pureGo(s *lp.Settings) bool {
+func gonumBackend(s *lp.Settings) bool {
 	b := lp.Default
 	if s != nil {
 		b = s.Backend

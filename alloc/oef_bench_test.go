@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/lp"
 )
 
 // oefBenchProblem draws users×types with one job per user, as LP-NOTES.md's
@@ -164,5 +165,34 @@ func BenchmarkOEFCooperativeScale(b *testing.B) {
 			}
 			b.ReportMetric(cert.Throughput, "throughput")
 		})
+	}
+}
+
+// BenchmarkLPBackendsOEF times OEF's structured methods with each exact
+// LP backend in one run (see BenchmarkLPBackends): non-cooperative at
+// 4,096 users × 10 types, cooperative at 256 × 3, distinct rows.
+func BenchmarkLPBackendsOEF(b *testing.B) {
+	backends := []lp.Backend{lp.PureGo}
+	if lp.Default.Resolve() == lp.CLP {
+		backends = []lp.Backend{lp.CLP, lp.PureGo}
+	}
+	for _, c := range []struct {
+		mode         alloc.OEFMode
+		users, types int
+	}{{alloc.NonCooperative, 4096, 10}, {alloc.Cooperative, 256, 3}} {
+		p := oefBenchProblem(b, c.users, c.types, 0, 1)
+		for _, be := range backends {
+			b.Run(fmt.Sprintf("%v/users=%d/types=%d/%v", c.mode, c.users, c.types, be), func(b *testing.B) {
+				pol := alloc.OEF{Mode: c.mode, Settings: &alloc.OEFSettings{Method: alloc.OEFStructured, LP: &lp.Settings{Backend: be}}}
+				if _, err := pol.Allocate(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -36,9 +36,6 @@ func genOEFCaseUpTo(n int) *rapid.Generator[oefCase] {
 // allocation's and the full model's optimum, and its bound is not below
 // that optimum; the full model's own certificate holds too.
 func TestOEFCertificateAgainstFullModel(t *testing.T) {
-	if !oefCLP() {
-		t.Skip("the full-model reference and the dual bound need CLP (built with cgo)")
-	}
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCaseUpTo(24).Draw(rt, "case")
 		p := c.problem(rt)

@@ -76,7 +76,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// users), and to fail on a singular basis from the two-type seed; it
 	// keeps the plain rule of the most violated rows, with no seed, meant
 	// for the tiny models that backend is for.
-	gonum := pureGo(set)
+	gonum := gonumBackend(set)
 	var rows []envyPair
 	if !gonum {
 		rows = q.seedEnvyRows()

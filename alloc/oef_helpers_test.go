@@ -163,8 +163,4 @@ func oefMaxThroughput(t oefT, s [][]float64, count []float64) float64 {
 	return sol.Objective
 }
 
-// oefCLP reports whether the default LP backend is CLP: the tests use
-// larger instances when it is.
-func oefCLP() bool { return lp.Default.Resolve() == lp.CLP }
-
 func oefApprox(a, b float64) bool { return a-b <= oefTol && b-a <= oefTol }

@@ -23,8 +23,10 @@ type oefInstance struct {
 // newOEFInstance validates p and o's caps and declared job types, and
 // builds the virtual users, in order of their first job.
 func newOEFInstance(p *Problem, o OEF) (*oefInstance, error) {
-	p, _, err := p.validNormalised()
-	if err != nil {
+	// OEF sees rates only relative to each job's slowest type; those
+	// speedups are rounded as validNormalised rounds rates, so that the
+	// unit of the rates cannot change them.
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if p.Tenants == nil {
@@ -40,6 +42,9 @@ func newOEFInstance(p *Problem, o OEF) (*oefInstance, error) {
 			return nil, gpufair.Invalid("Throughputs", cell.Row, gpufair.ErrValue, "the job runs on no GPU type")
 		}
 		return nil, gpufair.Invalid("Throughputs", "", gpufair.ErrValue, "%v", err)
+	}
+	if norm, err = canonicalMatrix(norm); err != nil {
+		return nil, err
 	}
 	owner := make(map[TenantID]int, len(p.Tenants))
 	for u, usr := range p.Tenants {

@@ -2,7 +2,6 @@ package alloc_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"sort"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/gen"
-	"github.com/gpufair/gpufair/lp"
 	"pgregory.net/rapid"
 )
 
@@ -24,19 +22,14 @@ type oefCase struct {
 }
 
 // oefMaxUsers bounds the users of a random instance: the full cooperative
-// model has n² rows, and the pure-Go backend is slow past a few dozen.
-func oefMaxUsers() int {
-	if oefCLP() {
-		return 12
-	}
-	return 5
-}
+// model has n² rows.
+const oefMaxUsers = 12
 
 // genOEFCase draws an instance. Rows repeat now and then, so that classes of
 // interchangeable users occur; weighted adds weights in {0.5, 1, 2, 3}.
 func genOEFCase(weighted bool) *rapid.Generator[oefCase] {
 	return rapid.Custom(func(t *rapid.T) oefCase {
-		n := rapid.IntRange(2, oefMaxUsers()).Draw(t, "users")
+		n := rapid.IntRange(2, oefMaxUsers).Draw(t, "users")
 		K := rapid.IntRange(2, 4).Draw(t, "types")
 		c := oefCase{count: make([]float64, K), rates: make([][]float64, n)}
 		for k := range K {
@@ -81,21 +74,13 @@ func (c oefCase) weight(i int) float64 {
 // optimal vertex need not be unique, so the allocations themselves are
 // checked for feasibility by the other properties, not compared.
 func TestOEFStructuredMatchesFullModel(t *testing.T) {
-	if !oefCLP() {
-		// The full models are degenerate (the cooperative one has n² envy
-		// rows), and gonum's simplex, which cannot be interrupted, cycles
-		// on about one random instance in twenty.
-		t.Skip("the full-model reference needs CLP (built with cgo)")
-	}
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
 		p := c.problem(rt)
 		for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
 			ref, err := alloc.OEF{Mode: mode, Settings: &alloc.OEFSettings{Method: alloc.OEFFullModel}}.Allocate(context.Background(), p)
-			if errors.Is(err, lp.ErrNumerical) && !oefCLP() {
-				// gonum's dense simplex gives up on some degenerate full
-				// models; CLP solves them all.
-				continue
+			if err != nil {
+				rt.Fatal(err)
 			}
 			full := oefTotal(rt, p, ref)
 			fast := oefTotal(rt, p, allocateOEF(rt, p, mode, alloc.OEFStructured))
@@ -227,7 +212,7 @@ func TestOEFCooperativeFairAndEfficient(t *testing.T) {
 // non-adjacent optima exist.
 func TestOEFNonCooperativeAdjacentTypes(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.IntRange(2, 3*oefMaxUsers()).Draw(rt, "users")
+		n := rapid.IntRange(2, 3*oefMaxUsers).Draw(rt, "users")
 		K := rapid.IntRange(2, 5).Draw(rt, "types")
 		ratio := make([][]float64, K-1) // ratio[k]: ascending over users
 		for k := range ratio {
@@ -295,7 +280,7 @@ func TestOEFDeterministic(t *testing.T) {
 // are then no-ops, not disguised deflations of every other type.
 func TestOEFNonCooperativeProbe(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.IntRange(2, oefMaxUsers()).Draw(rt, "users")
+		n := rapid.IntRange(2, oefMaxUsers).Draw(rt, "users")
 		K := rapid.IntRange(2, 3).Draw(rt, "types")
 		rates := gen.Rates(n, K, false).Draw(rt, "rates")
 		truth := make([][]float64, n)

@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"math"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/speedup"
@@ -70,6 +71,9 @@ func (p *Problem) Validate() error {
 			return gpufair.Invalid("Throughputs", string(t), gpufair.ErrShape, "column %d is %q, the cluster's is %q", k, t, p.Capacity.Types[k])
 		}
 	}
+	if err := checkRateSpread(p.Throughputs.Rows(), p.Throughputs.Values()); err != nil {
+		return err
+	}
 	for i, r := range p.Throughputs.Rows() {
 		if r != string(p.Jobs[i].ID) {
 			return gpufair.Invalid("Throughputs", r, gpufair.ErrShape, "row %d is %q, job %d is %q", i, r, i, p.Jobs[i].ID)
@@ -82,6 +86,31 @@ func (p *Problem) Validate() error {
 				if x != p.Throughputs.At(i, k) {
 					return gpufair.Invalid("Jobs.Rates", r, gpufair.ErrValue, "rate %v on %q, the throughput matrix has %v", x, p.Capacity.Types[k], p.Throughputs.At(i, k))
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// MaxRateSpread is the largest ratio between the largest rate of a
+// Problem and any positive rate that Validate accepts. Policies solve LPs
+// whose coefficients are rates relative to the largest; beyond a spread of
+// 1e12 a double-precision simplex cannot tell the small ones from zero.
+const MaxRateSpread = 1e12
+
+// checkRateSpread reports the first positive rate more than MaxRateSpread
+// times below the largest.
+func checkRateSpread(rows []string, rates [][]float64) error {
+	top := 0.0
+	for _, row := range rates {
+		for _, r := range row {
+			top = math.Max(top, r)
+		}
+	}
+	for i, row := range rates {
+		for _, r := range row {
+			if r > 0 && r*MaxRateSpread < top {
+				return gpufair.Invalid("Throughputs", rows[i], gpufair.ErrValue, "rate %v is more than %v times below the largest rate, %v", r, MaxRateSpread, top)
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		return nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
 	}
 	m, x, y, thr := sc.model(p, norm)
-	sol, err := gavelSolve(ctx, s.Name(), m)
+	sol, err := gavelSolve(ctx, s.Name(), m, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,6 @@ import (
 // single-level and hierarchical with fair and FIFO entities, on instances of
 // LP-NOTES.md's family.
 func TestPropertyWarmRoundsEqualCold(t *testing.T) {
-	if !clpInBinary() {
-		t.Skip("without cgo both fall back to the decomposition (no duals)")
-	}
 	rapid.Check(t, func(t *rapid.T) {
 		jobs := rapid.IntRange(2, 40).Draw(t, "jobs")
 		types := rapid.IntRange(1, 4).Draw(t, "types")
@@ -69,9 +66,6 @@ func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 // benchmark's family at 128 jobs with 2 FIFO entities of 16 (about a dozen
 // rounds; the first is solved directly in both).
 func TestWarmRoundsBenchInstance(t *testing.T) {
-	if !clpInBinary() {
-		t.Skip("without cgo both fall back to the decomposition (no duals)")
-	}
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			p := randomMaxMinProblem(t, 128, 3, seed)
@@ -87,7 +81,9 @@ func TestWarmRoundsBenchInstance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(rounds) < 8 {
+				// The count depends on the optimal vertex the backend
+				// stops at (9 to 15 here with CLP and PureGo).
+				if len(rounds) < 5 {
 					t.Fatalf("%d rounds: too few to test warm rounds", len(rounds))
 				}
 				for c := range y {

@@ -143,7 +143,7 @@ func (rm *rowMapping) columnMajor(m *Model, sc *scaling) (start, index []int, va
 // newCLPModel loads m, scaled, into a new ClpSimplex, column-major, in one
 // call. It refuses a model whose scaled range CLP cannot take.
 func newCLPModel(m *Model) (*clpModel, error) {
-	sc, err := newScaling(m)
+	sc, err := newScaling(context.Background(), m)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import "context"
 const clpAvailable = false
 
 // defaultBackend is the backend that Settings.Backend Default selects.
-const defaultBackend = Gonum
+const defaultBackend = PureGo
 
 // clpModel is never built without cgo; resolveSettings refuses CLP first.
 type clpModel struct{}

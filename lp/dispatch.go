@@ -29,6 +29,8 @@ func solve(ctx context.Context, m *Model, s *Settings) (*Solution, error) {
 		sol, err = solveEmpty(m, set)
 	case set.Backend == CLP:
 		sol, err = solveCLP(ctx, m, set)
+	case set.Backend == PureGo:
+		sol, err = solvePureGo(ctx, m, set)
 	default:
 		sol, err = solveGonum(ctx, m, set)
 	}
@@ -50,7 +52,7 @@ func resolveSettings(s *Settings) (Settings, error) {
 		return set, fmt.Errorf("%w: FeasibilityTol %v", ErrInvalidSettings, set.FeasibilityTol)
 	case set.MaxIterations < 0:
 		return set, fmt.Errorf("%w: MaxIterations %d", ErrInvalidSettings, set.MaxIterations)
-	case set.Backend < Default || set.Backend > Gonum:
+	case set.Backend < Default || set.Backend > PureGo:
 		return set, fmt.Errorf("%w: unknown backend %d", ErrInvalidSettings, set.Backend)
 	case set.Method < Auto || set.Method > Barrier:
 		return set, fmt.Errorf("%w: unknown method %d", ErrInvalidSettings, set.Method)

@@ -2,14 +2,16 @@
 // API (Model, Var, Term), solvers behind one Solve function, and typed
 // statuses and errors.
 //
-// Backends: COIN-OR CLP through cgo (the default when cgo is enabled), and
-// gonum's dense simplex, pure Go, used when cgo is off or when Settings asks
-// for it. CLP is reached through a thin layer over its own C interface
-// (coin/Clp_C_Interface.h, in the Debian package coinor-libclp-dev), which
-// offers what github.com/lanl/clp lacks: presolve (Settings.Presolve), rows
-// added to a loaded model with warm re-solves (Incremental), iteration
-// counts, and, with a few lines of C++ (clp_stop.cpp), a solve that stops
-// within one simplex iteration of its context being done.
+// Backends: COIN-OR CLP through cgo (the default when cgo is enabled);
+// PureGo, this package's sparse bounded primal simplex (the default when
+// cgo is off, or with the purego build tag); and gonum's dense simplex,
+// kept as a cross-check for small models. CLP is reached through a thin
+// layer over its own C interface (coin/Clp_C_Interface.h, in the Debian
+// package coinor-libclp-dev), which offers what github.com/lanl/clp lacks:
+// presolve (Settings.Presolve), rows added to a loaded model with warm
+// re-solves (Incremental), iteration counts, and, with a few lines of C++
+// (clp_stop.cpp), a solve that stops within one simplex iteration of its
+// context being done.
 //
 // Every model is scaled by powers of two before CLP sees it (scale.go):
 // rows and columns equilibrated, the objective brought to a largest
@@ -18,9 +20,17 @@
 // reads objectives of 1e-8 as zero; after scaling none of these is met. A
 // model whose coefficients still span more than 1e15 after scaling is
 // refused with ErrInvalidModel, and Settings.Method Barrier gives way to
-// dual simplex beyond a span of 1e8, where CLP's barrier has crashed. The gonum backend is a fallback for small models only: its simplex
-// is dense, and Gavel's max-min LP at 64 jobs × 3 types already takes
-// seconds with it where CLP takes milliseconds at 256 × 3
+// dual simplex beyond a span of 1e8, where CLP's barrier has crashed.
+//
+// PureGo keeps the basis inverse in product form over a sparse
+// refactorisation, uses Harris's ratio test with bound shifting, and
+// checks the context every few iterations; a basis that turns out
+// singular loses its dependent columns to logical variables instead of
+// failing. Incremental re-solves start from the previous basis. Both
+// builds return the same typed errors for bad models (ErrInvalidModel)
+// and for infeasible and unbounded ones (ErrInfeasible, ErrUnbounded).
+// The gonum backend is dense, cannot be interrupted and gives no duals:
+// Gavel's max-min LP at 64 jobs × 3 types already takes seconds with it
 // (docs/benchmarks/lp.md).
 //
 // Every solution Solve returns as optimal has been checked against its

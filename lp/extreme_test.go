@@ -95,14 +95,24 @@ var extremeCases = []struct {
 	},
 }
 
-func TestSolveExtremeMagnitudes(t *testing.T) {
-	if !clpAvailable {
-		t.Skip("CLP not compiled in")
+// exactBackends returns the backends compiled into this test binary that
+// solve every model here (gonum's dense simplex is left out).
+func exactBackends() []Backend {
+	if clpAvailable {
+		return []Backend{CLP, PureGo}
 	}
+	return []Backend{PureGo}
+}
+
+func TestSolveExtremeMagnitudes(t *testing.T) {
 	for _, tc := range extremeCases {
-		for _, presolve := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/presolve=%v", tc.name, presolve), func(t *testing.T) {
-				sol, err := Solve(context.Background(), tc.build(), &Settings{Backend: CLP, Method: tc.method, Presolve: presolve})
+		for _, set := range []Settings{{Backend: PureGo}, {Backend: CLP}, {Backend: CLP, Presolve: true}} {
+			if set.Backend == CLP && !clpAvailable {
+				continue
+			}
+			set.Method = tc.method
+			t.Run(fmt.Sprintf("%s/%v/presolve=%v", tc.name, set.Backend, set.Presolve), func(t *testing.T) {
+				sol, err := Solve(context.Background(), tc.build(), &set)
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Solve() error = %v, want %v (%s)", err, tc.wantErr, tc.reason)
 				}
@@ -122,13 +132,16 @@ func TestSolveExtremeMagnitudes(t *testing.T) {
 // TestIncrementalScaledBounds: a warm model keeps the scaling it was
 // loaded with, and refuses bounds that scaling cannot pass to CLP.
 func TestIncrementalScaledBounds(t *testing.T) {
-	if !clpAvailable {
-		t.Skip("CLP not compiled in")
+	for _, b := range exactBackends() {
+		t.Run(b.String(), func(t *testing.T) { testIncrementalScaledBounds(t, b) })
 	}
+}
+
+func testIncrementalScaledBounds(t *testing.T, b Backend) {
 	m := NewModel(Maximize)
 	x := m.AddVar("x", 0, Inf, 1e-9)
 	r := m.AddConstraint("r", []Term{{x, 1e6}}, LE, 1e6)
-	in, err := NewIncremental(m, &Settings{Backend: CLP})
+	in, err := NewIncremental(m, &Settings{Backend: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func solveGonum(_ context.Context, m *Model, set Settings) (*Solution, error) {
 				c[k] = f.c[j]
 			}
 		}
-		opt, err := simplex(c, a, b, nil)
+		opt, err := gonumSimplex(c, a, b, nil)
 		if errors.Is(err, gonumlp.ErrInfeasible) || errors.Is(err, gonumlp.ErrSingular) {
 			// gonum's phase 1 reports infeasible when its artificial
 			// variable stays basic at zero on a degenerate problem, and
@@ -344,7 +344,7 @@ func simplexPhase1(c []float64, a *mat.Dense, b []float64) ([]float64, error) {
 		basis[i] = n + i
 		bmax = math.Max(bmax, math.Abs(b[i]))
 	}
-	y1, err := simplex(c1, a1, b1, basis)
+	y1, err := gonumSimplex(c1, a1, b1, basis)
 	if err != nil {
 		return nil, err
 	}
@@ -435,16 +435,16 @@ func simplexFrom(c []float64, a *mat.Dense, b []float64, basis []int) (y []float
 			y, err = nil, fmt.Errorf("%w: initial basis rejected: %v", gonumlp.ErrSingular, p)
 		}
 	}()
-	return simplex(c, a, b, basis)
+	return gonumSimplex(c, a, b, basis)
 }
 
-// simplex calls gonum's simplex, except on a square system, which gonum
+// gonumSimplex calls gonum's simplex, except on a square system, which gonum
 // solves as a linear system and rejects as infeasible on any negative
 // value, -1e-17 included: here values down to -phase1Tol·max(1, ‖y‖∞)
 // count as zero. gonum panics, rather than returning an error, when its own
 // phase 1 hands its phase 2 a singular basis; that is reported as
 // ErrSingular too.
-func simplex(c []float64, a *mat.Dense, b []float64, basis []int) (y []float64, err error) {
+func gonumSimplex(c []float64, a *mat.Dense, b []float64, basis []int) (y []float64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			y, err = nil, fmt.Errorf("%w: %v", gonumlp.ErrSingular, p)

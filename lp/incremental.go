@@ -11,8 +11,10 @@ import (
 // generation: solve, add the rows the solution violates, solve again. With
 // CLP the re-solve is warm: the rows are appended to the loaded model and
 // dual simplex restarts from the previous optimal basis, which stays dual
-// feasible, so a few added rows cost a few pivots. With Gonum every solve
-// starts from scratch.
+// feasible, so a few added rows cost a few pivots. With PureGo the re-solve
+// is warm too: the rows are appended with their logical variables basic and
+// the simplex restarts from the previous basis (phase 1 repairs the rows
+// it violates). With Gonum every solve starts from scratch.
 //
 // Warm re-solves matter for correctness as well as speed on degenerate
 // LPs: a cold solve may land on another optimal vertex each round, with new
@@ -33,6 +35,7 @@ type Incremental struct {
 	m       *Model
 	set     Settings
 	clp     *clpModel
+	spx     *simplex // the PureGo backend's state
 	cleanup runtime.Cleanup
 	loaded  int  // rows of m already loaded into clp
 	warm    bool // clp holds a basis from an earlier solve
@@ -165,8 +168,18 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		}
 		return finish(in.m, sol, in.set)
 	}
-	if in.set.Backend != CLP {
+	switch in.set.Backend {
+	case Gonum:
 		sol, err := solveGonum(ctx, in.m, in.set)
+		if err != nil {
+			return sol, err
+		}
+		return finish(in.m, sol, in.set)
+	case PureGo:
+		if err := in.loadPureGo(ctx); err != nil {
+			return nil, stopped(err)
+		}
+		sol, err := in.spx.solve(ctx, in.set)
 		if err != nil {
 			return sol, err
 		}
@@ -212,12 +225,39 @@ func (in *Incremental) Close() {
 		return
 	}
 	in.closed = true
+	in.spx = nil
 	in.wait()
 	if in.clp != nil {
 		in.cleanup.Stop()
 		in.clp.close()
 		in.clp = nil
 	}
+}
+
+// loadPureGo creates the pure-Go simplex on the first solve, and passes
+// it the rows added and the bounds changed since the last one.
+func (in *Incremental) loadPureGo(ctx context.Context) error {
+	if in.spx == nil {
+		s, err := newSimplex(ctx, in.m)
+		if err != nil {
+			return err
+		}
+		in.spx = s
+		in.bounded = false
+		return nil
+	}
+	if in.bounded {
+		if err := in.spx.setBounds(in.m); err != nil {
+			return err
+		}
+		in.bounded = false
+	}
+	if err := in.spx.addRows(ctx, in.m); err != nil {
+		// Rows added in part: start again from the model next time.
+		in.spx = nil
+		return err
+	}
+	return nil
 }
 
 // wait returns once no abandoned solve runs in clp.

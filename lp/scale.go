@@ -1,6 +1,7 @@
 package lp
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -39,6 +40,8 @@ const (
 	// bounds of a loaded model change (Incremental), whose scaling was
 	// fixed when it was loaded.
 	maxCLPBound = 1e20
+	// ctxRows is how many rows newScaling passes between context checks.
+	ctxRows = 2048
 	// equilibrateBeyond is the coefficient magnitude beyond which (or
 	// below whose reciprocal) rows and columns are equilibrated.
 	equilibrateBeyond = 1e8
@@ -70,8 +73,9 @@ func pow2(x float64) float64 {
 	return math.Exp2(math.Round(math.Log2(x)))
 }
 
-// newScaling computes m's factors and checks the scaled model's range.
-func newScaling(m *Model) (*scaling, error) {
+// newScaling computes m's factors and checks the scaled model's range. It
+// returns ctx's error if ctx is done first.
+func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 	n := len(m.obj)
 	sc := &scaling{col: make([]float64, n), row: make([]float64, len(m.rows)), obj: 1, bound: 1, lo: math.Inf(1)}
 	for j := range sc.col {
@@ -87,6 +91,9 @@ func newScaling(m *Model) (*scaling, error) {
 	lo := make([]float64, n)
 	hi := make([]float64, n)
 	for pass := 0; sc.equilibrate && pass < scalingPasses; pass++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for i := range m.rows {
 			sc.row[i] = sc.rowFactor(m.rows[i])
 		}
@@ -94,9 +101,12 @@ func newScaling(m *Model) (*scaling, error) {
 			lo[j], hi[j] = math.Inf(1), 0
 		}
 		for i, row := range m.rows {
+			if i%ctxRows == ctxRows-1 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			for _, t := range row {
 				if a := math.Abs(t.Coef) * sc.row[i]; a != 0 {
-					lo[t.Var], hi[t.Var] = math.Min(lo[t.Var], a), math.Max(hi[t.Var], a)
+					lo[t.Var], hi[t.Var] = min(lo[t.Var], a), max(hi[t.Var], a)
 				}
 			}
 		}

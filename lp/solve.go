@@ -39,16 +39,20 @@ var (
 type Backend int
 
 const (
-	// Default is CLP when the binary was built with cgo, otherwise Gonum.
+	// Default is CLP when the binary was built with cgo, otherwise PureGo.
 	Default Backend = iota
 	// CLP is COIN-OR CLP through cgo and CLP's C interface.
 	CLP
-	// Gonum is gonum's dense simplex, pure Go. It is a fallback for small
-	// models only: it takes seconds at a few hundred variables.
+	// Gonum is gonum's dense simplex, pure Go. It is kept as a cross-check
+	// for small models only: it takes seconds at a few hundred variables,
+	// cannot be interrupted and reports no duals.
 	Gonum
+	// PureGo is this package's sparse bounded primal simplex, pure Go:
+	// interruptible, with row duals, and warm re-solves in Incremental.
+	PureGo
 )
 
-// Method selects CLP's algorithm; Gonum ignores it.
+// Method selects CLP's algorithm; Gonum and PureGo ignore it.
 type Method int
 
 const (
@@ -68,7 +72,8 @@ type Settings struct {
 	// scaling by max(1, |rhs|), beyond which a solution is rejected with
 	// ErrViolation; 0 means DefaultFeasibilityTol.
 	FeasibilityTol float64
-	// Presolve asks CLP to presolve the model first.
+	// Presolve asks CLP to presolve the model first; other backends
+	// ignore it.
 	Presolve bool
 }
 

@@ -19,9 +19,9 @@ const testTol = 1e-7
 // backends returns every backend compiled into this test binary.
 func backends() []Backend {
 	if clpAvailable {
-		return []Backend{CLP, Gonum}
+		return []Backend{CLP, PureGo, Gonum}
 	}
-	return []Backend{Gonum}
+	return []Backend{PureGo, Gonum}
 }
 
 // variants returns the settings every table case is solved with: each
@@ -33,7 +33,7 @@ func variants() []Settings {
 			v = append(v, Settings{Backend: CLP, Method: m}, Settings{Backend: CLP, Method: m, Presolve: true})
 		}
 	}
-	return append(v, Settings{Backend: Gonum})
+	return append(v, Settings{Backend: PureGo}, Settings{Backend: Gonum})
 }
 
 // lpCase is a small LP with a known answer. build returns the model; want

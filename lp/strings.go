@@ -22,7 +22,7 @@ func (s Status) String() string {
 }
 
 // Resolve returns the backend that b selects in this binary: Default is
-// CLP when the binary was built with cgo and Gonum otherwise; other
+// CLP when the binary was built with cgo and PureGo otherwise; other
 // backends are returned as they are.
 func (b Backend) Resolve() Backend {
 	if b == Default {
@@ -40,6 +40,8 @@ func (b Backend) String() string {
 		return "CLP"
 	case Gonum:
 		return "Gonum"
+	case PureGo:
+		return "PureGo"
 	}
 	return "Backend(" + strconv.Itoa(int(b)) + ")"
 }

@@ -389,7 +389,7 @@ func (r *run) check(d *round.Decision, rnd int, now float64) error {
 				return bad("job %q is not in the system", id)
 			case js.placedAt == rnd:
 				return bad("job %q placed twice", id)
-			case len(p.GPUs) != js.job.Gang:
+			case len(p.GPUs) != js.job.Gang && !(js.job.Elastic && len(p.GPUs) >= 1 && len(p.GPUs) <= js.job.Gang):
 				return bad("job %q has %d GPUs for a gang of %d", id, len(p.GPUs), js.job.Gang)
 			case !(js.job.Rates[k] > 0):
 				return bad("job %q cannot run on %q", id, p.Type)
@@ -430,7 +430,7 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 		js := &r.jobs[r.index[id]]
 		restart := p.Restart || (!p.Renewed && js.ran > 0)
 		restarted = restarted || restart
-		r.progress(js, rates[i], len(p.Jobs), restart, rnd, now, end)
+		r.progress(js, rates[i], len(p.GPUs), len(p.Jobs), restart, rnd, now, end)
 		js.whole = end == next
 	}
 	return restarted
@@ -444,7 +444,11 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 func (r *run) sharedRates(p round.Placement, k int, spread bool) []float64 {
 	out := make([]float64, len(p.Jobs))
 	for i, id := range p.Jobs {
-		out[i] = r.jobs[r.index[id]].job.rate(k, spread) / float64(len(p.Jobs))
+		j := r.jobs[r.index[id]].job
+		out[i] = j.rate(k, spread) / float64(len(p.Jobs))
+		if j.Elastic { // linear speedup up to its gang
+			out[i] *= float64(len(p.GPUs)) / float64(j.Gang)
+		}
 	}
 	if len(p.Jobs) != 2 || r.set.Colocated == nil {
 		return out
@@ -471,9 +475,9 @@ func (r *run) failure(g topology.GPU, from, to float64) (float64, bool) {
 	return 0, false
 }
 
-// progress advances job js at rate over [now, end), sharing its GPUs with
-// shared−1 other jobs, and records the event that reports it.
-func (r *run) progress(js *jobState, rate float64, shared int, restart bool, rnd int, now, end float64) {
+// progress advances job js at rate over [now, end) on gpus GPUs, sharing
+// them with shared−1 other jobs, and records the event that reports it.
+func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart bool, rnd int, now, end float64) {
 	dur := end - now
 	lost := 0.0
 	if restart {
@@ -487,7 +491,7 @@ func (r *run) progress(js *jobState, rate float64, shared int, restart bool, rnd
 	js.lastRound = rnd
 	js.last = append(js.last[:0], r.slots...)
 	// Jobs that share GPUs share the GPU time they hold equally.
-	gang := float64(js.job.Gang) / float64(shared)
+	gang := float64(gpus) / float64(shared)
 	avail := dur - lost
 	if rate > 0 && js.remaining <= rate*avail {
 		used := lost + js.remaining/rate

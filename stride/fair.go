@@ -107,7 +107,19 @@ type Fair struct {
 	users  []*fairUser // by ID
 	jobs   map[alloc.JobID]*fairJob
 	maxSrv map[topology.GPUType]int
+	// acc caches accounts(t, "", 0) per type, valid while gen[t] is
+	// unchanged; gen[t] moves whenever a demand or tickets on t change.
+	acc map[topology.GPUType]cachedAccounts
+	gen map[topology.GPUType]int
 }
+
+type cachedAccounts struct {
+	gen int
+	acc []Account
+}
+
+// touch marks type t's accounting as changed.
+func (f *Fair) touch(t topology.GPUType) { f.gen[t]++ }
 
 // NewFair returns a Fair scheduler with no tenants on cluster c.
 func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
@@ -115,7 +127,8 @@ func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fair{c: sp.c, split: sp, jobs: map[alloc.JobID]*fairJob{}, maxSrv: map[topology.GPUType]int{}}
+	f := &Fair{c: sp.c, split: sp, jobs: map[alloc.JobID]*fairJob{}, maxSrv: map[topology.GPUType]int{},
+		acc: map[topology.GPUType]cachedAccounts{}, gen: map[topology.GPUType]int{}}
 	f.types, f.count = f.c.Capacity()
 	for _, sv := range f.c.Servers {
 		f.maxSrv[sv.Type] = max(f.maxSrv[sv.Type], sv.GPUs)
@@ -173,6 +186,9 @@ func (f *Fair) RemoveTenant(id alloc.TenantID) ([]alloc.JobID, error) {
 		delete(f.jobs, j)
 	}
 	f.users = slices.Delete(f.users, i, i+1)
+	for _, t := range f.types {
+		f.touch(t)
+	}
 	return fu.jobs, nil
 }
 
@@ -192,7 +208,23 @@ func (f *Fair) Accounts() []Account {
 
 // accounts returns the accounting of type t, counting extra more GPUs for
 // tenant extraFor (a job about to be placed).
+//
+// Without an extra job the result is cached until the type changes; the
+// caller must not modify it.
 func (f *Fair) accounts(t topology.GPUType, extraFor alloc.TenantID, extra int) []Account {
+	if extra == 0 {
+		if c, ok := f.acc[t]; ok && c.gen == f.gen[t] {
+			return c.acc
+		}
+		acc := f.computeAccounts(t, "", 0)
+		f.acc[t] = cachedAccounts{f.gen[t], acc}
+		return acc
+	}
+	return f.computeAccounts(t, extraFor, extra)
+}
+
+// computeAccounts is accounts without the cache.
+func (f *Fair) computeAccounts(t topology.GPUType, extraFor alloc.TenantID, extra int) []Account {
 	var acc []Account
 	var weights []float64
 	var demand []float64
@@ -257,8 +289,8 @@ func Readjust(gpus float64, weights, demand []float64) (effective, share []float
 		T += weights[i]
 	}
 	// Lowest demand per unit of weight first: they are the first to be capped.
-	sort.SliceStable(order, func(a, b int) bool {
-		return demand[order[a]]*weights[order[b]] < demand[order[b]]*weights[order[a]]
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(demand[a]*weights[b], demand[b]*weights[a])
 	})
 	C := gpus
 	capped := 0
@@ -286,21 +318,26 @@ func Readjust(gpus float64, weights, demand []float64) (effective, share []float
 }
 
 // loads returns equation (2) for every server of type t under accounting acc
-// (servers of other types get 0).
+// (servers of other types get 0). It reads the servers' own job lists, so
+// its cost is that of the jobs on t.
 func (f *Fair) loads(t topology.GPUType, acc []Account) []float64 {
 	tpg := make(map[alloc.TenantID]float64, len(acc))
 	for _, a := range acc {
 		tpg[a.Tenant] = a.Effective / float64(a.Demand)
 	}
 	load := make([]float64, len(f.c.Servers))
-	for _, u := range f.users {
-		for _, id := range u.jobs {
-			j := f.jobs[id]
-			if j.Type != t {
-				continue
-			}
-			for _, p := range j.parts {
-				load[p.Server] += float64(p.GPUs) * tpg[u.ID]
+	for l, sv := range f.c.Servers {
+		if sv.Type != t {
+			continue
+		}
+		for _, e := range f.split.local[l].jobs {
+			load[l] += float64(e.Gang) * tpg[e.Owner]
+		}
+	}
+	for _, lj := range f.split.large {
+		for _, p := range lj.parts {
+			if f.c.Servers[p.Server].Type == t {
+				load[p.Server] += float64(p.GPUs) * tpg[lj.Owner]
 			}
 		}
 	}
@@ -439,6 +476,7 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 		}
 	}
 	u.demand[s.Type] += s.Gang
+	f.touch(s.Type)
 	return nil
 }
 
@@ -494,6 +532,7 @@ func (f *Fair) Finish(id alloc.JobID) error {
 	delete(f.jobs, id)
 	u, _ := f.user(j.Owner)
 	u.demand[j.Type] -= j.Gang
+	f.touch(j.Type)
 	i, _ := slices.BinarySearch(u.jobs, id)
 	u.jobs = slices.Delete(u.jobs, i, i+1)
 	f.retuneUser(u, j.Type)

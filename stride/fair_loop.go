@@ -53,6 +53,7 @@ func (f *Fair) SetTypeTickets(id alloc.TenantID, tickets map[topology.GPUType]fl
 	for _, t := range f.types {
 		if f.tickets(u, t) != ticketsIn(old, u.Weight, t) {
 			f.retuneUser(u, t)
+			f.touch(t)
 		}
 	}
 	return nil
@@ -90,6 +91,7 @@ func (f *Fair) Move(id alloc.JobID, t topology.GPUType) (Placement, error) {
 	from := j.Type
 	f.split.Remove(id)
 	u.demand[from] -= j.Gang
+	f.touch(from)
 	j.Type, j.parts = t, nil
 	// Cannot fail: the job was valid and fits type t.
 	_ = f.place(j, u)

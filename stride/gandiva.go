@@ -487,6 +487,10 @@ func (g *GandivaFair) Decide(ctx context.Context, now float64) (*round.Decision,
 	q := g.st.Quantum + 1
 	g.profile()
 	g.admit()
+	rates := make(map[alloc.TenantID][]float64, len(g.f.users))
+	for _, u := range g.f.users {
+		rates[u.ID] = g.rates(u.ID, u.jobs)
+	}
 	partial := false
 	if g.m != nil {
 		if g.set.Budget > 0 {
@@ -494,10 +498,11 @@ func (g *GandivaFair) Decide(ctx context.Context, now float64) (*round.Decision,
 			ctx, cancel = context.WithTimeout(ctx, g.set.Budget)
 			defer cancel()
 		}
-		partial = g.trade(ctx, q)
+		partial = g.trade(ctx, q, rates)
 	}
+	mv := g.newMover(rates)
 	for range g.set.Migrations {
-		if !g.migrate() {
+		if !mv.migrate() {
 			break
 		}
 	}
@@ -636,15 +641,29 @@ func (g *GandivaFair) chooseType(u *fairUser, j *round.Job, share []float64) int
 
 // trade updates the bids from the profiles, trades, and turns holdings
 // into tickets. It reports whether the budget cut trading short.
-func (g *GandivaFair) trade(ctx context.Context, q int) (partial bool) {
+func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.TenantID][]float64) (partial bool) {
 	mt := g.m.Types()
 	for _, u := range g.f.users {
-		rate := g.rates(u.ID, u.jobs)
-		bid, _ := g.m.Bidder(u.ID)
-		rates := map[topology.GPUType]float64{}
+		rate := profiled[u.ID]
+		bid, _ := g.m.Rates(u.ID)
+		var rates map[topology.GPUType]float64
 		changed, drift := false, false
-		for k, t := range g.l.Types() {
-			old, known := bid.Rates[t]
+		for i, t := range mt {
+			k := g.typeIx[t]
+			old := bid[i]
+			known := old > 0
+			if rate[k] > 0 && (!known || math.Abs(rate[k]-old) > g.set.Drift*old) {
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		rates = map[topology.GPUType]float64{}
+		for i, t := range mt {
+			k := g.typeIx[t]
+			old := bid[i]
+			known := old > 0
 			switch {
 			case rate[k] == 0 && known:
 				rates[t] = old
@@ -673,6 +692,14 @@ func (g *GandivaFair) trade(ctx context.Context, q int) (partial bool) {
 	}
 	for _, u := range g.f.users {
 		h, _ := g.m.Holdings(u.ID)
+		same := len(u.typeTickets) == len(mt)
+		for i, t := range mt {
+			w, ok := u.typeTickets[t]
+			same = same && ok && w == h[i]/g.count[g.typeIx[t]]*W
+		}
+		if same {
+			continue
+		}
 		tk := make(map[topology.GPUType]float64, len(mt))
 		for i, t := range mt {
 			tk[t] = h[i] / g.count[g.typeIx[t]] * W
@@ -687,31 +714,6 @@ func (g *GandivaFair) trade(ctx context.Context, q int) (partial bool) {
 type typeShares struct {
 	rho  float64 // tickets per GPU of the uncapped tenants; 0 if none
 	free float64 // GPUs no tenant's share covers, when every tenant is capped
-}
-
-// readjusted returns each type's typeShares, and each tenant's current
-// share of each type in GPUs after weight readjustment.
-func (g *GandivaFair) readjusted() ([]typeShares, map[alloc.TenantID][]float64) {
-	types := g.l.Types()
-	ts := make([]typeShares, len(types))
-	share := make(map[alloc.TenantID][]float64, len(g.f.users))
-	for _, u := range g.f.users {
-		share[u.ID] = make([]float64, len(types))
-	}
-	for k, t := range types {
-		used := 0.0
-		for _, a := range g.f.accounts(t, "", 0) {
-			share[a.Tenant][k] = a.Share
-			used += a.Share
-			if a.Share < float64(a.Demand)-loadTol && a.Share > 0 {
-				ts[k].rho = a.Effective / a.Share
-			}
-		}
-		if ts[k].rho == 0 {
-			ts[k].free = max(g.count[k]-used, 0)
-		}
-	}
-	return ts, share
 }
 
 // at returns the share, in GPUs, of a tenant with tickets w and current
@@ -753,57 +755,126 @@ func (g *GandivaFair) estimate(rate []float64) []float64 {
 	return out
 }
 
+// starved is the share of a GPU per GPU demanded below which a tenant's
+// jobs on a type count as not running: it sold that type's share.
+const starved = 1e-6
+
+// mover chooses migrations across types. It keeps, per tenant (in Fair's
+// tenant order), what the choice reads, and updates it after each move.
+type mover struct {
+	g      *GandivaFair
+	ts     []typeShares
+	views  []tenantView
+	index  map[alloc.TenantID]int
+	types  []topology.GPUType
+	counts []int
+}
+
+// tenantView is one tenant as the mover sees it, by type index.
+type tenantView struct {
+	u        *fairUser
+	measured []float64  // profiled rates
+	est      []float64  // with guesses (estimate)
+	share    []float64  // readjusted share in GPUs
+	demand   []float64  // GPUs of its jobs
+	tickets  []float64  // its tickets
+	latest   []*fairJob // its latest job (by ID), nil if none
+}
+
+func (g *GandivaFair) newMover(measured map[alloc.TenantID][]float64) *mover {
+	m := &mover{g: g, ts: make([]typeShares, len(g.count)), views: make([]tenantView, len(g.f.users)),
+		index: make(map[alloc.TenantID]int, len(g.f.users)), types: g.l.Types()}
+	for i, u := range g.f.users {
+		m.index[u.ID] = i
+		m.views[i] = tenantView{u: u, measured: measured[u.ID], est: g.estimate(measured[u.ID]), share: make([]float64, len(g.count))}
+		m.view(i)
+	}
+	for k := range g.count {
+		m.readjust(k)
+	}
+	return m
+}
+
+// view refreshes tenant i's demand, tickets and latest jobs.
+func (m *mover) view(i int) {
+	v := &m.views[i]
+	n := len(m.types)
+	v.demand, v.tickets, v.latest = make([]float64, n), make([]float64, n), make([]*fairJob, n)
+	left := 0
+	for k, t := range m.types {
+		v.demand[k] = float64(v.u.demand[t])
+		v.tickets[k] = m.g.f.tickets(v.u, t)
+		if v.demand[k] > 0 {
+			left++
+		}
+	}
+	for x := len(v.u.jobs) - 1; x >= 0 && left > 0; x-- {
+		j := m.g.f.jobs[v.u.jobs[x]]
+		if k := m.g.typeIx[j.Type]; v.latest[k] == nil {
+			v.latest[k] = j
+			left--
+		}
+	}
+}
+
+// readjust recomputes type k's weight readjustment.
+func (m *mover) readjust(k int) {
+	used := 0.0
+	m.ts[k] = typeShares{}
+	for i := range m.views {
+		m.views[i].share[k] = 0
+	}
+	for _, a := range m.g.f.accounts(m.types[k], "", 0) {
+		m.views[m.index[a.Tenant]].share[k] = a.Share
+		used += a.Share
+		if a.Share < float64(a.Demand)-loadTol && a.Share > 0 {
+			m.ts[k].rho = a.Effective / a.Share
+		}
+	}
+	if m.ts[k].rho == 0 {
+		m.ts[k].free = max(m.g.count[k]-used, 0)
+	}
+}
+
 // migrate moves the one job across types whose tenant gains most, and
 // reports whether it moved one.
-func (g *GandivaFair) migrate() bool {
-	types := g.l.Types()
-	ts, shares := g.readjusted()
-	var bestJob alloc.JobID
-	bestK, bestScore := -1, 0.0
-	for _, u := range g.f.users {
-		if len(u.jobs) == 0 {
-			continue
-		}
-		measured := g.rates(u.ID, u.jobs)
-		rate := g.estimate(measured)
-		s := shares[u.ID]
-		for src, tsrc := range types {
-			d := float64(u.demand[tsrc])
-			if d == 0 || measured[src] == 0 { // nothing there, or not profiled yet
+func (m *mover) migrate() bool {
+	g := m.g
+	bestI, bestSrc, bestK, bestScore := -1, -1, -1, 0.0
+	for i := range m.views {
+		v := &m.views[i]
+		for src := range m.types {
+			d := v.demand[src]
+			if d == 0 || v.measured[src] == 0 { // nothing there, or not profiled yet
 				continue
 			}
-			// The job to move: the latest of the tenant's on src.
-			var job *fairJob
-			for x := len(u.jobs) - 1; x >= 0; x-- {
-				if j := g.f.jobs[u.jobs[x]]; j.Type == tsrc {
-					job = j
-					break
-				}
-			}
-			lj, _ := g.l.Job(job.ID)
-			gang := float64(job.Gang)
-			wsrc := g.f.tickets(u, tsrc)
-			srcNow, srcAfter := s[src], ts[src].at(wsrc, s[src], d-gang)
-			before := rate[src] * srcNow / d * gang
-			for dst, tdst := range types {
-				if dst == src || rate[dst] == 0 || !(lj.Rates[dst] > 0) || job.Gang > int(g.count[dst]) {
+			gang := float64(v.latest[src].Gang)
+			srcNow, srcAfter := v.share[src], m.ts[src].at(v.tickets[src], v.share[src], d-gang)
+			before := v.est[src] * srcNow / d * gang
+			var lj *round.Job
+			for dst := range m.types {
+				if dst == src || v.est[dst] == 0 || v.latest[src].Gang > int(g.count[dst]) {
 					continue
 				}
-				dd := float64(u.demand[tdst])
-				dstAfter := ts[dst].at(g.f.tickets(u, tdst), s[dst], dd+gang)
-				total := rate[dst]*(dstAfter-s[dst]) - rate[src]*(srcNow-srcAfter)
-				after := rate[dst] * dstAfter / (dd + gang) * gang
+				dd := v.demand[dst]
+				dstAfter := m.ts[dst].at(v.tickets[dst], v.share[dst], dd+gang)
+				total := v.est[dst]*(dstAfter-v.share[dst]) - v.est[src]*(srcNow-srcAfter)
+				after := v.est[dst] * dstAfter / (dd + gang) * gang
 				var score float64
 				switch {
-				case total > 0 && before > 0:
+				case srcNow/d < starved && after > 0 && total > -loadTol:
+					score = math.Inf(1) // a job its tenant's share no longer runs
+				case total > 0:
 					score = total / before
-				case total > 0 || (total > -loadTol && before == 0 && after > 0):
-					score = math.Inf(1)
-				case total > -loadTol && before > 0:
-					score = after/before - 1
 				}
-				if score > g.set.Gain && score > bestScore {
-					bestJob, bestK, bestScore = job.ID, dst, score
+				if !(score > g.set.Gain && score > bestScore) {
+					continue
+				}
+				if lj == nil {
+					lj, _ = g.l.Job(v.latest[src].ID)
+				}
+				if lj.Rates[dst] > 0 {
+					bestI, bestSrc, bestK, bestScore = i, src, dst, score
 				}
 			}
 		}
@@ -811,7 +882,10 @@ func (g *GandivaFair) migrate() bool {
 	if bestK < 0 {
 		return false
 	}
-	_, _ = g.f.Move(bestJob, types[bestK]) // the job fits the type
+	_, _ = g.f.Move(m.views[bestI].latest[bestSrc].ID, m.types[bestK]) // the job fits the type
+	m.view(bestI)
+	m.readjust(bestSrc)
+	m.readjust(bestK)
 	return true
 }
 

@@ -15,8 +15,9 @@ import (
 // The scheduler profiles each job from the progress it reports, and the
 // tenants trade: A sells V100 time for K80s (with no third bidder the price
 // splits the surplus), and jobs migrate to the GPUs their tenant holds. C
-// keeps one job on the K80 that A's seven jobs leave idle: the bonus of
-// a share its owner cannot use.
+// keeps jobs on the K80 that A's seven jobs leave idle: the bonus of a
+// share its owner cannot use (moving them to the V100s would not raise
+// C's throughput, so they stay).
 func ExampleGandivaFair() {
 	c := topology.Cluster{Servers: []topology.Server{
 		{Name: "k80-0", Type: "k80", GPUs: 4}, {Name: "k80-1", Type: "k80", GPUs: 4},
@@ -76,5 +77,5 @@ func ExampleGandivaFair() {
 	// Output:
 	// trade: v100/C k80/A 3.75
 	// A holds 8 K80 and 0.933 V100, runs 7 jobs on K80 and 1 on V100; profiled V100 speedup 1.25
-	// C holds 0 K80 and 3.07 V100, runs 1 jobs on K80 and 7 on V100; profiled V100 speedup 6.25
+	// C holds 0 K80 and 3.07 V100, runs 4 jobs on K80 and 4 on V100; profiled V100 speedup 6.25
 }

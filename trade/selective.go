@@ -275,3 +275,12 @@ func (m *Market) Bidder(id alloc.TenantID) (Bidder, bool) {
 	u.Rates = rates
 	return u, true
 }
+
+// Rates returns bidder id's rates in the order of Types, 0 where unknown.
+func (m *Market) Rates(id alloc.TenantID) ([]float64, bool) {
+	i, ok := m.find(id)
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(m.users[i].rate), true
+}

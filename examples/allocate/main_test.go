@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,6 +111,8 @@ func TestErrors(t *testing.T) {
 		{"rows mismatch", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["x"], "types": ["k80"], "values": [[1]]}}}`, "problem: Throughputs[x]"},
 		{"unknown policy", `{"problem": {` + ok + `}, "policies": ["fastest"]}`, `policies: unknown policy "fastest"`},
 		{"missing input", `{"problem": {` + ok + `}, "policies": ["makespan"]}`, "policy makespan: inputs.remaining_steps: required"},
+		{"throughput 1e300", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}, {"id": "k", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j", "k"], "types": ["k80"], "values": [[1e300], [1]]}}}`, "problem: Throughputs[k]"},
+		{"count 1e308", `{"problem": {"capacity": {"types": ["k80"], "count": [1e308]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Capacity.Count[k80]"},
 		{"short input", `{"problem": {` + ok + `}, "policies": ["makespan"], "inputs": {"remaining_steps": [1, 2]}}`, "policy makespan:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,5 +121,56 @@ func TestErrors(t *testing.T) {
 				t.Errorf("run() error = %v, want one line containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestMain runs the command itself when the test binary is started by
+// TestExitStatus.
+func TestMain(m *testing.M) {
+	if os.Getenv("ALLOCATE_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestExitStatus runs the command on a throughput of 1e300 (before rates
+// were validated for their spread, a value of 1e25 made CLP abort the
+// process with a crash dump): it exits with status 1 and one line on
+// stderr naming the input.
+func TestExitStatus(t *testing.T) {
+	in := `{"problem": {"capacity": {"types": ["k80", "v100"], "count": [2, 2]}, "jobs": [{"id": "a", "gang": 1, "weight": 1}, {"id": "b", "gang": 1, "weight": 1}], "throughputs": {"rows": ["a", "b"], "types": ["k80", "v100"], "values": [[1e300, 3], [2, 8]]}}}`
+	cmd := exec.Command(os.Args[0], "-policies", "max-total-throughput")
+	cmd.Env = append(os.Environ(), "ALLOCATE_RUN_MAIN=1")
+	cmd.Stdin = strings.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1 (stderr %q)", err, stderr.String())
+	}
+	msg := strings.TrimSuffix(stderr.String(), "\n")
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "Throughputs[a]") {
+		t.Errorf("stderr = %q, want one line naming Throughputs[a]", stderr.String())
+	}
+}
+
+// TestNoTenantsNoOEF: without policies named and without tenants, the
+// command runs the job-level policies; OEF and hierarchical, which need
+// users, are left out instead of failing the whole request.
+func TestNoTenantsNoOEF(t *testing.T) {
+	in := `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`
+	var out bytes.Buffer
+	if err := run(context.Background(), strings.NewReader(in), &out, options{}); err != nil {
+		t.Fatalf("run() error = %v", err)
+	}
+	for _, want := range []string{`"max-min"`, `"water-filling"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks policy %s", want)
+		}
+	}
+	if strings.Contains(out.String(), "oef") || strings.Contains(out.String(), "hierarchical") {
+		t.Errorf("output runs a user-level policy without tenants")
 	}
 }

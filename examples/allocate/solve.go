@@ -18,9 +18,11 @@ type policyEntry struct {
 // catalogue lists the policies, one line each.
 func catalogue() []policyEntry {
 	return []policyEntry{
-		named("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}),
-		named("oef-cooperative", alloc.OEF{Mode: alloc.Cooperative}),
+		withTenants("oef-non-cooperative", alloc.OEF{Mode: alloc.NonCooperative}),
+		withTenants("oef-cooperative", alloc.OEF{Mode: alloc.Cooperative}),
 		fixed(alloc.MaxMin{}),
+		fixed(alloc.WaterFilling{}),
+		withTenants("hierarchical", alloc.Hierarchical{}),
 		fixed(alloc.MaxMinAgnostic{}),
 		fixed(alloc.MaxTotalThroughput{}),
 		{"fifo", func(in inputs, _ *alloc.Problem) (alloc.Policy, error) { return alloc.FIFO{Arrival: in.Arrival}, nil }},
@@ -51,14 +53,25 @@ func named(name string, pol alloc.Policy) policyEntry {
 	return policyEntry{name, func(inputs, *alloc.Problem) (alloc.Policy, error) { return pol, nil }}
 }
 
+// withTenants is a policy over users: it runs only when the problem
+// names its tenants.
+func withTenants(name string, pol alloc.Policy) policyEntry {
+	return policyEntry{name, func(_ inputs, p *alloc.Problem) (alloc.Policy, error) {
+		if p.Tenants == nil {
+			return nil, errMissing("problem.tenants")
+		}
+		return pol, nil
+	}}
+}
+
 // errMissing marks a policy whose inputs were not given.
 type errMissing string
 
-func (e errMissing) Error() string { return "inputs." + string(e) + ": required" }
+func (e errMissing) Error() string { return string(e) + ": required" }
 
 func need(field string, v []float64) error {
 	if v == nil {
-		return errMissing(field)
+		return errMissing("inputs." + field)
 	}
 	return nil
 }

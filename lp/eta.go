@@ -1,0 +1,179 @@
+package lp
+
+import "math"
+
+// etaFile is the basis inverse of the pure-Go simplex in product form:
+// B = E_1 E_2 … E_k, each E an identity matrix whose column piv is replaced
+// by a vector w. Solving with B applies the inverses in order (FTRAN),
+// solving with Bᵀ applies their transposes in reverse (BTRAN); each costs
+// O(k + total nonzeros). A refactorisation starts again from the identity
+// and pivots the basic structural columns in one by one, so the same file
+// holds the factor and the updates of later pivots.
+type etaFile struct {
+	piv   []int     // the pivot row of each eta
+	pval  []float64 // w[piv]
+	start []int     // eta k's off-pivot entries are idx/val[start[k]:start[k+1]]
+	idx   []int
+	val   []float64
+}
+
+// etaDropTol is the magnitude below which an off-pivot entry of an eta is
+// dropped: it changes no result by more than roundoff.
+const etaDropTol = 1e-14
+
+func (f *etaFile) reset() {
+	f.piv, f.pval, f.idx, f.val = f.piv[:0], f.pval[:0], f.idx[:0], f.val[:0]
+	f.start = append(f.start[:0], 0)
+}
+
+func (f *etaFile) len() int { return len(f.piv) }
+
+func (f *etaFile) nnz() int { return len(f.idx) }
+
+// push appends the eta with column w pivoting on row r; nz lists the
+// positions of w's nonzeros, or is nil when w is to be scanned in full.
+func (f *etaFile) push(r int, w []float64, nz []int) {
+	f.piv = append(f.piv, r)
+	f.pval = append(f.pval, w[r])
+	add := func(i int) {
+		if v := w[i]; i != r && math.Abs(v) > etaDropTol {
+			f.idx = append(f.idx, i)
+			f.val = append(f.val, v)
+		}
+	}
+	if nz == nil {
+		for i := range w {
+			add(i)
+		}
+	} else {
+		for _, i := range nz {
+			add(i)
+		}
+	}
+	f.start = append(f.start, len(f.idx))
+}
+
+// scalePivot divides v's entry at eta k's pivot by the pivot value and
+// returns it: the multiple of eta k's column to subtract from v.
+func (f *etaFile) scalePivot(k int, v []float64) float64 {
+	r := f.piv[k]
+	if v[r] == 0 {
+		return 0
+	}
+	v[r] /= f.pval[k]
+	return v[r]
+}
+
+// ftran overwrites v with B⁻¹v.
+func (f *etaFile) ftran(v []float64) {
+	for k := range f.piv {
+		a := f.scalePivot(k, v)
+		if a == 0 {
+			continue
+		}
+		for p := f.start[k]; p < f.start[k+1]; p++ {
+			v[f.idx[p]] -= f.val[p] * a
+		}
+	}
+}
+
+// btran overwrites v with B⁻ᵀv.
+func (f *etaFile) btran(v []float64) {
+	for k := len(f.piv) - 1; k >= 0; k-- {
+		r := f.piv[k]
+		s := v[r]
+		for p := f.start[k]; p < f.start[k+1]; p++ {
+			s -= f.val[p] * v[f.idx[p]]
+		}
+		v[r] = s / f.pval[k]
+	}
+}
+
+// sparseFtran is ftran for a sparse v during refactorisation, where every
+// row is the pivot of at most one eta (etaOf[r], or -1): it applies only the
+// etas whose pivot entry is nonzero, in order, found with a heap. nz lists
+// v's nonzero positions on entry and is returned extended with those that
+// fill in; mark must be false everywhere on entry and is left true on the
+// returned positions.
+func (f *etaFile) sparseFtran(v []float64, nz []int, mark []bool, etaOf []int, h *intHeap) []int {
+	h.reset()
+	for _, i := range nz {
+		mark[i] = true
+		if k := etaOf[i]; k >= 0 {
+			h.push(k)
+		}
+	}
+	last := -1
+	for h.len() > 0 {
+		k := h.pop()
+		if k == last {
+			continue // pushed twice
+		}
+		last = k
+		a := f.scalePivot(k, v)
+		if a == 0 {
+			continue
+		}
+		for p := f.start[k]; p < f.start[k+1]; p++ {
+			i := f.idx[p]
+			if !mark[i] {
+				mark[i] = true
+				nz = append(nz, i)
+				// An eta before k whose pivot fills in now was a no-op
+				// when its turn came.
+				if e := etaOf[i]; e > k {
+					h.push(e)
+				}
+			}
+			v[i] -= f.val[p] * a
+		}
+	}
+	return nz
+}
+
+// intHeap is a binary min-heap of ints.
+type intHeap struct{ a []int }
+
+func (h *intHeap) reset()   { h.a = h.a[:0] }
+func (h *intHeap) len() int { return len(h.a) }
+
+func (h *intHeap) push(x int) {
+	h.a = append(h.a, x)
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.a[p] <= x {
+			break
+		}
+		h.a[i] = h.a[p]
+		i = p
+	}
+	h.a[i] = x
+}
+
+func (h *intHeap) pop() int {
+	top := h.a[0]
+	n := len(h.a) - 1
+	x := h.a[n]
+	h.a = h.a[:n]
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.a[c+1] < h.a[c] {
+			c++
+		}
+		if x <= h.a[c] {
+			break
+		}
+		h.a[i] = h.a[c]
+		i = c
+	}
+	h.a[i] = x
+	return top
+}

@@ -1,0 +1,121 @@
+package lp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// solvePureGo solves m once with the pure-Go simplex. With a context that
+// can end, the solve runs in its own goroutine and solvePureGo returns as
+// soon as the context is done: loading a large model (scaling, building
+// columns) checks the context only every few thousand rows, which on a
+// loaded machine can take tens of milliseconds, and the caller should not
+// wait for that. The goroutine stops at its next check; it only reads m.
+func solvePureGo(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	if ctx.Done() == nil {
+		return solvePureGoNow(ctx, m, set)
+	}
+	type result struct {
+		sol *Solution
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sol, err := solvePureGoNow(ctx, m, set)
+		done <- result{sol, err}
+	}()
+	select {
+	case r := <-done:
+		return r.sol, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.sol, r.err
+		default:
+		}
+		return &Solution{Status: TimeLimit, Backend: PureGo}, stopped(ctx.Err())
+	}
+}
+
+// solvePureGoNow is solvePureGo in the calling goroutine.
+func solvePureGoNow(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	s, err := newSimplex(ctx, m)
+	if err != nil {
+		return nil, stopped(err)
+	}
+	return s.solve(ctx, set)
+}
+
+// solve runs the pure-Go simplex from its current basis and reports the
+// outcome as Solve does. An optimal solution carries the row duals in the
+// model's own sense (∂objective/∂rhs); a solve stopped by the context or
+// the iteration limit carries the current point.
+func (s *simplex) solve(ctx context.Context, set Settings) (*Solution, error) {
+	sol := &Solution{Backend: PureGo}
+	start := s.iters
+	out, err := s.run(ctx, s.iterationLimit(set))
+	sol.Iterations = s.iters - start
+	switch out {
+	case spxOptimal:
+		sol.Status = Optimal
+		s.copySolution(sol)
+		return sol, nil
+	case spxInfeasible:
+		sol.Status = Infeasible
+		return sol, fmt.Errorf("%w (pure-Go simplex: infeasibility remains after %d iterations)", ErrInfeasible, sol.Iterations)
+	case spxUnbounded:
+		sol.Status = Unbounded
+		return sol, fmt.Errorf("%w (pure-Go simplex: improving ray after %d iterations)", ErrUnbounded, sol.Iterations)
+	case spxIterationLimit:
+		sol.Status = IterationLimit
+		s.copySolution(sol)
+		return sol, fmt.Errorf("%w (%d iterations)", ErrIterationLimit, sol.Iterations)
+	case spxStopped:
+		sol.Status = TimeLimit
+		s.copySolution(sol)
+		return sol, fmt.Errorf("after %d iterations: %w", sol.Iterations, stopped(err))
+	default:
+		sol.Status = NumericalFailure
+		s.copySolution(sol)
+		return sol, fmt.Errorf("%w (pure-Go simplex: no progress after %d iterations)", ErrNumerical, sol.Iterations)
+	}
+}
+
+// iterationLimit returns the absolute iteration count at which this solve
+// stops, or 0 for none.
+func (s *simplex) iterationLimit(set Settings) int {
+	if set.MaxIterations == 0 {
+		return 0
+	}
+	return s.iters + set.MaxIterations
+}
+
+// copySolution copies the structural values and, where the last pricing
+// was in phase 2, the row duals: y = B⁻ᵀc_B in minimisation costs is
+// ∂objective/∂rhs for the model's sense after the sign of the costs is
+// undone.
+func (s *simplex) copySolution(sol *Solution) {
+	sol.X = append([]float64(nil), s.x[:s.n]...)
+	if sol.Status != Optimal {
+		s.sc.unscale(sol)
+		return
+	}
+	sol.RowDuals = make([]float64, s.m)
+	for i, y := range s.y {
+		sol.RowDuals[i] = s.sense * y
+	}
+	s.sc.unscale(sol)
+}
+
+// stopped wraps the error of a done context as Solve reports it: a
+// deadline matches ErrTimeLimit as well; other errors pass unchanged.
+func stopped(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", ErrTimeLimit, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("lp: solve stopped: %w", err)
+	}
+	return err
+}

@@ -1,0 +1,817 @@
+package lp
+
+import (
+	"context"
+	"math"
+	"slices"
+)
+
+// The pure-Go backend is a sparse bounded primal simplex on
+//
+//	minimise cᵀx  subject to  A x + s = 0,  l ≤ x ≤ u,  -hi ≤ s ≤ -lo
+//
+// where s holds one logical variable per row (s_i = -a_i x), so that every
+// variable, structural or logical, is simply bounded and the slack basis is
+// the identity. Phase 1 minimises the sum of infeasibilities of the basic
+// variables (a composite phase: the costs are recomputed every iteration),
+// phase 2 the objective. Nonbasic variables sit anywhere in their bounds
+// (usually at one), so a variable dropped from a singular basis simply
+// stays where it is. The ratio test is Harris's two-pass test with bound
+// flips; pricing is Dantzig's largest reduced cost scaled by the column
+// norm, falling back to Bland's smallest index after a run of degenerate
+// pivots, so that it cannot cycle. The basis inverse is kept in product
+// form (etaFile) and rebuilt every refactorEvery pivots.
+
+// Tolerances of the pure-Go simplex.
+const (
+	// spxPrimalTol is the violation of a bound, scaled by max(1, |bound|),
+	// that still counts as feasible; the Harris ratio test moves bounds
+	// by up to this much.
+	spxPrimalTol = 1e-9
+	// spxDualTol is the reduced cost, scaled by the column norm, below
+	// which a nonbasic variable is not worth entering.
+	spxDualTol = 1e-9
+	// spxPivotTol is the smallest entry of B⁻¹a_q, relative to its
+	// largest (or to 1, if that is smaller), that may be pivoted on: a
+	// smaller one makes the next basis nearly singular. When the ratio
+	// test can only pivot on a smaller entry, the entering column is
+	// rejected until the basis changes.
+	spxPivotTol = 1e-7
+	// spxMinPivotTol is the smallest pivot tolerance the simplex falls
+	// back to when every improving column offers only small pivots.
+	spxMinPivotTol = 1e-11
+	// spxZeroTol is the entry of B⁻¹a_q below which the ratio test treats
+	// it as zero.
+	spxZeroTol = 1e-11
+	// spxSingularTol is the size, relative to the column's largest
+	// coefficient, below which no pivot is taken in a refactorisation:
+	// the column is dropped from the basis as dependent.
+	spxSingularTol = 1e-12
+	// spxMarkowitzTol is the fraction of the largest candidate that a
+	// refactorisation pivot must reach; among those it takes the sparsest
+	// row.
+	spxMarkowitzTol = 0.1
+)
+
+const (
+	// refactorEvery bounds the pivots kept as eta updates.
+	refactorEvery = 64
+	// ctxEvery is how many iterations pass between context checks.
+	ctxEvery = 1
+	// ctxColumns is how many columns a refactorisation pivots in between
+	// context checks.
+	ctxColumns = 64
+	// blandAfter is the run of degenerate pivots after which pricing
+	// switches to Bland's rule until a pivot makes progress.
+	blandAfter = 50
+)
+
+// spxOutcome is how a simplex run ended.
+type spxOutcome int
+
+const (
+	spxOptimal spxOutcome = iota
+	spxInfeasible
+	spxUnbounded
+	spxIterationLimit
+	spxStopped // the context ended
+	spxStuck   // no progress within the iteration cap
+)
+
+// spxEntry is one coefficient of a structural column.
+type spxEntry struct {
+	row int
+	val float64
+}
+
+// simplex holds an LP in the form above with a basis, between solves: rows
+// may be appended and bounds changed, and the next run starts from the
+// last basis (a warm start).
+type simplex struct {
+	m, n  int      // rows; structural columns
+	sc    *scaling // the model's scaling: every value below is scaled
+	sense float64  // 1 when minimising, -1 when maximising
+	// A by column: column j is colEnt[colStart[j]:colStart[j+1]].
+	colStart []int
+	colEnt   []spxEntry
+	cnorm    []float64 // 1 + ‖a_j‖² for structurals, 1 for logicals: pricing weights
+	cost     []float64 // minimisation costs, n+m (logicals 0)
+	lo, up   []float64 // bounds, n+m
+	x        []float64 // values, n+m
+	head     []int     // basic variable at each position (row)
+	where    []int     // position of a basic variable, -1 if nonbasic
+	eta      etaFile
+	fresh    bool // no pivot since the last refactorisation
+	iters    int
+
+	// work arrays of length m
+	y, w, cb []float64
+	cand     []blocker // the ratio test's
+	// refactorisation work
+	etaOf  []int
+	mark   []bool
+	rcount []int
+	heap   intHeap
+	// rejected[j] == rejectEpoch marks a column that gave no usable pivot
+	// since the last basis change.
+	rejected    []int
+	rejectEpoch int
+	// factorLen is the eta count right after the last refactorisation.
+	factorLen int
+	// pivotTol is spxPivotTol, lowered step by step while every improving
+	// column offers only smaller pivots.
+	pivotTol float64
+	// shifting allows bound shifts; shifts holds the original bounds of
+	// the shifted variables (isShifted marks them), all restored before
+	// a run returns.
+	shifting  bool
+	shifts    []shift
+	isShifted []bool
+}
+
+// newSimplex loads m, scaled as for CLP (scale.go), with the slack basis;
+// every structural column starts at the bound its cost favours (or at the
+// finite one, or at zero). It refuses the models that CLP's path refuses,
+// with the same errors.
+func newSimplex(ctx context.Context, m *Model) (*simplex, error) {
+	sc, err := newScaling(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	n := len(m.obj)
+	s := &simplex{n: n, sc: sc, colStart: make([]int, n+1), rejectEpoch: 1, pivotTol: spxPivotTol}
+	s.sense = 1
+	if m.sense == Maximize {
+		s.sense = -1
+	}
+	s.cost = make([]float64, n, n+len(m.rows))
+	s.lo = make([]float64, n, n+len(m.rows))
+	s.up = make([]float64, n, n+len(m.rows))
+	s.x = make([]float64, n)
+	s.where = make([]int, n)
+	for j := range n {
+		s.cost[j] = s.sense * sc.objective(m, j)
+		s.lo[j], s.up[j] = sc.colBounds(m, j)
+		s.where[j] = -1
+		s.x[j] = restingValue(s.lo[j], s.up[j], s.cost[j])
+	}
+	s.rejected = make([]int, n)
+	return s, s.addRows(ctx, m)
+}
+
+// restingValue is where a nonbasic variable with bounds [lo, up] and cost c
+// starts: at the bound that the cost favours when finite, else at a finite
+// bound, else at zero.
+func restingValue(lo, up, c float64) float64 {
+	switch {
+	case c < 0 && !math.IsInf(up, 1):
+		return up
+	case !math.IsInf(lo, -1):
+		return lo
+	case !math.IsInf(up, 1):
+		return up
+	}
+	return 0
+}
+
+// addRows appends the rows of m not yet loaded, scaled, each with its
+// logical variable basic; the next run refactorises.
+func (s *simplex) addRows(ctx context.Context, m *Model) error {
+	if s.cnorm != nil && len(m.rows) == s.m {
+		return nil
+	}
+	if err := s.sc.addRows(m, s.m); err != nil {
+		return err
+	}
+	if s.cnorm == nil {
+		s.cnorm = make([]float64, s.n, s.n+len(m.rows))
+		for j := range s.cnorm {
+			s.cnorm[j] = 1
+		}
+	}
+	// Merge the new rows' entries into the columns.
+	count := make([]int, s.n)
+	for i := s.m; i < len(m.rows); i++ {
+		for _, t := range m.rows[i] {
+			if t.Coef != 0 {
+				count[t.Var]++
+			}
+		}
+	}
+	start := make([]int, s.n+1)
+	for j := range s.n {
+		start[j+1] = start[j] + s.colStart[j+1] - s.colStart[j] + count[j]
+	}
+	ent := make([]spxEntry, start[s.n])
+	next := make([]int, s.n)
+	for j := range s.n {
+		next[j] = start[j] + copy(ent[start[j]:], s.col(j))
+	}
+	s.colStart, s.colEnt = start, ent
+	for i := s.m; i < len(m.rows); i++ {
+		if i%ctxRows == ctxRows-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var act float64
+		for _, t := range m.rows[i] {
+			if t.Coef != 0 {
+				a := s.sc.coef(i, t)
+				ent[next[t.Var]] = spxEntry{i, a}
+				next[t.Var]++
+				s.cnorm[t.Var] += a * a
+				act += a * s.x[t.Var]
+			}
+		}
+		lo, hi := s.sc.rowBounds(m, i)
+		s.cost = append(s.cost, 0)
+		s.lo = append(s.lo, -hi)
+		s.up = append(s.up, -lo)
+		s.x = append(s.x, -act)
+		s.cnorm = append(s.cnorm, 1)
+		s.where = append(s.where, i)
+		s.head = append(s.head, s.n+i)
+		s.rejected = append(s.rejected, 0)
+	}
+	s.m = len(m.rows)
+	s.y = make([]float64, s.m)
+	s.w = make([]float64, s.m)
+	s.cb = make([]float64, s.m)
+	s.fresh = false
+	s.eta.reset()
+	return nil
+}
+
+// setBounds copies m's variable bounds and row ranges, scaled with the
+// factors the model was loaded with (refused, as for CLP, when they leave
+// them far out of range); nonbasic variables move to the nearest point of
+// their new bounds.
+func (s *simplex) setBounds(m *Model) error {
+	if err := s.sc.checkBounds(m, s.m); err != nil {
+		return err
+	}
+	set := func(j int, lo, up float64) {
+		if s.lo[j] == lo && s.up[j] == up {
+			return
+		}
+		atLo, atUp := s.x[j] == s.lo[j], s.x[j] == s.up[j]
+		s.lo[j], s.up[j] = lo, up
+		if s.where[j] >= 0 {
+			return
+		}
+		switch {
+		case atLo && !math.IsInf(lo, -1):
+			s.x[j] = lo
+		case atUp && !math.IsInf(up, 1):
+			s.x[j] = up
+		}
+		s.x[j] = min(max(s.x[j], lo), up)
+		if math.IsInf(s.x[j], 0) {
+			s.x[j] = restingValue(lo, up, s.cost[j])
+		}
+	}
+	for j := range s.n {
+		lo, hi := s.sc.colBounds(m, j)
+		set(j, lo, hi)
+	}
+	for i := range s.m {
+		lo, hi := s.sc.rowBounds(m, i)
+		set(s.n+i, -hi, -lo)
+	}
+	s.fresh = false
+	s.eta.reset()
+	return nil
+}
+
+// col returns the entries of structural column j.
+func (s *simplex) col(j int) []spxEntry { return s.colEnt[s.colStart[j]:s.colStart[j+1]] }
+
+// tol is the feasibility tolerance at bound b.
+func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
+
+// column scatters the column of variable j into w, which must be zero.
+func (s *simplex) column(j int, w []float64) {
+	if j >= s.n {
+		w[j-s.n] = 1
+		return
+	}
+	for _, e := range s.col(j) {
+		w[e.row] = e.val
+	}
+}
+
+// refactor rebuilds the eta file from the identity: basic logicals keep
+// their own rows, basic structural columns are pivoted in sparsest first,
+// each on the sparsest remaining row among those with a large enough
+// entry. A column without one depends on the others: it leaves the basis
+// (keeping its value, within its bounds) and its row's logical takes its
+// place. The basic values are then recomputed from the nonbasic ones.
+func (s *simplex) refactor(ctx context.Context) error {
+	m, n := s.m, s.n
+	s.eta.reset()
+	if cap(s.etaOf) < m {
+		s.etaOf, s.mark, s.rcount = make([]int, m), make([]bool, m), make([]int, m)
+	}
+	s.etaOf, s.mark, s.rcount = s.etaOf[:m], s.mark[:m], s.rcount[:m]
+	var structs []int
+	free := make([]bool, m) // rows not yet holding a basic variable
+	for i := range m {
+		s.etaOf[i] = -1
+		s.rcount[i] = 0
+		free[i] = true
+	}
+	for _, v := range s.head {
+		if v >= n {
+			free[v-n] = false
+		} else {
+			structs = append(structs, v)
+			for _, e := range s.col(v) {
+				s.rcount[e.row]++
+			}
+		}
+	}
+	slices.SortStableFunc(structs, func(a, b int) int { return len(s.col(a)) - len(s.col(b)) })
+	for i := range s.head {
+		s.head[i] = -1
+	}
+	for j := range s.where {
+		if j >= n && !free[j-n] {
+			s.where[j] = j - n
+			s.head[j-n] = j
+		} else {
+			s.where[j] = -1
+		}
+	}
+	v := s.w
+	clear(v)
+	var nz []int
+	for k, q := range structs {
+		if k%ctxColumns == ctxColumns-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		nz = nz[:0]
+		var amax float64
+		for _, e := range s.col(q) {
+			v[e.row] = e.val
+			nz = append(nz, e.row)
+			amax = math.Max(amax, math.Abs(e.val))
+			s.rcount[e.row]--
+		}
+		nz = s.eta.sparseFtran(v, nz, s.mark, s.etaOf, &s.heap)
+		var big float64
+		for _, i := range nz {
+			if free[i] {
+				big = math.Max(big, math.Abs(v[i]))
+			}
+		}
+		r := -1
+		if big > spxSingularTol*amax && big > 0 {
+			for _, i := range nz {
+				if !free[i] || math.Abs(v[i]) < spxMarkowitzTol*big {
+					continue
+				}
+				if r < 0 || s.rcount[i] < s.rcount[r] || (s.rcount[i] == s.rcount[r] && math.Abs(v[i]) > math.Abs(v[r])) {
+					r = i
+				}
+			}
+		}
+		if r >= 0 {
+			s.etaOf[r] = s.eta.len()
+			s.eta.push(r, v, nz)
+			free[r] = false
+			s.head[r] = q
+			s.where[q] = r
+		} else {
+			// Dependent: q leaves the basis where it stands.
+			s.x[q] = min(max(s.x[q], s.lo[q]), s.up[q])
+		}
+		for _, i := range nz {
+			v[i] = 0
+			s.mark[i] = false
+		}
+	}
+	for i := range m {
+		if free[i] {
+			s.head[i] = n + i
+			s.where[n+i] = i
+		}
+	}
+	s.fresh = true
+	s.factorLen = s.eta.len()
+	s.computeBasic()
+	return nil
+}
+
+// computeBasic sets the basic values from the nonbasic ones: x_B = -B⁻¹ N x_N.
+func (s *simplex) computeBasic() {
+	v := s.w
+	clear(v)
+	for j := range s.n {
+		if s.where[j] < 0 && s.x[j] != 0 {
+			for _, e := range s.col(j) {
+				v[e.row] -= e.val * s.x[j]
+			}
+		}
+	}
+	for i := range s.m {
+		if j := s.n + i; s.where[j] < 0 {
+			v[i] -= s.x[j]
+		}
+	}
+	s.eta.ftran(v)
+	for i, j := range s.head {
+		s.x[j] = v[i]
+	}
+	clear(v)
+}
+
+// infeasibility returns the phase-1 cost of basic variable j: -1 below its
+// lower bound, +1 above its upper bound, 0 within them.
+func (s *simplex) infeasibility(j int) float64 {
+	switch {
+	case s.x[j] < s.lo[j]-tol(s.lo[j]):
+		return -1
+	case s.x[j] > s.up[j]+tol(s.up[j]):
+		return 1
+	}
+	return 0
+}
+
+// duals sets s.y to B⁻ᵀ c_B for the phase's costs and reports whether the
+// basis is infeasible (phase 1).
+func (s *simplex) duals() (phase1 bool) {
+	for i, j := range s.head {
+		c := s.infeasibility(j)
+		s.cb[i] = c
+		if c != 0 {
+			phase1 = true
+		}
+	}
+	if !phase1 {
+		for i, j := range s.head {
+			s.cb[i] = s.cost[j]
+		}
+	}
+	copy(s.y, s.cb)
+	s.eta.btran(s.y)
+	return phase1
+}
+
+// reducedCost returns d_j = c_j − a_jᵀy for nonbasic j (c_j is 0 in phase 1).
+func (s *simplex) reducedCost(j int, phase1 bool) float64 {
+	if j >= s.n {
+		return -s.y[j-s.n]
+	}
+	d := 0.0
+	if !phase1 {
+		d = s.cost[j]
+	}
+	for _, e := range s.col(j) {
+		d -= e.val * s.y[e.row]
+	}
+	return d
+}
+
+// price chooses the entering variable and its direction (+1 up, -1 down),
+// or returns -1 when no reduced cost is worth entering.
+func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
+	q = -1
+	var best float64
+	for j := range s.n + s.m {
+		if s.where[j] >= 0 || s.rejected[j] == s.rejectEpoch {
+			continue
+		}
+		canUp, canDown := s.x[j] < s.up[j], s.x[j] > s.lo[j]
+		if !canUp && !canDown {
+			continue
+		}
+		d := s.reducedCost(j, phase1)
+		var dj float64
+		switch {
+		case d < 0 && canUp:
+			dj = 1
+		case d > 0 && canDown:
+			dj = -1
+		default:
+			continue
+		}
+		score := d * d / s.cnorm[j]
+		if score <= spxDualTol*spxDualTol {
+			continue
+		}
+		if bland {
+			return j, dj
+		}
+		if score > best {
+			q, dir, best = j, dj, score
+		}
+	}
+	return q, dir
+}
+
+// ratio is the Harris two-pass ratio test for entering variable q moving
+// in direction dir, with s.w = B⁻¹a_q. It returns the leaving position (-1
+// for a bound flip of q itself, or when nothing blocks), the step, and the
+// value the leaving variable takes; a NaN step means that the only pivot
+// is too small. With bland set it takes the textbook test, ties to the
+// smallest variable index.
+//
+// While bounds may be shifted, entries below the pivot tolerance do not
+// block: the variables they move past a bound have that bound shifted
+// (shiftBeyond). Only when nothing else blocks are they considered.
+func (s *simplex) ratio(q int, dir float64, bland bool) (r int, step, leaveAt float64) {
+	var wmax float64
+	for _, wi := range s.w {
+		wmax = max(wmax, math.Abs(wi))
+	}
+	ptol := s.pivotTol * max(1, wmax)
+	if s.shifting {
+		r, step, leaveAt = s.ratioAbove(q, dir, bland, ptol)
+		if r >= 0 || !math.IsInf(step, 1) {
+			return r, step, leaveAt
+		}
+	}
+	r, step, leaveAt = s.ratioAbove(q, dir, bland, spxZeroTol)
+	if r >= 0 && math.Abs(s.w[r]) < ptol {
+		return r, math.NaN(), 0
+	}
+	return r, step, leaveAt
+}
+
+// ratioAbove is the ratio test over the entries of s.w larger than zero.
+func (s *simplex) ratioAbove(q int, dir float64, bland bool, zero float64) (r int, step, leaveAt float64) {
+	room := math.Inf(1)
+	if dir > 0 {
+		room = s.up[q] - s.x[q]
+	} else if dir < 0 {
+		room = s.x[q] - s.lo[q]
+	}
+	// Pass 1: the blocking variables, and the smallest step to a bound
+	// relaxed by its tolerance.
+	s.cand = s.cand[:0]
+	bound := math.Inf(1)
+	for i, wi := range s.w {
+		if math.Abs(wi) <= zero {
+			continue
+		}
+		j := s.head[i]
+		delta := -dir * wi
+		b := s.target(j, delta)
+		if math.IsNaN(b) {
+			continue
+		}
+		s.cand = append(s.cand, blocker{i, b, delta})
+		relaxed := b + math.Copysign(tol(b), delta)
+		bound = min(bound, (relaxed-s.x[j])/delta)
+	}
+	// Pass 2: the largest pivot among those blocking within that step.
+	r, step = -1, math.Inf(1)
+	var pivot float64
+	for _, c := range s.cand {
+		j := s.head[c.pos]
+		t := max(0, (c.bound-s.x[j])/c.delta)
+		if bland {
+			if t < step || (t == step && r >= 0 && j < s.head[r]) {
+				r, step, leaveAt = c.pos, t, c.bound
+			}
+			continue
+		}
+		if t <= bound && math.Abs(c.delta) > pivot {
+			r, step, leaveAt, pivot = c.pos, t, c.bound, math.Abs(c.delta)
+		}
+	}
+	if room <= step || (r < 0 && !math.IsInf(room, 1)) {
+		return -1, room, 0
+	}
+	return r, step, leaveAt
+}
+
+// blocker is a basic variable that blocks the entering one: its position,
+// the bound it runs into and its change per unit step.
+type blocker struct {
+	pos          int
+	bound, delta float64
+}
+
+// target returns the bound that basic variable j runs into when it moves
+// by delta per unit step, or NaN when none: an infeasible variable blocks
+// where it becomes feasible, a feasible one at the bound ahead.
+func (s *simplex) target(j int, delta float64) float64 {
+	x, lo, up := s.x[j], s.lo[j], s.up[j]
+	if delta > 0 {
+		switch {
+		case x < lo-tol(lo):
+			return lo
+		case x > up+tol(up) || math.IsInf(up, 1):
+			return math.NaN()
+		}
+		return up
+	}
+	switch {
+	case x > up+tol(up):
+		return up
+	case x < lo-tol(lo) || math.IsInf(lo, -1):
+		return math.NaN()
+	}
+	return lo
+}
+
+// shift records a variable's bounds before a shift.
+type shift struct {
+	j      int
+	lo, up float64
+}
+
+// shiftBeyond moves a bound of basic variable j, feasible before the last
+// step, to its value when the step took it past that bound (through an
+// entry too small to pivot on).
+func (s *simplex) shiftBeyond(j int) {
+	x := s.x[j]
+	below, above := x < s.lo[j]-tol(s.lo[j]), x > s.up[j]+tol(s.up[j])
+	if !below && !above {
+		return
+	}
+	if !s.isShifted[j] {
+		s.isShifted[j] = true
+		s.shifts = append(s.shifts, shift{j, s.lo[j], s.up[j]})
+	}
+	if below {
+		s.lo[j] = x
+	} else {
+		s.up[j] = x
+	}
+}
+
+// unshift restores every shifted bound; nonbasic variables move inside
+// them, so the basic values must be recomputed. It reports whether there
+// was a shift.
+func (s *simplex) unshift() bool {
+	if len(s.shifts) == 0 {
+		return false
+	}
+	for _, sh := range s.shifts {
+		j := sh.j
+		s.lo[j], s.up[j] = sh.lo, sh.up
+		s.isShifted[j] = false
+		if s.where[j] < 0 {
+			s.x[j] = min(max(s.x[j], sh.lo), sh.up)
+		}
+	}
+	s.shifts = s.shifts[:0]
+	s.fresh = false
+	return true
+}
+
+// run iterates from the current basis until optimal, infeasible or
+// unbounded, or until ctx ends or maxIter (0: no bound) iterations pass.
+func (s *simplex) run(ctx context.Context, maxIter int) (spxOutcome, error) {
+	if len(s.isShifted) < s.n+s.m {
+		s.isShifted = make([]bool, s.n+s.m)
+	}
+	s.shifting = true
+	out, err := s.iterate(ctx, maxIter)
+	s.unshift()
+	return out, err
+}
+
+// maxUnshifts is how many times a run restores shifted bounds before it
+// stops shifting them.
+const maxUnshifts = 3
+
+// iterate is run's loop.
+func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) {
+	unshifts := 0
+	if !s.fresh {
+		if err := s.refactor(ctx); err != nil {
+			return spxStopped, err
+		}
+	}
+	stuckCap := s.iters + 50*(s.n+s.m) + 100000
+	degenerate := 0
+	for k := 0; ; k++ {
+		if k%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return spxStopped, err
+			}
+		}
+		if maxIter > 0 && s.iters >= maxIter {
+			return spxIterationLimit, nil
+		}
+		if s.iters >= stuckCap {
+			return spxStuck, nil
+		}
+		if !s.fresh && s.updates() >= refactorEvery {
+			if err := s.refactor(ctx); err != nil {
+				return spxStopped, err
+			}
+		}
+		phase1 := s.duals()
+		bland := degenerate >= blandAfter
+		q, dir := s.price(phase1, bland)
+		if q < 0 {
+			if !s.fresh {
+				// Confirm on a fresh factor and recomputed values.
+				if err := s.refactor(ctx); err != nil {
+					return spxStopped, err
+				}
+				s.rejectEpoch++
+				continue
+			}
+			if s.anyRejected() {
+				if s.pivotTol > spxMinPivotTol {
+					// Accept smaller pivots rather than stop.
+					s.pivotTol = max(s.pivotTol/100, spxMinPivotTol)
+					s.rejectEpoch++
+					continue
+				}
+				if phase1 {
+					return spxStuck, nil
+				}
+				// Only unusable columns improve: optimal within
+				// the tolerances (finish checks feasibility).
+			}
+			if phase1 {
+				return spxInfeasible, nil
+			}
+			if s.unshift() {
+				// Optimal for the shifted bounds: restore them and go
+				// on from there, without further shifts after a few
+				// rounds.
+				unshifts++
+				s.shifting = unshifts < maxUnshifts
+				continue
+			}
+			return spxOptimal, nil
+		}
+		clear(s.w)
+		s.column(q, s.w)
+		s.eta.ftran(s.w)
+		r, step, leaveAt := s.ratio(q, dir, bland)
+		if r < 0 && math.IsInf(step, 1) {
+			switch {
+			case !s.fresh:
+				// Retry on a fresh factor.
+				if err := s.refactor(ctx); err != nil {
+					return spxStopped, err
+				}
+				continue
+			case phase1:
+				// Phase 1 always has a blocking variable in exact
+				// arithmetic: this column is numerically unreliable.
+				s.rejected[q] = s.rejectEpoch
+				continue
+			}
+			return spxUnbounded, nil
+		}
+		if math.IsNaN(step) {
+			s.rejected[q] = s.rejectEpoch
+			continue
+		}
+		s.iters++
+		if step == 0 {
+			degenerate++
+		} else {
+			degenerate = 0
+		}
+		s.x[q] += dir * step
+		if step != 0 {
+			for i, wi := range s.w {
+				if wi == 0 {
+					continue
+				}
+				j := s.head[i]
+				feasible := s.shifting && s.infeasibility(j) == 0
+				s.x[j] -= dir * wi * step
+				if feasible {
+					s.shiftBeyond(j)
+				}
+			}
+		}
+		if r < 0 {
+			continue // q moved to its other bound
+		}
+		out := s.head[r]
+		s.x[out] = leaveAt
+		s.where[out] = -1
+		s.head[r] = q
+		s.where[q] = r
+		s.eta.push(r, s.w, nil)
+		s.fresh = false
+		s.rejectEpoch++
+		s.pivotTol = spxPivotTol
+	}
+}
+
+// anyRejected reports whether a column is marked rejected in this epoch.
+func (s *simplex) anyRejected() bool {
+	for _, e := range s.rejected {
+		if e == s.rejectEpoch {
+			return true
+		}
+	}
+	return false
+}
+
+// updates returns the number of pivots since the last refactorisation.
+func (s *simplex) updates() int { return s.eta.len() - s.factorLen }
