@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel
+reproduce: deps reproduce-gavel reproduce-gandiva-fair
 
 # Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
 # docs/reproduction/.
@@ -43,3 +43,11 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
 	$(SIMULATE) -experiment gavel-fig15 -jobs 9000 -measure 4000:5000 -seeds 1 -rates 2,4,5,5.6,6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
+
+# Gandiva_fair's evaluation (Figures 6, 7, 8, 10, 11), under a minute on 2
+# cores; outputs and plots go to docs/reproduction/.
+reproduce-gandiva-fair: deps
+	@mkdir -p docs/reproduction
+	$(SIMULATE) -experiment gandiva-fair-fig6 | tee docs/reproduction/gandiva-fair-fig6.txt
+	$(SIMULATE) -experiment gandiva-fair-fig7 | tee docs/reproduction/gandiva-fair-fig7.txt
+	$(SIMULATE) -experiment gandiva-fair-trading | tee docs/reproduction/gandiva-fair-trading.txt

@@ -36,6 +36,9 @@ import (
 // Cost: per round, the scheduler's cost plus O(E log E + P·gang) for E
 // events and P placements; O(n log n) for the metrics of n jobs.
 func Run(ctx context.Context, w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (*Result, error) {
+	if s == nil {
+		return nil, gpufair.Invalid("Scheduler", "", gpufair.ErrEmpty, "nil scheduler")
+	}
 	r, err := newRun(w, c, s, set)
 	if err != nil {
 		return nil, err
@@ -103,7 +106,7 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 		return nil, err
 	}
 	r := &run{sched: s, cluster: c, types: w.Types}
-	if s != nil {
+	if s != nil { // Ideal runs without one
 		r.name = s.Name()
 	}
 	if set != nil {
@@ -111,6 +114,13 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	}
 	if err := r.checkSettings(len(w.Jobs)); err != nil {
 		return nil, err
+	}
+	for i := range w.Jobs {
+		// Rounds are counted in an int: a job arriving at 1e22 s made the
+		// count overflow and the run loop forever.
+		if j := &w.Jobs[i]; j.Arrival/r.set.Round > maxRounds {
+			return nil, gpufair.Invalid("Jobs.Arrival", string(j.ID), gpufair.ErrTooLarge, "arrival %v s is more than %v rounds of %v s away", j.Arrival, float64(maxRounds), r.set.Round)
+		}
 	}
 	var err error
 	if r.count, err = typeCounts(c, w.Types, "Workload.Types"); err != nil {
@@ -143,6 +153,10 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	}
 	return r, nil
 }
+
+// maxRounds bounds the round a job may arrive in (2^52: round numbers and
+// their start times stay exact).
+const maxRounds = 1 << 52
 
 func (r *run) checkSettings(n int) error {
 	s := &r.set
