@@ -27,7 +27,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-gandiva-fair
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair
 
 # Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
 # docs/reproduction/.
@@ -43,6 +43,14 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
 	$(SIMULATE) -experiment gavel-fig15 -jobs 9000 -measure 4000:5000 -seeds 1 -rates 2,4,5,5.6,6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
+
+# OEF's evaluation (section 6), about 10 minutes on 2 cores; outputs go to
+# docs/reproduction/.
+reproduce-oef: deps
+	$(SIMULATE) -experiment oef-throughput -jobs 200 -seeds 3 | tee docs/reproduction/oef-throughput.txt
+	$(SIMULATE) -experiment oef-fairness | tee docs/reproduction/oef-fairness.txt
+	$(SIMULATE) -experiment oef-profiling -jobs 200 | tee docs/reproduction/oef-profiling.txt
+	$(SIMULATE) -experiment oef-jct -jobs 1000 -rate 3 -seeds 3 | tee docs/reproduction/oef-jct.txt
 
 # Gandiva_fair's evaluation (Figures 6, 7, 8, 10, 11), under a minute on 2
 # cores; outputs and plots go to docs/reproduction/.

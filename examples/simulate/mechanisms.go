@@ -95,6 +95,9 @@ func mechanisms() []mechanism {
 		{"srtf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
 		}},
+		{"srsf", func(e *env) (round.Scheduler, error) {
+			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round, Service: true})
+		}},
 		gandivaFair("gandiva-fair", false),
 		gandivaFair("gandiva-fair-trading", true),
 	}
