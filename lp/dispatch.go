@@ -115,6 +115,10 @@ func finish(m *Model, sol *Solution, set Settings) (*Solution, error) {
 	for j, c := range m.obj {
 		sol.Objective += c * sol.X[j]
 	}
+	if math.IsNaN(sol.Objective) || math.IsInf(sol.Objective, 0) {
+		sol.Status = NumericalFailure
+		return sol, fmt.Errorf("%w: the objective at the solution overflows float64 (%v)", ErrNumerical, sol.Objective)
+	}
 	v := worstViolation(m, sol.X)
 	sol.MaxViolation = v.amount
 	if v.amount > set.FeasibilityTol {
