@@ -80,6 +80,9 @@ func (a *Allocation) Utilities(vals []Valuation) []float64 {
 // right length per row, finite non-negative amounts (within FeasTol) and no
 // type used beyond its count (within FeasTol, relative to the count).
 func (a *Allocation) Validate(c Capacity) error {
+	if a == nil {
+		return gpufair.Invalid("Allocation", "", gpufair.ErrEmpty, "nil allocation")
+	}
 	if err := c.Validate(); err != nil {
 		return err
 	}

@@ -122,10 +122,11 @@ type OEFSettings struct {
 //   - non-cooperative: progressive filling. All users share one level t,
 //     raised until the cluster is used, except users a cap holds lower;
 //     a user below the top level cannot gain without another user losing
-//     (and holds its cap). With no cap binding it is (9).
+//     (TestOEFCappedNonCooperative). With no cap binding it is (9).
 //   - cooperative: maximise throughput subject to capped envy-freeness
 //     (v does not prefer u's bundle scaled to v's own demand, by
-//     min(1, ĉ_v/ĉ_u), ĉ the caps per unit of weight, at most the cluster)
+//     min(1, ĉ_v/ĉ_u), ĉ the caps per unit of weight, at most the cluster
+//     per unit of the smallest weight)
 //     and capped sharing incentive (v values its bundle at least as much as
 //     its best cap_v GPUs of an equal split, m·π_v/W), rows the LP states,
 //     as with caps envy-freeness no longer implies it. Capped envy-freeness
@@ -168,6 +169,9 @@ type OEFSettings struct {
 // share a few job types (4,096 users of 26 job types in about 13 ms), and,
 // with distinct rows, about 0.16 s at 256 users × 3 types (the full model:
 // 3.6 s), 7 s at 1,024 × 3, 0.1 s at 1,024 × 2; 1,024 × 10 is out of reach.
+// Caps split classes by cap per unit of weight: 1,000 users × 10 types of
+// 26 job types take about 26 ms cooperative, 15 ms non-cooperative with
+// one job a user, 0.2 s and 0.1 s with 1 to 4.
 type OEF struct {
 	Mode OEFMode
 	// DemandCaps caps every tenant at the GPUs its jobs can run at once:

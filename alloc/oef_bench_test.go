@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/lp"
@@ -48,6 +50,16 @@ func oefBenchProblem(b *testing.B, users, types, jobTypes int, seed uint64) *all
 	return oefUsersProblem(b, count, weights, rates)
 }
 
+// cpuTime returns the process's CPU time, user and system: on a shared
+// machine it varies far less with the load than wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func benchOEF(b *testing.B, mode alloc.OEFMode, method alloc.OEFMethod, users, types, jobTypes int) {
 	b.Run(fmt.Sprintf("users=%d/types=%d/jobtypes=%d/%v", users, types, jobTypes, method), func(b *testing.B) {
 		p := oefBenchProblem(b, users, types, jobTypes, 1)
@@ -55,11 +67,13 @@ func benchOEF(b *testing.B, mode alloc.OEFMode, method alloc.OEFMethod, users, t
 		if _, err := pol.Allocate(context.Background(), p); err != nil {
 			b.Fatal(err)
 		}
+		cpu := cpuTime()
 		for b.Loop() {
 			if _, err := pol.Allocate(context.Background(), p); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 	})
 }
 
@@ -118,6 +132,85 @@ func BenchmarkLPBackendsOEF(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			})
+		}
+	}
+}
+
+// oefCappedBenchProblem is oefBenchProblem with 1 to 4 one-GPU jobs per
+// user (its job type's row each), so that demand caps of 1 to 4 GPUs bind
+// for some users and not others: about a GPU per two users, two jobs per
+// user on average.
+func oefCappedBenchProblem(b *testing.B, users, types, jobTypes int, seed uint64) *alloc.Problem {
+	p := oefBenchProblem(b, users, types, jobTypes, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	var jobs []alloc.Job
+	for _, j := range p.Jobs {
+		n := 1 + r.IntN(4)
+		for c := range n {
+			jobs = append(jobs, alloc.Job{ID: alloc.JobID(fmt.Sprintf("%s-%d", j.ID, c)), Owner: j.Owner, Gang: 1, Weight: 1})
+		}
+	}
+	row := map[alloc.TenantID][]float64{}
+	for i, j := range p.Jobs {
+		row[j.Owner] = p.Throughputs.Row(i)
+	}
+	for i := range jobs {
+		jobs[i].Rates = row[jobs[i].Owner]
+	}
+	q, err := alloc.NewJobProblem(p.Capacity, p.Tenants, jobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return q
+}
+
+// BenchmarkOEFCapped measures OEF with demand caps at 1,000 users × 10
+// types sharing 26 job types: the instance of BenchmarkOEFCooperative's
+// last rows (one one-GPU job per user, so a cap of one GPU, binding for
+// users owed more) and one with 1 to 4 jobs per user
+// (oefCappedBenchProblem), where caps per unit of weight take six values
+// and the classes, (job type, cap per unit of weight), triple. Both modes:
+// cooperative (capped envy rows and sharing floors, by envy-row
+// generation) and non-cooperative (progressive filling). It checks the
+// caps and reports the users held at their cap.
+func BenchmarkOEFCapped(b *testing.B) {
+	for _, mode := range []alloc.OEFMode{alloc.Cooperative, alloc.NonCooperative} {
+		for _, jobs := range []string{"1", "1-4"} {
+			b.Run(fmt.Sprintf("users=1000/types=10/jobtypes=26/jobs=%s/%v", jobs, mode), func(b *testing.B) {
+				p := oefBenchProblem(b, 1000, 10, 26, 1)
+				if jobs != "1" {
+					p = oefCappedBenchProblem(b, 1000, 10, 26, 1)
+				}
+				pol := alloc.OEF{Mode: mode, DemandCaps: true}
+				a, err := pol.Allocate(context.Background(), p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				capped := 0
+				for u, t := range p.Tenants {
+					var held, demand float64
+					for i, j := range p.Jobs {
+						if j.Owner == t.ID {
+							held += sum(a.GPUs[i])
+							demand += float64(j.Gang)
+						}
+					}
+					if held > demand+oefTol {
+						b.Fatalf("tenant %d holds %v GPUs, demand %v", u, held, demand)
+					}
+					if held >= demand-oefTol {
+						capped++
+					}
+				}
+				cpu := cpuTime()
+				for b.Loop() {
+					if _, err := pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(capped), "users-at-cap")
+				b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}

@@ -355,3 +355,42 @@ func ones(n int) []float64 {
 	}
 	return v
 }
+
+// TestOEFDeclaredJobTypes: declaring a type for jobs whose rows already
+// match changes nothing; a declared type that mixes rows is one virtual
+// user, and a job of it never receives a type it has a zero rate on.
+func TestOEFDeclaredJobTypes(t *testing.T) {
+	ctx := context.Background()
+	same := oefProblem(t, []float64{2, 2}, nil, []oefJob{{0, []float64{1, 2}}, {0, []float64{1, 2}}, {1, []float64{1, 5}}})
+	for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
+		want := allocateOEF(t, same, mode, alloc.OEFStructured)
+		got, err := alloc.OEF{Mode: mode, JobTypes: map[alloc.JobID]string{"j1": "x", "j2": "x"}}.Allocate(ctx, same)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.GPUs {
+			for k := range want.GPUs[i] {
+				if !oefApprox(want.GPUs[i][k], got.GPUs[i][k]) {
+					t.Errorf("OEF %v: job %d type %d: %v declared, %v inferred", mode, i, k, got.GPUs[i][k], want.GPUs[i][k])
+				}
+			}
+		}
+	}
+	// u1's jobs: one runs only on type 1. Declared one type, u1 is one
+	// virtual user of weight 1 and non-cooperative OEF levels it with u2.
+	mixed := oefProblem(t, []float64{2, 2}, nil, []oefJob{{0, []float64{1, 2}}, {0, []float64{0, 3}}, {1, []float64{1, 5}}})
+	a, err := alloc.OEF{Mode: alloc.NonCooperative, JobTypes: map[alloc.JobID]string{"j1": "x", "j2": "x"}}.Allocate(ctx, mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GPUs[1][0] != 0 {
+		t.Errorf("job j2 holds %v of type 0, where its rate is 0", a.GPUs[1][0])
+	}
+	// The declared speedups: type 0 is j1's alone, 1; type 1 the mean of
+	// j1's 2 and j2's 1 (its slowest usable type), 1.5.
+	u1 := a.GPUs[0][0] + a.GPUs[1][0] + 1.5*(a.GPUs[0][1]+a.GPUs[1][1])
+	u2 := a.GPUs[2][0] + 5*a.GPUs[2][1]
+	if !oefApprox(u1, u2) {
+		t.Errorf("declared u1's level %v, u2's %v: want equal", u1, u2)
+	}
+}

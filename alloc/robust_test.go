@@ -137,3 +137,31 @@ func TestAllocateNil(t *testing.T) {
 		t.Errorf("(*Problem)(nil).Validate() = %v, want ErrEmpty", err)
 	}
 }
+
+// TestNilArguments: nil arguments to exported functions panicked.
+func TestNilArguments(t *testing.T) {
+	p := robustProblem(t, 1)
+	steps := make([]float64, len(p.Jobs))
+	for i := range steps {
+		steps[i] = 1
+	}
+	if _, err := (FinishTimeFairness{RemainingSteps: steps}).Rho(p, nil); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("Rho(p, nil) error = %v, want ErrEmpty", err)
+	}
+	if _, err := NewPlacementProblem(nil, p.Throughputs, []float64{0, 0, 0}); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("NewPlacementProblem(nil, ...) error = %v, want ErrEmpty", err)
+	}
+	var a *Allocation
+	if err := a.Validate(p.Capacity); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("(*Allocation)(nil).Validate() = %v, want ErrEmpty", err)
+	}
+}
+
+// TestHugeCounts: counts of 1e308 passed validation, then max-min, water
+// filling, hierarchical and space sharing panicked.
+func TestHugeCounts(t *testing.T) {
+	c := Capacity{Types: []topology.GPUType{"a", "b"}, Count: []float64{1e308, 1e308}}
+	if err := c.Validate(); !errors.Is(err, gpufair.ErrTooLarge) {
+		t.Errorf("Validate() = %v, want ErrTooLarge", err)
+	}
+}

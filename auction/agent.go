@@ -31,11 +31,13 @@ type Agent interface {
 	// (+Inf for an app with work left that holds nothing: see Arbiter for
 	// how the arbiter prices that).
 	Rho(ctx context.Context, now time.Time, c topology.Cluster, held []int) (float64, error)
-	// Wants reports whether the app would put one more GPU of server s to
-	// use, holding held: the test of work conservation, asked for each
-	// GPU no bid won. It must be quick, must not block and must not
-	// modify held.
-	Wants(held []int, s int) bool
+	// Wants returns the GPUs of free (a count per server, within free) that
+	// the app would put to use at once, holding held, or nil if none: the
+	// smallest bundle that lets it run more (one GPU for an elastic app,
+	// what completes a gang for a rigid one). It is how the arbiter hands
+	// out leftovers and payments, and the test of work conservation. It
+	// must be quick, must not block and must not modify its arguments.
+	Wants(held, free []int) []int
 }
 
 // RhoAgent is an Agent for an app whose rho the caller can compute for any
@@ -63,13 +65,21 @@ func (a RhoAgent) Rho(_ context.Context, now time.Time, c topology.Cluster, held
 	return a.RhoAt(now, ftf.Placement{GPUs: total(held), Locality: c.LocalityOfCounts(held)})
 }
 
-// Wants reports whether the app holds fewer than Bids.Demand GPUs (any
-// number without a demand) and can use server s (Bids.Usable).
-func (a RhoAgent) Wants(held []int, s int) bool {
-	if a.Bids == nil {
-		return true
+// Wants returns one GPU of the first server of free it can use
+// (Bids.Usable), while it holds fewer than Bids.Demand GPUs (any number
+// without a demand).
+func (a RhoAgent) Wants(held, free []int) []int {
+	if a.Bids != nil && a.Bids.Demand > 0 && total(held) >= a.Bids.Demand {
+		return nil
 	}
-	return (a.Bids.Demand == 0 || total(held) < a.Bids.Demand) && (a.Bids.Usable == nil || a.Bids.Usable(s))
+	for s, n := range free {
+		if n > 0 && (a.Bids == nil || a.Bids.Usable == nil || a.Bids.Usable(s)) {
+			out := make([]int, len(free))
+			out[s] = 1
+			return out
+		}
+	}
+	return nil
 }
 
 // callAgents calls f(ctx, i) for i in [0, n), all at once, and returns

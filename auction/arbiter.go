@@ -72,7 +72,10 @@ type ArbiterSettings struct {
 // of g GPUs is granted ⌊c_i·g⌋ GPUs and one more with probability
 // c_i·g − ⌊c_i·g⌋ (drawn from the arbiter's source), so that the app keeps
 // c_i·g GPUs in expectation; it keeps those on the servers where its row is
-// densest, which keeps its locality.
+// densest, which keeps its locality. If the app cannot use that part of
+// the row (its agent prices it at +Inf: a rigid gang cut short), it keeps
+// the whole row with probability c_i and none of it otherwise: c_i·g GPUs
+// in expectation still.
 //
 // Work conservation. Themis calls the multi-round scheme work-conserving
 // because leftovers are given away (section 3.3.2), but when no app outside

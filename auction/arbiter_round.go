@@ -123,6 +123,12 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 		agentCtx, cancel = context.WithDeadline(ctx, start.Add(time.Duration(agentShare*float64(a.set.Budget))))
 		defer cancel()
 	}
+	roundCtx := ctx // for the agents' calls after the auction
+	if a.set.Budget > 0 {
+		var cancel context.CancelFunc
+		roundCtx, cancel = context.WithDeadline(ctx, start.Add(a.set.Budget))
+		defer cancel()
+	}
 	if err := a.rank(ctx, agentCtx, r); err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func (a *Arbiter) Advance(ctx context.Context, now time.Time) (*Round, error) {
 		r.Outcome, r.Partial, leftover = out, out.Partial, out.Leftover
 		for i, b := range r.Bids {
 			if out.Row[i] >= 0 {
-				pool = append(pool, a.grantWon(r, b.App, b.Table.Rows[out.Row[i]].Counts, out.Keep[i])...)
+				pool = append(pool, a.grantWon(roundCtx, r, b.App, b.Table.Rows[out.Row[i]].Counts, out.Keep[i])...)
 			}
 		}
 	}
@@ -380,7 +386,7 @@ type spare struct {
 
 // grantWon leases app the part of its winning row counts it keeps for c
 // (see Arbiter) and returns the rest, its payment.
-func (a *Arbiter) grantWon(r *Round, app string, counts []int, c float64) []spare {
+func (a *Arbiter) grantWon(ctx context.Context, r *Round, app string, counts []int, c float64) []spare {
 	g := total(counts)
 	x := c * float64(g)
 	k := int(math.Floor(x))
@@ -388,6 +394,48 @@ func (a *Arbiter) grantWon(r *Round, app string, counts []int, c float64) []spar
 		k++
 	}
 	k = min(k, g)
+	kept := a.keptCounts(app, counts, k)
+	if k > 0 && k < g && !a.usable(ctx, app, kept) {
+		// The app cannot use part of the row (a rigid gang): it keeps the
+		// whole row with probability c, c·g GPUs in expectation still.
+		k = 0
+		if a.rng.Float64() < c {
+			k = g
+		}
+		kept = a.keptCounts(app, counts, k)
+	}
+	var pay []spare
+	for s, n := range counts {
+		for range n - kept[s] {
+			pay = append(pay, spare{server: s, payer: app})
+		}
+	}
+	st := a.apps[app]
+	gpus := a.leaseCounts(app, Won, kept)
+	if len(gpus) > 0 {
+		st.lastWon = r.At
+	}
+	r.Grants = append(r.Grants, Grant{App: app, Kind: Won, GPUs: gpus, From: r.At, Until: r.At.Add(a.set.Lease), Keep: c})
+	return pay
+}
+
+// usable reports whether app's agent gives a finite rho for holding what
+// it holds plus kept; a failing or late agent counts as no.
+func (a *Arbiter) usable(ctx context.Context, app string, kept []int) bool {
+	st := a.apps[app]
+	held := slices.Clone(st.held)
+	for s, n := range kept {
+		held[s] += n
+	}
+	rho, errs := callAgents(ctx, 1, func(ctx context.Context, _ int) (float64, error) {
+		return st.agent.Rho(ctx, a.now, a.c, held)
+	})
+	return errs[0] == nil && rho[0] > 0 && !math.IsInf(rho[0], 1)
+}
+
+// keptCounts returns k GPUs of the row counts: the densest servers of the
+// row first, then where app holds most, which keeps its locality.
+func (a *Arbiter) keptCounts(app string, counts []int, k int) []int {
 	// Densest servers of the row first, then where it holds most.
 	st := a.apps[app]
 	servers := make([]int, 0, len(counts))
@@ -403,25 +451,17 @@ func (a *Arbiter) grantWon(r *Round, app string, counts []int, c float64) []spar
 		return cmp.Compare(st.held[y], st.held[x])
 	})
 	kept := make([]int, len(counts))
-	var pay []spare
 	for _, s := range servers {
 		n := min(counts[s], k)
 		kept[s], k = n, k-n
-		for range counts[s] - n {
-			pay = append(pay, spare{server: s, payer: app})
-		}
 	}
-	gpus := a.leaseCounts(app, Won, kept)
-	if len(gpus) > 0 {
-		st.lastWon = r.At
-	}
-	r.Grants = append(r.Grants, Grant{App: app, Kind: Won, GPUs: gpus, From: r.At, Until: r.At.Add(a.set.Lease), Keep: c})
-	return pay
+	return kept
 }
 
-// giveAway leases each GPU of pool, in order, to an app drawn at random
-// among the apps not invited that want it, or failing that (a Spare) among
-// the invited apps but its payer that want it; a GPU no app wants stays
+// giveAway hands out the GPUs of pool, a bundle at a time: to an app drawn
+// at random among the apps not invited that want a bundle of them
+// (Agent.Wants), or failing that (Spare) among the invited apps that want
+// one of the GPUs that are not their own payment; GPUs no app wants stay
 // free.
 func (a *Arbiter) giveAway(r *Round, pool []spare, uninvited map[string]bool) {
 	if len(pool) == 0 {
@@ -434,45 +474,94 @@ func (a *Arbiter) giveAway(r *Round, pool []spare, uninvited map[string]bool) {
 	}
 	index := map[key]int{}
 	apps := a.Apps()
-	var cands []string
-	for _, p := range pool {
-		kind := Leftover
-		if p.payer != "" {
-			kind = Payment
-		}
-		cands = cands[:0]
-		for _, id := range apps {
-			if uninvited[id] && a.apps[id].agent.Wants(a.apps[id].held, p.server) {
-				cands = append(cands, id)
+	// free returns the pool's GPUs per server, less those app paid.
+	free := func(app string) []int {
+		out := make([]int, len(a.slots))
+		for _, p := range pool {
+			if p.payer != app || app == "" {
+				out[p.server]++
 			}
 		}
-		if len(cands) == 0 {
-			kind = Spare
+		return out
+	}
+	type want struct {
+		app    string
+		bundle []int
+	}
+	var cands []want
+	for len(pool) > 0 {
+		cands = cands[:0]
+		all := free("")
+		for _, id := range apps {
+			if uninvited[id] {
+				if b := a.apps[id].agent.Wants(a.apps[id].held, all); fits(b, all) {
+					cands = append(cands, want{id, b})
+				}
+			}
+		}
+		isSpare := len(cands) == 0
+		if isSpare {
 			for _, id := range apps {
-				if !uninvited[id] && id != p.payer && a.apps[id].agent.Wants(a.apps[id].held, p.server) {
-					cands = append(cands, id)
+				if f := free(id); !uninvited[id] {
+					if b := a.apps[id].agent.Wants(a.apps[id].held, f); fits(b, f) {
+						cands = append(cands, want{id, b})
+					}
 				}
 			}
 		}
 		if len(cands) == 0 {
-			continue
+			return
 		}
-		to := cands[a.rng.IntN(len(cands))]
-		one := make([]int, len(a.slots))
-		one[p.server] = 1
-		gpus := a.leaseCounts(to, kind, one)
-		k := key{to, kind, p.payer}
-		i, ok := index[k]
-		if !ok {
-			i = len(r.Grants)
-			index[k] = i
-			r.Grants = append(r.Grants, Grant{App: to, Kind: kind, From: r.At, Until: r.At.Add(a.set.Lease), Payer: p.payer})
+		w := cands[a.rng.IntN(len(cands))]
+		for s, n := range w.bundle {
+			for ; n > 0; n-- {
+				// The bundle's GPU on s: a leftover first, then a payment
+				// not its own.
+				i := slices.IndexFunc(pool, func(p spare) bool { return p.server == s && p.payer == "" })
+				if i < 0 {
+					i = slices.IndexFunc(pool, func(p spare) bool { return p.server == s && p.payer != w.app })
+				}
+				p := pool[i]
+				pool = slices.Delete(pool, i, i+1)
+				kind := Leftover
+				switch {
+				case isSpare:
+					kind = Spare
+				case p.payer != "":
+					kind = Payment
+				}
+				one := make([]int, len(a.slots))
+				one[s] = 1
+				gpus := a.leaseCounts(w.app, kind, one)
+				k := key{w.app, kind, p.payer}
+				g, ok := index[k]
+				if !ok {
+					g = len(r.Grants)
+					index[k] = g
+					r.Grants = append(r.Grants, Grant{App: w.app, Kind: kind, From: r.At, Until: r.At.Add(a.set.Lease), Payer: p.payer})
+				}
+				r.Grants[g].GPUs = append(r.Grants[g].GPUs, gpus...)
+			}
 		}
-		r.Grants[i].GPUs = append(r.Grants[i].GPUs, gpus...)
 	}
 	for i := range r.Grants {
 		topology.SortGPUs(r.Grants[i].GPUs)
 	}
+}
+
+// fits reports whether bundle is a non-empty bundle within free.
+func fits(bundle, free []int) bool {
+	if len(bundle) != len(free) {
+		return false
+	}
+	n := 0
+	for s, k := range bundle {
+		if k < 0 || k > free[s] {
+			return false
+		}
+		n += k
+	}
+	return n > 0
 }
 
 // leaseCounts leases app counts[s] of the lowest free slots of each server

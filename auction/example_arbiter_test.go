@@ -80,8 +80,8 @@ func ExampleArbiter() {
 	// t=0s: 6 GPUs offered to [inception resnet]
 	//   inception won      2 GPUs 0s..10m0s (c = 0.825)
 	//   resnet    won      2 GPUs 0s..10m0s (c = 0.765)
-	//   vgg       payment  1 GPUs 0s..10m0s from inception
 	//   vgg       payment  1 GPUs 0s..10m0s from resnet
+	//   vgg       payment  1 GPUs 0s..10m0s from inception
 	// t=10m0s: 6 GPUs offered to [vgg resnet]
 	//   vgg       won      2 GPUs 10m0s..20m0s (c = 0.883)
 	//   resnet    won      3 GPUs 10m0s..20m0s (c = 1)

@@ -133,7 +133,7 @@ func workload(n, clusterGPUs int, seed uint64) []*simApp {
 // minutes. For each f: the worst finish-time fairness rho over the apps and
 // the GPU time they held (mean over the three).
 //
-// Against the paper's Figure 19: max rho falls as f rises, from 1.9 at
+// Against the paper's Figure 19: max rho falls as f rises, from 2.0 at
 // f = 0 to 1.0 at f = 0.8, as the paper finds; but here f = 1 is as good
 // (0.97) where the paper sees it 1.5× worse, and GPU time is flat (43-47
 // GPU-hours) instead of falling with f. Three small workloads, not the
@@ -142,7 +142,7 @@ func workload(n, clusterGPUs int, seed uint64) []*simApp {
 // The last two columns add ArbiterSettings.Patience = 2, the starvation
 // guard: an app that held nothing after two rounds is invited and served
 // before the next auction. It helps only at f = 0; at f >= 0.4 it raises
-// max rho (1.4-1.5 against 1.0-1.5), since serving overdue apps whole
+// max rho (1.4-1.6 against 1.0-1.5), since serving overdue apps whole
 // takes the offer from apps the ranking put first.
 func ExampleArbiter_filterSweep() {
 	var c topology.Cluster
@@ -178,10 +178,10 @@ func ExampleArbiter_filterSweep() {
 	}
 	// Output:
 	// f  max rho per workload   mean  GPU-hours | Patience 2: max rho  GPU-hours
-	//  0.0    1.5  2.36  1.83    1.9         47 |                1.73       42.2
-	//  0.2   1.02  1.47  1.91   1.46       46.1 |                1.53       41.6
-	//  0.4    1.3  1.58  1.64   1.51       43.8 |                1.43       40.8
-	//  0.6  0.649  1.41  1.53    1.2       42.8 |                1.45       41.9
-	//  0.8  0.906   0.9  1.21      1       45.1 |                1.49       42.1
+	//  0.0    1.5  2.22  2.17   1.96       47.6 |                1.68       42.8
+	//  0.2   1.02  1.87  2.04   1.65       46.7 |                1.65       41.5
+	//  0.4    1.3   1.4  1.64   1.45       43.8 |                1.62       41.7
+	//  0.6  0.649  1.41  1.53    1.2       42.8 |                1.51       42.7
+	//  0.8  0.906   0.9  1.19  0.997       45.2 |                1.49       42.1
 	//  1.0  0.915 0.947  1.04  0.969       46.7 |                1.37       42.6
 }

@@ -1,11 +1,11 @@
 package auction
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/gpufair/gpufair"
@@ -25,38 +25,46 @@ const unknownWork = 1e15
 
 // ThemisSettings tune a Themis scheduler. A nil *ThemisSettings means the
 // zero value: 6-minute decisions, the arbiter's defaults (10-minute GPU
-// leases, f = 0, no starvation guard), and gangs as fast spread over
-// servers as on one.
+// leases, f = 0, no budget, no starvation guard), and gangs as fast spread
+// over servers as on one.
 type ThemisSettings struct {
 	// Round is the lease of each decision, in seconds; 0 means
 	// DefaultRound. The arbiter runs once per decision, so a GPU lease
 	// that ends within a round is released at the next decision: keep
 	// Round no longer than Arbiter.Lease.
 	Round float64
-	// Arbiter configures the auction arbiter.
+	// Arbiter configures the auction arbiter (its Budget bounds each
+	// Decide's round).
 	Arbiter ArbiterSettings
 	// Spread, if not nil, returns job id's rates over the scheduler's
 	// types when its gang spans servers (Gavel's unconsolidated
 	// throughputs); nil, or a nil result, means the job's Rates.
 	Spread func(id alloc.JobID) []float64
+	// Work, if not nil, returns app's total work B in GPU-seconds (the
+	// budget its hyper-parameter optimizer plans to spend, equation 2), or
+	// 0 when unknown; then B is the work of the app's jobs seen so far.
+	Work func(app alloc.TenantID) float64
 }
 
 // Themis is Themis' multi-round auction arbiter (NSDI'20, section 3.3.2;
-// Arbiter) on the round contract: each job is an app whose agent
-// (JobAgent) bids, for the GPUs offered, the finish-time fairness it
-// expects with them. Winners keep c_i of their rows; hidden payments and
-// leftovers go, in the same round, to apps drawn at random, as the arbiter
-// does.
+// Arbiter) on the round contract. Its apps are the jobs' owners (a job
+// with no Owner is an app of its own): each app's AppAgent bids, for the
+// GPUs offered, the finish-time fairness the app expects with them, and
+// its app scheduler shares the GPUs the app holds among its jobs. Winners
+// keep c_i of their rows; hidden payments and leftovers go, in the same
+// round, to apps drawn at random, as the arbiter does.
 //
-// Jobs are gangs: a job runs in a round only if it holds at least Gang GPUs
-// of one type, on Gang of them (the type and placement of highest rate,
-// one server if it can); GPUs it holds beyond that, or that cannot form a
-// gang (a leftover of the wrong size or type), stay idle for their lease,
-// which Themis' elastic apps would not waste.
+// App scheduler: each round the app's jobs, longest remaining work first,
+// take GPUs from what the app holds, one GPU type per job (the fastest for
+// it among those the app holds), fullest servers first: an Elastic job 1
+// to Gang of them, a rigid job exactly Gang or none. GPUs no job can use
+// stay idle for the round.
 //
-// Events reach the arbiter at their own times: arrivals join, departures
-// leave, failures and repairs take GPUs out of service and back; Decide
-// runs a round of the arbiter (Advance) at now. Its bookkeeping of jobs,
+// Events reach the arbiter at their own times: an app joins with its first
+// job and leaves with its last, failures and repairs take GPUs out of
+// service and back; Decide runs a round of the arbiter (Advance) at now.
+// N_avg, the number of apps in the system averaged over an app's life,
+// is kept from the arrivals and departures. Its bookkeeping of jobs,
 // failed GPUs and leases is a round.Ledger's.
 //
 // The zero value is not usable; build one with NewThemis. A Themis is not
@@ -67,8 +75,21 @@ type Themis struct {
 	l     *round.Ledger
 	epoch time.Time
 	capa  alloc.Capacity // every GPU of each type
-	apps  map[alloc.JobID]bool
-	held  map[string][]topology.GPU // scratch: slots per app
+	apps  map[alloc.TenantID]*themisApp
+	// n is the number of apps present since last; area is ∫ n dt up to
+	// last (seconds on the caller's clock).
+	n          int
+	last, area float64
+	held       map[string][]topology.GPU // scratch: slots per app
+}
+
+// themisApp is an app's life as Themis sees it.
+type themisApp struct {
+	agent *AppAgent
+	jobs  []alloc.JobID // in the system, by arrival
+	seen  float64       // work of every job that arrived, GPU-seconds
+	// startArea is ∫ n dt up to the app's first arrival.
+	startArea float64
 }
 
 // NewThemis returns Themis' arbiter on cluster c, with job rates given over
@@ -99,7 +120,7 @@ func NewThemis(c topology.Cluster, types []topology.GPUType, s *ThemisSettings, 
 	if err != nil {
 		return nil, err
 	}
-	return &Themis{arb: arb, set: set, l: l, epoch: time.Unix(0, 0).UTC(), capa: capa, apps: map[alloc.JobID]bool{}, held: map[string][]topology.GPU{}}, nil
+	return &Themis{arb: arb, set: set, l: l, epoch: time.Unix(0, 0).UTC(), capa: capa, apps: map[alloc.TenantID]*themisApp{}, held: map[string][]topology.GPU{}}, nil
 }
 
 // Name returns "themis".
@@ -116,33 +137,44 @@ func (t *Themis) at(sec float64) time.Time {
 	return t.epoch.Add(time.Duration(sec * float64(time.Second)))
 }
 
+// appOf returns the app job j belongs to: its owner, or itself.
+func appOf(j alloc.Job) alloc.TenantID {
+	if j.Owner == "" {
+		return alloc.TenantID(j.ID)
+	}
+	return j.Owner
+}
+
+// count moves the contention integral to sec and adds d apps.
+func (t *Themis) count(sec float64, d int) {
+	if sec > t.last {
+		t.area += float64(t.n) * (sec - t.last)
+		t.last = sec
+	}
+	t.n += d
+}
+
 // Apply checks and applies events (round.Ledger.Apply), and passes them to
-// the arbiter at their times: arrivals join with a JobAgent, departures
-// leave, failures and repairs take GPUs out of service and back.
+// the arbiter at their times: an app joins with its first job, with an
+// AppAgent, and leaves with its last; failures and repairs take GPUs out
+// of service and back. A refused call changes nothing: a job whose gang
+// fits no GPU type it runs on is gpufair.ErrTooLarge.
 func (t *Themis) Apply(events ...round.Event) error {
 	if err := t.l.Apply(events...); err != nil {
 		return err
 	}
 	for _, e := range events {
-		at, id := t.at(e.Time), e.Job.ID
+		at := t.at(e.Time)
 		var err error
 		switch e.Kind {
 		case round.Arrived:
-			j, ok := t.l.Job(id)
+			j, ok := t.l.Job(e.Job.ID)
 			if !ok {
 				continue // departed in the same call
 			}
-			ag := &JobAgent{Job: j, Ledger: t.l, Capacity: t.capa, Epoch: t.epoch}
-			if t.set.Spread != nil {
-				ag.Spread = t.set.Spread(id)
-			}
-			t.apps[id] = true
-			err = t.arb.Join(at, string(id), ag)
+			err = t.arrive(e.Time, j)
 		case round.Departed:
-			if t.apps[id] {
-				delete(t.apps, id)
-				err = t.arb.Leave(at, string(id))
-			}
+			err = t.depart(e.Time, e.Job.ID)
 		case round.Failed:
 			err = t.arb.Fail(at, e.GPU)
 		case round.Repaired:
@@ -155,9 +187,91 @@ func (t *Themis) Apply(events ...round.Event) error {
 	return nil
 }
 
-// Decide runs an arbiter round at now and places every job that holds a
-// gang's worth of GPUs of one type. An error of the arbiter leaves the
-// ledger as it was, but not the arbiter.
+// arrive adds job j to its app, which joins if it is new.
+func (t *Themis) arrive(sec float64, j *round.Job) error {
+	id := appOf(j.Job)
+	app := t.apps[id]
+	if app == nil {
+		t.count(sec, 0)
+		app = &themisApp{startArea: t.area}
+		app.agent = &AppAgent{Ledger: t.l, Capacity: t.capa, Epoch: t.epoch, Start: sec, Spread: t.set.Spread,
+			Jobs:       func() []*round.Job { return t.jobsOf(app) },
+			Contention: func(now float64) float64 { return t.contention(app, now) },
+			Work:       func() float64 { return t.workOf(id, app) },
+		}
+		t.apps[id] = app
+	}
+	work := j.Work
+	if work == 0 {
+		work = unknownWork
+	}
+	app.seen += work * float64(j.Gang) / slices.Max(j.Rates)
+	app.jobs = append(app.jobs, j.ID)
+	if len(app.jobs) > 1 {
+		return nil
+	}
+	t.count(sec, 1)
+	return t.arb.Join(t.at(sec), string(id), app.agent)
+}
+
+// depart removes job id from its app, which leaves with its last job. The
+// app's history (its first arrival, the work seen) stays, should its jobs
+// come back (a successive-halving app between phases).
+func (t *Themis) depart(sec float64, id alloc.JobID) error {
+	for name, app := range t.apps {
+		i := slices.Index(app.jobs, id)
+		if i < 0 {
+			continue
+		}
+		app.jobs = slices.Delete(app.jobs, i, i+1)
+		if len(app.jobs) > 0 {
+			return nil
+		}
+		t.count(sec, -1)
+		return t.arb.Leave(t.at(sec), string(name))
+	}
+	return nil
+}
+
+// jobsOf returns the app's jobs in the system, from the ledger.
+func (t *Themis) jobsOf(app *themisApp) []*round.Job {
+	out := make([]*round.Job, 0, len(app.jobs))
+	for _, id := range app.jobs {
+		if j, ok := t.l.Job(id); ok {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// workOf returns B for app id: ThemisSettings.Work's, or the work seen.
+func (t *Themis) workOf(id alloc.TenantID, app *themisApp) float64 {
+	if t.set.Work != nil {
+		if b := t.set.Work(id); b > 0 {
+			return b
+		}
+	}
+	return app.seen
+}
+
+// contention returns the app's N_avg at now: the mean number of apps in
+// the system since its first arrival, or the number now when no time has
+// passed (at least 1).
+func (t *Themis) contention(app *themisApp, now float64) float64 {
+	from := app.agent.Start
+	if now <= from {
+		return float64(max(t.n, 1))
+	}
+	area := t.area
+	if now > t.last {
+		area += float64(t.n) * (now - t.last)
+	}
+	return max((area-app.startArea)/(now-from), 1)
+}
+
+// Decide runs an arbiter round at now and lets each app's scheduler place
+// its jobs on the GPUs it holds. An error of the arbiter leaves the ledger
+// as it was, but not the arbiter.
 func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -165,7 +279,8 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	if err := t.l.Begin(now); err != nil {
 		return nil, err
 	}
-	if _, err := t.arb.Advance(ctx, t.at(now)); err != nil {
+	r, err := t.arb.Advance(ctx, t.at(now))
+	if err != nil {
 		t.l.Abort()
 		return nil, err
 	}
@@ -173,16 +288,16 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	for _, ls := range t.arb.Leases() {
 		t.held[ls.App] = append(t.held[ls.App], ls.GPU)
 	}
-	d := &round.Decision{Start: now, End: now + t.set.Round}
-	types := t.l.Types()
-	for _, j := range t.l.Jobs() {
-		var spread []float64
-		if t.set.Spread != nil {
-			spread = t.set.Spread(j.ID)
+	d := &round.Decision{Start: now, End: now + t.set.Round, Partial: r.Partial}
+	names := make([]alloc.TenantID, 0, len(t.apps))
+	for id, app := range t.apps {
+		if len(app.jobs) > 0 {
+			names = append(names, id)
 		}
-		if g, k := t.gang(j, spread, t.held[string(j.ID)]); g != nil {
-			d.Placements = append(d.Placements, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[k], GPUs: g})
-		}
+	}
+	slices.Sort(names)
+	for _, id := range names {
+		d.Placements = append(d.Placements, t.schedule(t.jobsOf(t.apps[id]), t.held[string(id)])...)
 	}
 	if err := t.l.Commit(d); err != nil {
 		return nil, err
@@ -190,45 +305,82 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	return d, nil
 }
 
-// gang picks the job's GPUs for the round among the slots it holds: the
-// type and placement of highest rate, a single server when one holds a
-// gang, or else the servers holding most; nil when no type has a gang.
-func (t *Themis) gang(j *round.Job, spread []float64, held []topology.GPU) ([]topology.GPU, int) {
-	var best []topology.GPU
-	bestK, bestRate := -1, 0.0
-	for k := range t.l.Types() {
-		var slots []topology.GPU
-		perServer := map[int]int{}
-		for _, g := range held {
-			if t.l.TypeOf(g.Server) == k {
-				slots = append(slots, g)
-				perServer[g.Server]++
+// schedule is the app scheduler (see Themis): it places jobs, longest
+// remaining work first, on the slots held.
+func (t *Themis) schedule(jobs []*round.Job, held []topology.GPU) []round.Placement {
+	free := map[int][]topology.GPU{} // by server
+	for _, g := range held {
+		free[g.Server] = append(free[g.Server], g)
+	}
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(a, b *round.Job) int { return cmp.Compare(b.Remaining(), a.Remaining()) })
+	types := t.l.Types()
+	var out []round.Placement
+	for _, j := range order {
+		var spread []float64
+		if t.set.Spread != nil {
+			spread = t.set.Spread(j.ID)
+		}
+		best, bestK, bestRate := []topology.GPU(nil), -1, 0.0
+		for k := range types {
+			g := t.take(free, k, j.Gang, j.Elastic)
+			if g == nil {
+				continue
+			}
+			r := rateOf(j.Job, spread, k, topology.ServersUsed(g) > 1)
+			if j.Elastic {
+				r *= float64(len(g)) / float64(j.Gang)
+			}
+			if r > bestRate {
+				best, bestK, bestRate = g, k, r
 			}
 		}
-		if len(slots) < j.Gang {
+		if best == nil {
 			continue
 		}
-		// Servers holding most first, then by index: the first Gang slots
-		// lie on the fewest servers.
-		slices.SortFunc(slots, func(a, b topology.GPU) int {
-			if c := perServer[b.Server] - perServer[a.Server]; c != 0 {
-				return c
-			}
-			if c := a.Server - b.Server; c != 0 {
-				return c
-			}
-			return a.Slot - b.Slot
-		})
-		g := slots[:j.Gang]
-		if r := rateOf(j, spread, k, topology.ServersUsed(g) > 1); r > bestRate {
-			best, bestK, bestRate = slices.Clone(g), k, r
+		for _, g := range best {
+			free[g.Server] = slices.DeleteFunc(free[g.Server], func(x topology.GPU) bool { return x == g })
 		}
+		topology.SortGPUs(best)
+		out = append(out, round.Placement{Jobs: []alloc.JobID{j.ID}, Type: types[bestK], GPUs: best})
 	}
-	return best, bestK
+	return out
 }
 
-// rateOf returns job j's rate on type k, spread over servers or not.
-func rateOf(j *round.Job, spread []float64, k int, spreadOut bool) float64 {
+// take returns up to gang free slots of type k, fullest servers first (a
+// rigid job: exactly gang, or nil), without removing them.
+func (t *Themis) take(free map[int][]topology.GPU, k, gang int, elastic bool) []topology.GPU {
+	var servers []int
+	total := 0
+	for s, gs := range free {
+		if t.l.TypeOf(s) == k && len(gs) > 0 {
+			servers = append(servers, s)
+			total += len(gs)
+		}
+	}
+	if total == 0 || (!elastic && total < gang) {
+		return nil
+	}
+	slices.SortFunc(servers, func(a, b int) int {
+		if c := cmp.Compare(len(free[b]), len(free[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []topology.GPU
+	for _, s := range servers {
+		n := min(gang-len(out), len(free[s]))
+		out = append(out, free[s][:n]...)
+		if len(out) == gang {
+			break
+		}
+	}
+	return out
+}
+
+// rateOf returns job j's rate on type k for its whole gang, spread over
+// servers or not.
+func rateOf(j alloc.Job, spread []float64, k int, spreadOut bool) float64 {
 	if spreadOut && spread != nil {
 		return spread[k]
 	}
@@ -236,10 +388,10 @@ func rateOf(j *round.Job, spread []float64, k int, spreadOut bool) float64 {
 }
 
 // Snapshot returns an error wrapping gpufair.ErrSnapshot: the arbiter's
-// state (leases with their hidden payments, each app's cached bid table
-// and rho, the random source) is not serialised.
+// state (leases, each app's cached rows and rho, the random source) is not
+// serialised.
 func (t *Themis) Snapshot() ([]byte, error) {
-	return nil, badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state (leases, hidden payments, cached bid tables, random draws) cannot be snapshotted")
+	return nil, badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state (leases, cached bids, random draws) cannot be snapshotted")
 }
 
 // Restore returns an error wrapping gpufair.ErrSnapshot and changes
@@ -250,151 +402,210 @@ func (t *Themis) Restore([]byte) error {
 
 var _ round.Scheduler = (*Themis)(nil)
 
-// JobAgent is the Agent of one gang job: it bids, for the GPUs offered, the
-// finish-time fairness it expects with them,
+// AppAgent is the Agent of one app on the round contract: type-aware (its
+// jobs' rates per GPU type, on one server or spread), for an app of any
+// number of jobs, rigid or elastic. A one-job app is the special case of
+// equation 1.
 //
-//	rho = (elapsed + remaining/rate) / T_id,
+// Its rho for a holding G (GPUs per server, kept until the app finishes)
+// is equation 2's, with the app's jobs as its optimizer sees them now:
 //
-// where rate is the job's rate on the best placement its GPUs allow (Rates
-// on one server, Spread across servers; a type counts only where the GPUs
-// held there form a gang), remaining its work left (Work − Done, or
-// unknownWork if its work is unknown), and T_id its work over its rate on a
-// 1/n share of every type of Capacity (alloc.IsolatedRate), n being the
-// jobs in the system. Bids offer, per GPU type the job runs on, the
-// best-fitting single server that completes its gang and the spread
-// alternative over the servers with the most free GPUs, keeping the rows
-// that improve on the job's current rho.
-type JobAgent struct {
-	// Job is the job as the ledger knows it, read only.
-	Job *round.Job
-	// Spread is its rates when its gang spans servers; nil means Rates.
-	Spread []float64
-	// Ledger holds the cluster, its types and the jobs in the system.
+//	rho(G) = (now − Start + T(G)) / T_id,   T_id = B / min(R_C, D) · N_avg,
+//
+// T(G) being the time the jobs in the system take on G, packed by
+// ftf.PhaseTime (each job's serial time per step Gang/rate, its rate the
+// mean over G's GPU types weighted by their GPUs, its slowdown rate/spread
+// when G spans servers; the jobs' largest gang as job_demand_max), B the
+// app's work (Work), D its demand (the sum of its jobs' gangs), R_C the
+// cluster's GPUs and N_avg its Contention. A holding on which a job with
+// work left cannot run (no GPU it has a rate on, or, for a rigid job, no
+// type with a whole gang of them) gives +Inf.
+//
+// Bids are ftf.Bids over the offer, with rows up to its demand on the
+// types its jobs run on, within a budget of 16 rows; Wants says which
+// leftover GPUs it would use.
+type AppAgent struct {
+	// Jobs returns the app's jobs in the system, read only.
+	Jobs func() []*round.Job
+	// Spread returns a job's rates when its gang spans servers; nil, or a
+	// nil result, means Rates.
+	Spread func(alloc.JobID) []float64
+	// Ledger holds the cluster and its types.
 	Ledger *round.Ledger
 	// Capacity is every GPU of each of the ledger's types.
 	Capacity alloc.Capacity
-	// Epoch is the arbiter's time of second 0 of the caller's clock.
+	// Epoch is the arbiter's time of second 0 of the caller's clock, and
+	// Start the app's first arrival on that clock.
 	Epoch time.Time
+	Start float64
+	// Contention returns N_avg at a time on the caller's clock.
+	Contention func(now float64) float64
+	// Work returns B in GPU-seconds.
+	Work func() float64
 }
 
-// rho returns the job's rho at now if it kept the GPUs counts[s] (per
-// server) until it finishes; +Inf if they hold no gang.
-func (a *JobAgent) rho(now time.Time, counts []int) float64 {
-	j := a.Job
-	best := 0.0
-	for k := range a.Capacity.Count {
-		total, one := 0, false
-		for sv, n := range counts {
-			if a.Ledger.TypeOf(sv) == k && n > 0 {
-				total += n
-				one = one || n >= j.Gang
-			}
-		}
-		if total >= j.Gang {
-			best = math.Max(best, rateOf(j, a.Spread, k, !one))
+// appRows is the row budget of an AppAgent's bids.
+const appRows = 16
+
+// demand returns D, the sum of the gangs of the jobs in the system (at
+// least 1), and whether any job runs on type k, for each k.
+func (a *AppAgent) demand(jobs []*round.Job) (int, []bool) {
+	d := 0
+	runs := make([]bool, len(a.Capacity.Count))
+	for _, j := range jobs {
+		d += j.Gang
+		for k, r := range j.Rates {
+			runs[k] = runs[k] || r > 0
 		}
 	}
-	if best == 0 {
-		return math.Inf(1)
-	}
-	work, left := j.Work, j.Remaining()
-	if math.IsInf(left, 1) {
-		work, left = j.Done+unknownWork, unknownWork
-	}
-	elapsed := now.Sub(a.Epoch).Seconds() - j.Arrival
-	iso := work / alloc.IsolatedRate(j.Rates, j.Gang, a.Capacity, float64(len(a.Ledger.Jobs())))
-	return (elapsed + left/best) / iso
+	return max(d, 1), runs
 }
 
-// Wants reports whether the job runs on server s's type and holds no gang
-// yet: a GPU of that type counts towards one.
-func (a *JobAgent) Wants(held []int, s int) bool {
-	k := a.Ledger.TypeOf(s)
-	if k < 0 || !(a.Job.Rates[k] > 0) {
-		return false
+// rho returns the app's rho at now if it kept counts[s] GPUs of each server
+// until it finishes.
+func (a *AppAgent) rho(now time.Time, jobs []*round.Job, counts []int) float64 {
+	sec := now.Sub(a.Epoch).Seconds()
+	d, _ := a.demand(jobs)
+	gpus := 0
+	for _, n := range a.Capacity.Count {
+		gpus += int(n)
 	}
+	iso := a.Work() / float64(min(gpus, d)) * a.Contention(sec)
 	per := make([]int, len(a.Capacity.Count))
-	for sv, n := range held {
-		if t := a.Ledger.TypeOf(sv); t >= 0 {
-			per[t] += n
+	g := 0
+	for s, n := range counts {
+		if k := a.Ledger.TypeOf(s); k >= 0 && n > 0 {
+			per[k] += n
+			g += n
 		}
 	}
-	return slices.Max(per) < a.Job.Gang
-}
-
-// Rho is the agent's current rho with what it holds.
-func (a *JobAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
-	return a.rho(now, held), nil
-}
-
-// Bid offers, per type, the best-fitting server that completes the gang
-// and the spread alternative, each priced at the rho it gives.
-func (a *JobAgent) Bid(_ context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
-	if held == nil {
-		held = make([]int, len(offer.Free))
-	}
-	tab := ftf.BidTable{RhoNone: a.rho(now, held)}
-	seen := map[string]bool{}
-	add := func(row []int) {
-		key := ""
-		for _, n := range row {
-			key += strconv.Itoa(n) + ","
+	loc := a.Ledger.Cluster().LocalityOfCounts(counts)
+	spread := loc != topology.SameServer
+	infos := make([]ftf.JobInfo, 0, len(jobs))
+	most := 1
+	for _, j := range jobs {
+		left := j.Remaining()
+		if math.IsInf(left, 1) {
+			left = unknownWork
 		}
-		if seen[key] {
-			return
+		var sp []float64
+		if a.Spread != nil {
+			sp = a.Spread(j.ID)
 		}
-		seen[key] = true
-		sum := slices.Clone(held)
-		for i, n := range row {
-			sum[i] += n
+		var one, wide float64 // rates weighted by G's GPUs per type
+		for k, n := range per {
+			one += float64(n) * j.Rates[k]
+			wide += float64(n) * rateOf(j.Job, sp, k, true)
 		}
-		if r := a.rho(now, sum); r < tab.RhoNone {
-			tab.Rows = append(tab.Rows, ftf.Row{Counts: row, Rho: r})
-		}
-	}
-	g := a.Job.Gang
-	for k, count := range a.Capacity.Count {
-		if a.Job.Rates[k] <= 0 || float64(g) > count {
+		if g == 0 || one == 0 || !(j.Elastic || fitsGang(j, per)) {
+			if left > 0 {
+				return math.Inf(1) // a job that cannot run never finishes
+			}
 			continue
 		}
-		fit, heldK := -1, 0
-		var servers []int
-		for sv := range offer.Free {
-			if a.Ledger.TypeOf(sv) != k {
-				continue
-			}
-			heldK += held[sv]
-			servers = append(servers, sv)
-			need := g - held[sv]
-			if need > 0 && need <= offer.Free[sv] && (fit < 0 || offer.Free[sv]-need < offer.Free[fit]-(g-held[fit])) {
-				fit = sv
+		info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(g) / one}
+		info.Slowdown = topology.Slowdown{1, 1, 1}
+		if spread && wide > 0 {
+			info.Slowdown = topology.Slowdown{1, one / wide, one / wide}
+		}
+		infos = append(infos, info)
+		most = max(most, j.Gang)
+	}
+	t := ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: loc}, most)
+	return (sec - a.Start + t) / iso
+}
+
+// fitsGang reports whether a rigid job's gang fits the GPUs of one type it
+// runs on, per[k] being the GPUs of type k.
+func fitsGang(j *round.Job, per []int) bool {
+	for k, n := range per {
+		if n >= j.Gang && j.Rates[k] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Rho is the app's rho at now with what it holds.
+func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
+	return a.rho(now, a.Jobs(), held), nil
+}
+
+// Bid prices rows of the offer up to the app's demand (ftf.Bids).
+func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
+	jobs := a.Jobs()
+	d, runs := a.demand(jobs)
+	set := &ftf.BidSettings{Demand: d, MaxRows: appRows, Usable: func(s int) bool { k := a.Ledger.TypeOf(s); return k >= 0 && runs[k] }}
+	return ftf.Bids(ctx, offer, held, func(counts []int) (float64, error) { return a.rho(now, jobs, counts), nil }, set)
+}
+
+// Wants returns the smallest bundle of free that lets one more of the
+// app's jobs run, while it holds fewer GPUs than its demand: for an elastic
+// job one GPU, for a rigid job what completes a gang of one type (a GPU
+// that only starts a gang is of no use until others join it, and handing
+// such GPUs out scatters gangs among apps). Jobs are tried longest
+// remaining work first, each on its types fastest first; the GPUs come from
+// the servers where the app holds most, then the fullest.
+func (a *AppAgent) Wants(held, free []int) []int {
+	jobs := a.Jobs()
+	d, _ := a.demand(jobs)
+	room := d - total(held)
+	if room <= 0 {
+		return nil
+	}
+	per := make([]int, len(a.Capacity.Count))
+	avail := make([]int, len(a.Capacity.Count))
+	for s := range held {
+		if k := a.Ledger.TypeOf(s); k >= 0 {
+			per[k] += held[s]
+			avail[k] += free[s]
+		}
+	}
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(x, y *round.Job) int { return cmp.Compare(y.Remaining(), x.Remaining()) })
+	for _, j := range order {
+		types := make([]int, 0, len(per))
+		for k, r := range j.Rates {
+			if r > 0 {
+				types = append(types, k)
 			}
 		}
-		if fit >= 0 {
-			row := make([]int, len(offer.Free))
-			row[fit] = g - held[fit]
-			add(row)
-		}
-		if need := g - heldK; need > 0 {
-			slices.SortStableFunc(servers, func(x, y int) int { return offer.Free[y] - offer.Free[x] })
-			row := make([]int, len(offer.Free))
-			for _, sv := range servers {
-				take := min(need, offer.Free[sv])
-				row[sv], need = take, need-take
+		slices.SortStableFunc(types, func(x, y int) int { return cmp.Compare(j.Rates[y], j.Rates[x]) })
+		for _, k := range types {
+			need := 1
+			if !j.Elastic {
+				need = j.Gang - per[k]%j.Gang
 			}
-			if need == 0 {
-				add(row)
+			if need <= min(room, avail[k]) {
+				return a.bundle(held, free, k, need)
 			}
 		}
 	}
-	slices.SortStableFunc(tab.Rows, func(x, y ftf.Row) int {
-		switch {
-		case x.Rho < y.Rho:
-			return -1
-		case x.Rho > y.Rho:
-			return 1
+	return nil
+}
+
+// bundle takes n GPUs of type k from free: servers where the app holds
+// most first, then the fullest.
+func (a *AppAgent) bundle(held, free []int, k, n int) []int {
+	var servers []int
+	for s := range free {
+		if a.Ledger.TypeOf(s) == k && free[s] > 0 {
+			servers = append(servers, s)
 		}
-		return 0
+	}
+	slices.SortStableFunc(servers, func(x, y int) int {
+		if c := cmp.Compare(held[y], held[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(free[y], free[x])
 	})
-	return tab, nil
+	out := make([]int, len(free))
+	for _, s := range servers {
+		take := min(n, free[s])
+		out[s], n = take, n-take
+		if n == 0 {
+			break
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package auction_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -120,5 +121,81 @@ func TestThemisContract(t *testing.T) {
 	}
 	if err := s.Restore([]byte("{}")); !errors.Is(err, gpufair.ErrSnapshot) {
 		t.Errorf("Restore() error = %v, want ErrSnapshot", err)
+	}
+}
+
+// TestThemisApps runs a hyper-parameter app of four elastic jobs (one owner)
+// beside two one-job apps: the arbiter sees three apps, each elastic job is
+// placed on 1 to Gang GPUs of one type, every job finishes, and the sim's
+// app results group the four jobs.
+func TestThemisApps(t *testing.T) {
+	c := topology.Cluster{}
+	for s := range 4 {
+		c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprint("m", s), Rack: fmt.Sprint("r", s/2), Type: "v100", GPUs: 4})
+	}
+	w := &sim.Workload{Types: []topology.GPUType{"v100"}}
+	for i := range 4 {
+		w.Jobs = append(w.Jobs, sim.Job{Job: alloc.Job{ID: alloc.JobID(fmt.Sprint("hp-", i)), Owner: "hp", Gang: 4, Rates: []float64{4}, Elastic: true}, Steps: float64(3000 * (i + 1))})
+	}
+	w.Jobs = append(w.Jobs,
+		sim.Job{Job: alloc.Job{ID: "solo", Gang: 2, Rates: []float64{2}}, Arrival: 600, Steps: 4000},
+		sim.Job{Job: alloc.Job{ID: "late", Gang: 8, Rates: []float64{8}, Elastic: true}, Arrival: 1200, Steps: 20000})
+	s, err := auction.NewThemis(c, w.Types, &auction.ThemisSettings{Round: 120, Arbiter: auction.ArbiterSettings{Filter: 0.5}}, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := 0
+	res, err := sim.Run(context.Background(), w, c, checked{s, t, &apps}, &sim.Settings{Round: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := res.AppSummary(); sum.Apps != 3 || sum.Finished != 3 {
+		t.Fatalf("app summary %+v, want 3 apps finished", sum)
+	}
+	if apps != 3 {
+		t.Errorf("the arbiter saw at most %d apps at once, want 3", apps)
+	}
+}
+
+// checked is a Themis whose decisions are checked: elastic jobs on 1 to
+// Gang GPUs, and the arbiter's apps counted.
+type checked struct {
+	*auction.Themis
+	t    *testing.T
+	most *int
+}
+
+func (c checked) Decide(ctx context.Context, now float64) (*round.Decision, error) {
+	d, err := c.Themis.Decide(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	*c.most = max(*c.most, len(c.Arbiter().Apps()))
+	for _, p := range d.Placements {
+		j, _ := c.Ledger().Job(p.Jobs[0])
+		if len(p.GPUs) < 1 || len(p.GPUs) > j.Gang || (!j.Elastic && len(p.GPUs) != j.Gang) {
+			c.t.Errorf("job %s (gang %d, elastic %v) on %d GPUs", j.ID, j.Gang, j.Elastic, len(p.GPUs))
+		}
+	}
+	return d, nil
+}
+
+// TestThemisDemandTooLarge: an app whose demand exceeds the cluster is
+// refused with a typed error, and nothing changes: the arbiter has no new
+// app, and the next decision is as it would have been.
+func TestThemisDemandTooLarge(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "v100", GPUs: 4}}}
+	s, err := auction.NewThemis(c, []topology.GPUType{"v100"}, nil, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := round.Arrive(0, alloc.Job{ID: "small", Owner: "app", Gang: 2, Weight: 1, Rates: []float64{1}}, 100)
+	big := round.Arrive(0, alloc.Job{ID: "big", Owner: "app", Gang: 8, Weight: 1, Rates: []float64{1}}, 100)
+	var ie *gpufair.InputError
+	if err := s.Apply(ok, big); !errors.Is(err, gpufair.ErrTooLarge) || !errors.As(err, &ie) || ie.ID != "big" {
+		t.Fatalf("Apply() error = %v, want an *gpufair.InputError for big wrapping ErrTooLarge", err)
+	}
+	if apps := s.Arbiter().Apps(); len(apps) != 0 || len(s.Ledger().Jobs()) != 0 {
+		t.Fatalf("after a refused Apply: apps %v, jobs %d", apps, len(s.Ledger().Jobs()))
 	}
 }

@@ -205,3 +205,26 @@ func TestSLAQLossCurve(t *testing.T) {
 		t.Errorf("measured curve (-want +got):\n%s", diff)
 	}
 }
+
+// SRTF ranks by remaining time, SRSF by remaining service: a 2-GPU gang
+// with 100 s left beats a 1-GPU job with 150 s left under SRTF, and loses
+// to it under SRSF (200 GPU-seconds against 150).
+func TestSRTFAgainstSRSF(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k80-0", Type: "k80", GPUs: 2}}}
+	evs := map[int][]round.Event{0: {round.Arrive(0, job("wide", 2, 1), 100), round.Arrive(0, job("narrow", 1, 1), 150)}}
+	for _, tc := range []struct {
+		service bool
+		want    [][]alloc.JobID
+	}{
+		{false, [][]alloc.JobID{{"wide"}}},
+		{true, [][]alloc.JobID{{"narrow"}}},
+	} {
+		s, err := baseline.NewSRTF(c, []topology.GPUType{"k80"}, &baseline.SRTFSettings{Service: tc.service})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, runs(t, s, 1, evs)); diff != "" {
+			t.Errorf("%s: jobs run (-want +got):\n%s", s.Name(), diff)
+		}
+	}
+}

@@ -40,6 +40,9 @@ func BenchmarkDecide(b *testing.B) {
 		{"slaq", func() (round.Scheduler, error) { return baseline.NewSLAQ(c, types, nil) }},
 		{"optimus", func() (round.Scheduler, error) { return baseline.NewOptimus(c, types, nil) }},
 		{"srtf", func() (round.Scheduler, error) { return baseline.NewSRTF(c, types, nil) }},
+		{"srsf", func() (round.Scheduler, error) {
+			return baseline.NewSRTF(c, types, &baseline.SRTFSettings{Service: true})
+		}},
 	} {
 		b.Run(bc.name+"/gpus=1000/jobs=2000", func(b *testing.B) {
 			s, err := bc.make()

@@ -3,7 +3,8 @@
 // discretised two-dimensional least-attained-service (NewTiresias), Gandiva's
 // time slicing with greedy packing (NewGandiva), SLAQ's quality-driven
 // scheduling (NewSLAQ), Optimus' remaining-time-driven scheduling
-// (NewOptimus) and shortest remaining time first (NewSRTF).
+// (NewOptimus), and shortest remaining time first and remaining service first
+// (NewSRTF).
 //
 // Each is a round.Scheduler built on a round.Ledger, as stride.Gavel is.
 // Every round it ranks (job, GPU type) pairs by the baseline's own metric

@@ -77,6 +77,11 @@ func mechanisms() []mechanism {
 		}, func(_ *machine, _ float64, w, r *round.Job, k int) bool {
 			return r.Remaining()/r.Rates[k] > w.Remaining()/w.Rates[k]
 		}},
+		{"srsf", func(_ *machine, c topology.Cluster, ty []topology.GPUType) (roundtest.Scheduler, error) {
+			return baseline.NewSRTF(c, ty, &baseline.SRTFSettings{Round: testRound, Service: true})
+		}, func(_ *machine, _ float64, w, r *round.Job, k int) bool {
+			return float64(r.Gang)*r.Remaining()/r.Rates[k] > float64(w.Gang)*w.Remaining()/w.Rates[k]
+		}},
 	}
 }
 

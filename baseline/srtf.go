@@ -13,6 +13,12 @@ type SRTFSettings struct {
 	// Round is the lease of each decision, in seconds; 0 means
 	// DefaultRound.
 	Round float64
+	// Service ranks jobs by their remaining service, Gang × remaining
+	// time, instead: shortest remaining service first (SRSF), Themis'
+	// other baseline for completion time, which approximates Tiresias'
+	// Gittins-index policy (NSDI'20, section 6.1). The scheduler is then
+	// named "srsf".
+	Service bool
 }
 
 // SRTF is shortest remaining time first, Themis' baseline for average
@@ -28,10 +34,15 @@ type SRTFSettings struct {
 // order, only on GPUs no job of known work can use.
 //
 // SRTF is preemptive: a running job yields its GPUs to a job that arrives
-// with less time left. It keeps no state beyond the ledger.
+// with less time left. SRTFSettings.Service gives SRSF, which ranks by
+// remaining service (GPUs × time) and so puts small gangs first. It keeps
+// no state beyond the ledger.
 //
 // The zero value is not usable; build one with NewSRTF.
-type SRTF struct{ stateless }
+type SRTF struct {
+	stateless
+	service bool
+}
 
 // NewSRTF returns an SRTF scheduler on cluster c, with job rates given over
 // types (each a type of c). s may be nil. It returns the errors of
@@ -42,17 +53,24 @@ func NewSRTF(c topology.Cluster, types []topology.GPUType, s *SRTFSettings) (*SR
 	if s != nil {
 		set = *s
 	}
-	b, err := newCore("srtf", "SRTFSettings.Round", set.Round, c, types)
+	name := "srtf"
+	if set.Service {
+		name = "srsf"
+	}
+	b, err := newCore(name, "SRTFSettings.Round", set.Round, c, types)
 	if err != nil {
 		return nil, err
 	}
-	return &SRTF{stateless{b}}, nil
+	return &SRTF{stateless: stateless{b}, service: set.Service}, nil
 }
 
 // Decide returns the decision for the round that starts at now.
 func (s *SRTF) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	return s.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
 		chosen := s.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
+			if s.service {
+				return float64(j.Gang) * j.Remaining() / j.Rates[k], 0
+			}
 			return j.Remaining() / j.Rates[k], 0
 		})
 		return s.realise(now, jobs, chosen, placing{})

@@ -150,6 +150,9 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	if err := o.Validate(); err != nil {
 		return BidTable{}, err
 	}
+	if rho == nil {
+		return BidTable{}, badInput("rho", "", gpufair.ErrEmpty, "nil rho function")
+	}
 	var set TableSettings
 	if s != nil {
 		set = *s

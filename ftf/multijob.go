@@ -216,6 +216,9 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 		return serialMakespan(work, g)
 	}
 	demandMax = max(demandMax, 1)
+	if extra := min(g-len(work), len(work)*(demandMax-1)); extra > greedyGPUs {
+		return levelMakespan(work, slow, g, demandMax)
+	}
 	gpus := make([]int, len(work))
 	time := func(k int) float64 {
 		if gpus[k] == 1 {
@@ -321,3 +324,60 @@ type Running []JobInfo
 
 // JobsRemaining returns the jobs.
 func (r Running) JobsRemaining(Placement) []JobInfo { return r }
+
+// greedyGPUs bounds the GPUs PhaseTime hands out one at a time; beyond,
+// levelMakespan finds the same optimum in time independent of the count
+// (a phase with 2^40 GPUs took 2^40 steps).
+const greedyGPUs = 1 << 12
+
+// levelMakespan returns the least T such that every job finishes within T
+// on GPUs that add up to at most g, each job on 1 to demandMax of them (on
+// gpus > 1 a job takes work·slow/gpus, on one GPU work), and a job whose
+// slowdown is 2 or more on one GPU (the greedy gives it no second GPU, on
+// which it would be no faster): the optimum PhaseTime's greedy reaches,
+// found by bisection over T on the bits of float64, then evaluated on the
+// allocation that meets it.
+func levelMakespan(work, slow []float64, g, demandMax int) float64 {
+	// need returns the GPUs T needs and the latest finish they give, or
+	// ok false when some job cannot finish within T.
+	need := func(T float64) (sum int, latest float64, ok bool) {
+		for k, w := range work {
+			if w <= T {
+				sum++
+				latest = max(latest, w)
+				continue
+			}
+			if slow[k] >= 2 { // a second GPU does not help: the greedy stops there
+				return 0, 0, false
+			}
+			n := math.Ceil(w * slow[k] / T)
+			if n < 2 {
+				n = 2
+			}
+			if n > float64(demandMax) {
+				return 0, 0, false
+			}
+			sum += int(n)
+			latest = max(latest, w*slow[k]/n)
+		}
+		return sum, latest, sum <= g
+	}
+	hi := 0.0
+	for _, w := range work {
+		hi = max(hi, w)
+	}
+	lo := 0.0
+	for range 2000 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if _, _, ok := need(mid); ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	_, latest, _ := need(hi)
+	return latest
+}

@@ -94,5 +94,23 @@ func (j SingleJob) Rho(p Placement) (float64, error) {
 	if err := j.Validate(); err != nil {
 		return 0, err
 	}
-	return j.Shared(p) / j.Independent(), nil
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	r := j.Shared(p) / j.Independent()
+	if math.IsNaN(r) {
+		return 0, badInput("SingleJob", "", gpufair.ErrTooLarge, "its times overflow float64 (T_shared %v, T_independent %v)", j.Shared(p), j.Independent())
+	}
+	return r, nil
+}
+
+// Validate reports a negative GPU count or an unknown locality.
+func (p Placement) Validate() error {
+	if p.GPUs < 0 {
+		return badInput("Placement.GPUs", "", gpufair.ErrValue, "%d is negative", p.GPUs)
+	}
+	if !p.Locality.Valid() {
+		return badInput("Placement.Locality", "", gpufair.ErrValue, "%d is not a locality level", int(p.Locality))
+	}
+	return nil
 }

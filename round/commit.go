@@ -170,7 +170,7 @@ func (l *Ledger) checkDecision(d *Decision) error {
 				return bad("job %q is not in the system", id)
 			case placed[id]:
 				return bad("job %q placed twice", id)
-			case len(p.GPUs) != j.Gang:
+			case len(p.GPUs) != j.Gang && !(j.Elastic && len(p.GPUs) >= 1 && len(p.GPUs) <= j.Gang):
 				return bad("job %q has %d GPUs for a gang of %d", id, len(p.GPUs), j.Gang)
 			case !(j.Rates[k] > 0):
 				return bad("job %q cannot run on %q", id, p.Type)

@@ -34,7 +34,9 @@
 // Spread[k] when they span servers (Gavel's consolidated and unconsolidated
 // throughputs), so placement matters; jobs placed together on the same
 // GPUs (a placement of several Jobs) share that rate, and the GPU time,
-// equally, as the simulator has no co-location measurements. A job finishes at the exact
+// equally, as the simulator has no co-location measurements. An Elastic job
+// may be placed on 1 to Gang slots, and then progresses at its rate times
+// slots/Gang (linear speedup, Themis' equation 1), holding only those slots. A job finishes at the exact
 // moment its remaining steps reach zero; its GPUs then stay idle until the
 // round ends (as in Gavel's simulator). A placement on a GPU that fails
 // during the round stops at the failure. If Settings.Restart is positive,
@@ -58,6 +60,13 @@
 // seconds j held GPUs until it finished (Themis' efficiency measure);
 // utilisation is GPU time over (GPUs × makespan), and makespan runs from the
 // first arrival to the last finish.
+//
+// Apps (Themis' unit, Result.Apps) are the jobs of one owner: an app
+// completes when its last job finishes, and its rho = (finish − first
+// arrival)/T_id with Themis' T_id = B/min(R_C, D)·N_avg, B its work in
+// GPU-seconds on each job's fastest type, D the sum of its gangs, R_C the
+// cluster's GPUs and N_avg the mean number of apps in the system over its
+// life.
 //
 // # Determinism
 //

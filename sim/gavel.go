@@ -69,6 +69,9 @@ type GenerateSettings struct {
 	Types []topology.GPUType
 }
 
+// MaxJobs is the most jobs Generate draws: a workload is held in memory.
+const MaxJobs = 1 << 24
+
 // Generate draws a workload as Gavel's simulator does: a model uniformly
 // among the measured ones (26 in Gavel's data) that run on the last of
 // s.Types (the reference, V100 by default); a gang (see Multi); a duration
@@ -84,8 +87,14 @@ func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workl
 		types = GavelTypes()
 	}
 	switch {
+	case tp == nil:
+		return nil, gpufair.Invalid("Throughputs", "", gpufair.ErrEmpty, "nil throughputs")
+	case src == nil:
+		return nil, gpufair.Invalid("Source", "", gpufair.ErrEmpty, "nil random source")
 	case s.Jobs < 1:
 		return nil, gpufair.Invalid("GenerateSettings.Jobs", "", gpufair.ErrValue, "%d jobs", s.Jobs)
+	case s.Jobs > MaxJobs:
+		return nil, gpufair.Invalid("GenerateSettings.Jobs", "", gpufair.ErrTooLarge, "%d jobs, more than %d", s.Jobs, MaxJobs)
 	case !finiteNonNeg(s.Rate):
 		return nil, gpufair.Invalid("GenerateSettings.Rate", "", gpufair.ErrValue, "rate %v", s.Rate)
 	case len(types) == 0:

@@ -77,6 +77,9 @@ type Workload struct {
 // that can run on no type. Errors are *gpufair.InputError values naming the
 // field and the job.
 func (w *Workload) Validate() error {
+	if w == nil {
+		return gpufair.Invalid("Workload", "", gpufair.ErrEmpty, "nil workload")
+	}
 	if len(w.Types) == 0 {
 		return gpufair.Invalid("Workload.Types", "", gpufair.ErrEmpty, "no GPU types")
 	}

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
@@ -55,6 +57,32 @@ type Result struct {
 	History []RoundStat
 	// MeasureFrom and MeasureTo are the measured jobs, [From, To) in Jobs.
 	MeasureFrom, MeasureTo int
+	// Apps holds every app, by first arrival then name (see AppResult).
+	Apps []AppResult
+}
+
+// AppResult is one app's outcome: Themis' unit of fairness (NSDI'20,
+// section 2.1), the jobs of one owner (a job with no Owner is an app of its
+// own). Times are in seconds; Finish, JCT and Rho are NaN unless every job
+// of the app finished.
+type AppResult struct {
+	App     alloc.TenantID
+	Jobs    int
+	Arrival float64 // its first job's arrival
+	Finish  float64 // its last job's finish
+	// Work is B, the app's work in GPU-seconds: Σ steps × gang / rate over
+	// its jobs, each on its fastest type.
+	Work float64
+	// Demand is app_demand_max, the sum of its jobs' gangs.
+	Demand int
+	// Contention is N_avg, the mean number of apps in the system (arrived,
+	// not finished) over the app's lifetime.
+	Contention float64
+	// Isolated is T_id = B / min(R_C, Demand) · N_avg, Themis' equations 1
+	// and 2, R_C being the cluster's GPUs.
+	Isolated   float64
+	JCT, Rho   float64
+	GPUSeconds float64 // held by its jobs
 }
 
 // RoundStat is what one round's decision did.
@@ -77,7 +105,11 @@ func (r *run) result() *Result {
 		Round: r.set.Round, Rounds: r.rounds, End: r.end, History: r.history,
 		Jobs: make([]JobResult, len(r.jobs)), MeasureFrom: r.set.MeasureFrom, MeasureTo: r.set.MeasureTo,
 	}
-	cont := newContention(r.jobs, r.end)
+	arr, fin := make([]float64, 0, len(r.jobs)), make([]float64, 0, len(r.jobs))
+	for i := range r.jobs {
+		arr, fin = append(arr, r.jobs[i].job.Arrival), append(fin, r.jobs[i].finish)
+	}
+	cont := newContention(arr, fin)
 	for i := range r.jobs {
 		js := &r.jobs[i]
 		j := js.job
@@ -98,7 +130,64 @@ func (r *run) result() *Result {
 		}
 		res.Jobs[i] = jr
 	}
+	res.Apps = r.apps(res.Jobs)
 	return res
+}
+
+// apps groups the job results by owner (see AppResult).
+func (r *run) apps(jobs []JobResult) []AppResult {
+	index := map[alloc.TenantID]int{}
+	var out []AppResult
+	gpus := 0
+	for _, n := range r.count {
+		gpus += n
+	}
+	for i := range jobs {
+		jr, j := &jobs[i], r.jobs[i].job
+		a, ok := index[jr.Owner]
+		if !ok {
+			a = len(out)
+			index[jr.Owner] = a
+			out = append(out, AppResult{App: jr.Owner, Arrival: jr.Arrival, Finish: jr.Finish})
+		}
+		app := &out[a]
+		app.Jobs++
+		app.Arrival = min(app.Arrival, jr.Arrival)
+		if jr.Finished() && !math.IsNaN(app.Finish) {
+			app.Finish = max(app.Finish, jr.Finish)
+		} else {
+			app.Finish = math.NaN()
+		}
+		app.Work += j.Steps * float64(j.Gang) / slices.Max(j.Rates)
+		app.Demand += j.Gang
+		app.GPUSeconds += jr.GPUSeconds
+	}
+	slices.SortStableFunc(out, func(a, b AppResult) int {
+		if c := cmp.Compare(a.Arrival, b.Arrival); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.App), string(b.App))
+	})
+	arr, fin := make([]float64, len(out)), make([]float64, len(out))
+	for i, a := range out {
+		arr[i], fin[i] = a.Arrival, a.Finish
+	}
+	cont := newContention(arr, fin)
+	for i := range out {
+		a := &out[i]
+		end := a.Finish
+		if math.IsNaN(end) {
+			end = math.Max(r.end, a.Arrival)
+		}
+		a.Contention = cont.mean(a.Arrival, end)
+		a.Isolated = a.Work / float64(min(gpus, a.Demand)) * a.Contention
+		a.JCT, a.Rho = math.NaN(), math.NaN()
+		if !math.IsNaN(a.Finish) {
+			a.JCT = a.Finish - a.Arrival
+			a.Rho = a.JCT / a.Isolated
+		}
+	}
+	return out
 }
 
 // isolatedTime returns T_id: the job's steps over its isolated rate.
@@ -125,11 +214,12 @@ type contention struct {
 	arrSum, finSum []float64 // prefix sums
 }
 
-func newContention(jobs []jobState, end float64) *contention {
-	c := &contention{}
-	for i := range jobs {
-		c.arr = append(c.arr, jobs[i].job.Arrival)
-		if f := jobs[i].finish; !math.IsNaN(f) {
+// newContention counts what arrives at arr[i] and finishes at fin[i] (NaN:
+// never).
+func newContention(arr, fin []float64) *contention {
+	c := &contention{arr: slices.Clone(arr)}
+	for _, f := range fin {
+		if !math.IsNaN(f) {
 			c.fin = append(c.fin, f)
 		}
 	}

@@ -36,6 +36,9 @@ import (
 // Cost: per round, the scheduler's cost plus O(E log E + P·gang) for E
 // events and P placements; O(n log n) for the metrics of n jobs.
 func Run(ctx context.Context, w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (*Result, error) {
+	if s == nil {
+		return nil, gpufair.Invalid("Scheduler", "", gpufair.ErrEmpty, "nil scheduler")
+	}
 	r, err := newRun(w, c, s, set)
 	if err != nil {
 		return nil, err
@@ -103,7 +106,7 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 		return nil, err
 	}
 	r := &run{sched: s, cluster: c, types: w.Types}
-	if s != nil {
+	if s != nil { // Ideal runs without one
 		r.name = s.Name()
 	}
 	if set != nil {
@@ -111,6 +114,13 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	}
 	if err := r.checkSettings(len(w.Jobs)); err != nil {
 		return nil, err
+	}
+	for i := range w.Jobs {
+		// Rounds are counted in an int: a job arriving at 1e22 s made the
+		// count overflow and the run loop forever.
+		if j := &w.Jobs[i]; j.Arrival/r.set.Round > maxRounds {
+			return nil, gpufair.Invalid("Jobs.Arrival", string(j.ID), gpufair.ErrTooLarge, "arrival %v s is more than %v rounds of %v s away", j.Arrival, float64(maxRounds), r.set.Round)
+		}
 	}
 	var err error
 	if r.count, err = typeCounts(c, w.Types, "Workload.Types"); err != nil {
@@ -143,6 +153,10 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	}
 	return r, nil
 }
+
+// maxRounds bounds the round a job may arrive in (2^52: round numbers and
+// their start times stay exact).
+const maxRounds = 1 << 52
 
 func (r *run) checkSettings(n int) error {
 	s := &r.set
@@ -389,7 +403,7 @@ func (r *run) check(d *round.Decision, rnd int, now float64) error {
 				return bad("job %q is not in the system", id)
 			case js.placedAt == rnd:
 				return bad("job %q placed twice", id)
-			case len(p.GPUs) != js.job.Gang:
+			case len(p.GPUs) != js.job.Gang && !(js.job.Elastic && len(p.GPUs) >= 1 && len(p.GPUs) <= js.job.Gang):
 				return bad("job %q has %d GPUs for a gang of %d", id, len(p.GPUs), js.job.Gang)
 			case !(js.job.Rates[k] > 0):
 				return bad("job %q cannot run on %q", id, p.Type)
@@ -430,7 +444,7 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 		js := &r.jobs[r.index[id]]
 		restart := p.Restart || (!p.Renewed && js.ran > 0)
 		restarted = restarted || restart
-		r.progress(js, rates[i], len(p.Jobs), restart, rnd, now, end)
+		r.progress(js, rates[i], len(p.GPUs), len(p.Jobs), restart, rnd, now, end)
 		js.whole = end == next
 	}
 	return restarted
@@ -444,7 +458,11 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 func (r *run) sharedRates(p round.Placement, k int, spread bool) []float64 {
 	out := make([]float64, len(p.Jobs))
 	for i, id := range p.Jobs {
-		out[i] = r.jobs[r.index[id]].job.rate(k, spread) / float64(len(p.Jobs))
+		j := r.jobs[r.index[id]].job
+		out[i] = j.rate(k, spread) / float64(len(p.Jobs))
+		if j.Elastic { // linear speedup up to its gang
+			out[i] *= float64(len(p.GPUs)) / float64(j.Gang)
+		}
 	}
 	if len(p.Jobs) != 2 || r.set.Colocated == nil {
 		return out
@@ -471,9 +489,9 @@ func (r *run) failure(g topology.GPU, from, to float64) (float64, bool) {
 	return 0, false
 }
 
-// progress advances job js at rate over [now, end), sharing its GPUs with
-// shared−1 other jobs, and records the event that reports it.
-func (r *run) progress(js *jobState, rate float64, shared int, restart bool, rnd int, now, end float64) {
+// progress advances job js at rate over [now, end) on gpus GPUs, sharing
+// them with shared−1 other jobs, and records the event that reports it.
+func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart bool, rnd int, now, end float64) {
 	dur := end - now
 	lost := 0.0
 	if restart {
@@ -487,7 +505,7 @@ func (r *run) progress(js *jobState, rate float64, shared int, restart bool, rnd
 	js.lastRound = rnd
 	js.last = append(js.last[:0], r.slots...)
 	// Jobs that share GPUs share the GPU time they hold equally.
-	gang := float64(js.job.Gang) / float64(shared)
+	gang := float64(gpus) / float64(shared)
 	avail := dur - lost
 	if rate > 0 && js.remaining <= rate*avail {
 		used := lost + js.remaining/rate

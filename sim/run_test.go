@@ -332,3 +332,39 @@ func TestWriteCSV(t *testing.T) {
 		t.Errorf("WriteCSV() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunElasticApp: an elastic job runs on fewer GPUs than its gang at its
+// rate scaled by GPUs/gang, and holds only those GPUs; two jobs of one owner
+// make one app, whose completion runs from the first arrival to the last
+// finish and whose T_id is B/min(R_C, demand)·N_avg (Themis' equation 1).
+func TestRunElasticApp(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 4})
+	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+		{Job: alloc.Job{ID: "x", Owner: "app", Gang: 4, Rates: []float64{4}, Elastic: true}, Steps: 20},
+		{Job: alloc.Job{ID: "y", Owner: "app", Gang: 2, Rates: []float64{2}}, Steps: 20},
+	}}
+	// x on 2 of its 4 GPUs: 4·2/4 = 2 steps/s, done at 10; y on 2: 2 steps/s.
+	s := fixed{place("a", []alloc.JobID{"x"}, topology.GPU{Slot: 0}, topology.GPU{Slot: 1}), place("a", []alloc.JobID{"y"}, topology.GPU{Slot: 2}, topology.GPU{Slot: 3})}
+	res, err := Run(context.Background(), w, c, s, &Settings{Round: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range res.Jobs {
+		if j.Finish != 10 || j.GPUSeconds != 20 {
+			t.Errorf("job %s: finish %v, GPU time %v; want 10, 20", j.ID, j.Finish, j.GPUSeconds)
+		}
+	}
+	// B = 20·4/4 + 20·2/2 = 40 GPU-seconds, demand 6 > R_C = 4, N_avg = 1.
+	want := []AppResult{{App: "app", Jobs: 2, Arrival: 0, Finish: 10, Work: 40, Demand: 6, Contention: 1, Isolated: 10, JCT: 10, Rho: 1, GPUSeconds: 40}}
+	if diff := cmp.Diff(want, res.Apps, cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("Run() apps mismatch (-want +got):\n%s", diff)
+	}
+	if a := res.AppSummary(); a.Apps != 1 || a.Finished != 1 || a.MaxRho != 1 || a.SharingIncentive != 1 {
+		t.Errorf("AppSummary() = %+v", a)
+	}
+	// A rigid job on fewer GPUs than its gang breaks the contract.
+	w.Jobs[0].Elastic = false
+	if _, err := Run(context.Background(), w, c, s, &Settings{Round: 100}); !errors.Is(err, ErrPlacement) {
+		t.Errorf("rigid job on half its gang: error %v, want ErrPlacement", err)
+	}
+}

@@ -120,3 +120,36 @@ func mean(x []float64) float64 {
 	}
 	return s / float64(len(x))
 }
+
+// AppSummary is the metrics of a run over its apps (Result.Apps), as Themis
+// reports them: completion time and finish-time fairness per app.
+type AppSummary struct {
+	Apps     int
+	Finished int // apps whose every job finished
+	// Average completion time (first arrival to last finish), seconds.
+	AvgJCT float64
+	// Average, 95th percentile and maximum of the apps' rho.
+	AvgRho, P95Rho, MaxRho float64
+	// SharingIncentive is the fraction of finished apps with rho ≤ 1.
+	SharingIncentive float64
+}
+
+// AppSummary returns the metrics over the apps that finished.
+func (r *Result) AppSummary() AppSummary {
+	s := AppSummary{Apps: len(r.Apps)}
+	var jct, rho []float64
+	for _, a := range r.Apps {
+		if !math.IsNaN(a.Rho) {
+			jct = append(jct, a.JCT)
+			rho = append(rho, a.Rho)
+		}
+	}
+	s.Finished = len(rho)
+	slices.Sort(rho)
+	s.AvgJCT, s.AvgRho, s.P95Rho, s.MaxRho = mean(jct), mean(rho), Percentile(rho, 95), Percentile(rho, 100)
+	if len(rho) > 0 {
+		n, _ := slices.BinarySearch(rho, math.Nextafter(1, 2))
+		s.SharingIncentive = float64(n) / float64(len(rho))
+	}
+	return s
+}

@@ -38,6 +38,12 @@
 // count so the rest is shared among the others (weight readjustment, the
 // "bonus" of section 3.2).
 //
+// # Lottery (Lottery)
+//
+// Table 2's comparisons: gang-aware lottery scheduling on one server, with
+// backfilling (Backfill) or with a waiting queue (GangLottery), drawing
+// from a caller's rand.Source. ExampleLottery sets it beside stride.
+//
 // # Gandiva_fair on the round contract (GandivaFair)
 //
 // GandivaFair is a round.Scheduler: tenants (the jobs' owners) hold

@@ -501,8 +501,10 @@ func (g *GandivaFair) Decide(ctx context.Context, now float64) (*round.Decision,
 		partial = g.trade(ctx, q, rates)
 	}
 	mv := g.newMover(rates)
+	for mv.migrate(false) { // the trades' own migrations
+	}
 	for range g.set.Migrations {
-		if !mv.migrate() {
+		if !mv.migrate(true) {
 			break
 		}
 	}
@@ -836,11 +838,16 @@ func (m *mover) readjust(k int) {
 	}
 }
 
-// migrate moves the one job across types whose tenant gains most, and
-// reports whether it moved one.
-func (m *mover) migrate() bool {
+// migrate moves one job across types and reports whether it moved one:
+// first a job whose tenant's share of its type is gone (it sold it), to
+// the type where it runs fastest; these are the trades' own migrations
+// ("jobs for the seller and buyer are migrated to the traded GPUs",
+// section 3.5). Then, if gain is set, the job whose move raises its
+// tenant's throughput most, by at least GandivaSettings.Gain of what the
+// job runs now (section 3.5's migration, one per quantum by default).
+func (m *mover) migrate(gain bool) bool {
 	g := m.g
-	bestI, bestSrc, bestK, bestScore := -1, -1, -1, 0.0
+	bestI, bestSrc, bestK, bestTier, bestScore := -1, -1, -1, 0, 0.0
 	for i := range m.views {
 		v := &m.views[i]
 		for src := range m.types {
@@ -860,21 +867,21 @@ func (m *mover) migrate() bool {
 				dstAfter := m.ts[dst].at(v.tickets[dst], v.share[dst], dd+gang)
 				total := v.est[dst]*(dstAfter-v.share[dst]) - v.est[src]*(srcNow-srcAfter)
 				after := v.est[dst] * dstAfter / (dd + gang) * gang
-				var score float64
+				tier, score := 0, 0.0
 				switch {
 				case srcNow/d < starved && after > 0 && total > -loadTol:
-					score = math.Inf(1) // a job its tenant's share no longer runs
-				case total > 0:
-					score = total / before
+					tier, score = 2, after // a job its tenant's share no longer runs
+				case gain && total > g.set.Gain*before:
+					tier, score = 1, total/before
 				}
-				if !(score > g.set.Gain && score > bestScore) {
+				if tier == 0 || tier < bestTier || (tier == bestTier && !(score > bestScore)) {
 					continue
 				}
 				if lj == nil {
 					lj, _ = g.l.Job(v.latest[src].ID)
 				}
 				if lj.Rates[dst] > 0 {
-					bestI, bestSrc, bestK, bestScore = i, src, dst, score
+					bestI, bestSrc, bestK, bestTier, bestScore = i, src, dst, tier, score
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package topology
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gpufair/gpufair"
 )
 
 // ErrInvalid reports a malformed cluster description.
@@ -28,12 +30,15 @@ type GPU struct {
 }
 
 // Validate reports empty or duplicate server names, servers without GPUs and
-// servers without a GPU type.
+// servers without a GPU type, all wrapping ErrInvalid, and a server or
+// cluster beyond MaxServerGPUs or MaxClusterGPUs, wrapping
+// gpufair.ErrTooLarge as well.
 func (c Cluster) Validate() error {
 	if len(c.Servers) == 0 {
 		return fmt.Errorf("%w: no servers", ErrInvalid)
 	}
 	seen := make(map[string]bool, len(c.Servers))
+	total := 0
 	for i, s := range c.Servers {
 		switch {
 		case s.Name == "":
@@ -44,11 +49,27 @@ func (c Cluster) Validate() error {
 			return fmt.Errorf("%w: server %q has %d GPUs", ErrInvalid, s.Name, s.GPUs)
 		case s.Type == "":
 			return fmt.Errorf("%w: server %q has no GPU type", ErrInvalid, s.Name)
+		case s.GPUs > MaxServerGPUs:
+			return fmt.Errorf("%w: server %q has %d GPUs, more than %d: %w", ErrInvalid, s.Name, s.GPUs, MaxServerGPUs, gpufair.ErrTooLarge)
 		}
 		seen[s.Name] = true
+		total += s.GPUs
+		if total > MaxClusterGPUs {
+			return fmt.Errorf("%w: more than %d GPUs in all: %w", ErrInvalid, MaxClusterGPUs, gpufair.ErrTooLarge)
+		}
 	}
 	return nil
 }
+
+// Bounds on a Cluster that Validate enforces. Every slot is tracked (a
+// Placer keeps a flag per slot), so a server of 2^40 GPUs would exhaust
+// memory instead of failing.
+const (
+	// MaxServerGPUs is the most GPUs one server may hold.
+	MaxServerGPUs = 1 << 16
+	// MaxClusterGPUs is the most GPUs a cluster may hold in all.
+	MaxClusterGPUs = 1 << 24
+)
 
 // Has reports whether g is a slot of the cluster.
 func (c Cluster) Has(g GPU) bool {

@@ -19,6 +19,9 @@ const (
 	CrossRack
 )
 
+// Valid reports whether l is one of SameServer, SameRack and CrossRack.
+func (l Locality) Valid() bool { return l >= SameServer && l <= CrossRack }
+
 func (l Locality) String() string {
 	switch l {
 	case SameServer:

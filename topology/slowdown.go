@@ -30,8 +30,10 @@ func (s Slowdown) Validate() error {
 	return nil
 }
 
-// At returns the slowdown at locality l.
-func (s Slowdown) At(l Locality) float64 { return s[l] }
+// At returns the slowdown at locality l. A level beyond CrossRack counts as
+// CrossRack, one below SameServer as SameServer (Locality.Valid tells them
+// apart).
+func (s Slowdown) At(l Locality) float64 { return s[min(max(l, SameServer), CrossRack)] }
 
 // OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s].
 func (s Slowdown) OfCounts(c Cluster, counts []int) float64 {

@@ -59,6 +59,7 @@ type config struct {
 	sizes      []float64 // jobs of each static trace, -experiment gavel-makespan
 	rounds     []float64 // round lengths in seconds, -experiment gavel-fig15
 	cdfRate    float64   // the rate of a sweep's CDF plots; 0: the last
+	oefRounds  int       // rounds of the driven OEF experiments; 0: oefRounds
 	progress   io.Writer // nil: no bar
 	timings    io.Writer // nil: no timings
 	list       bool

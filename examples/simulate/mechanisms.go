@@ -51,9 +51,10 @@ const tenants = 4
 
 // mechanisms lists what the simulator can compare, one line each: every
 // fractional policy of package alloc realised by Gavel's mechanism
-// (stride.Gavel, with its per-job inputs where it has some), two variants of
-// that mechanism, Themis' arbiter, the baselines Themis compares against
-// (package baseline), and Gandiva_fair.
+// (stride.Gavel, with its per-job inputs where it has some), Gavel's
+// heterogeneity-agnostic baselines (alloc.Agnostic, and its non-preemptive
+// FIFO, baseline.FIFO), variants of that mechanism, Themis' arbiter, the
+// baselines Themis compares against (package baseline), and Gandiva_fair.
 func mechanisms() []mechanism {
 	every := func(n int, in func(float64, *alloc.Problem, []*round.Job) alloc.Policy) stride.GavelSettings {
 		return stride.GavelSettings{Inputs: in, Every: n}
@@ -92,8 +93,14 @@ func mechanisms() []mechanism {
 		{"optimus", func(e *env) (round.Scheduler, error) {
 			return baseline.NewOptimus(e.c, e.w.Types, &baseline.OptimusSettings{Round: e.round})
 		}},
+		{"fifo-gavel", func(e *env) (round.Scheduler, error) {
+			return baseline.NewFIFO(e.c, e.w.Types, &baseline.FIFOSettings{Round: e.round, Seed: 1})
+		}},
 		{"srtf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round})
+		}},
+		{"srsf", func(e *env) (round.Scheduler, error) {
+			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round, Service: true})
 		}},
 		gandivaFair("gandiva-fair", false),
 		gandivaFair("gandiva-fair-trading", true),

@@ -92,15 +92,26 @@ func cdf(v []float64) plotter.XYs {
 // plotSweep writes one line per mechanism of y[m][i] against x[i], like
 // Gavel's Figure 9(a), to path; NaN points are left out.
 func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
+	return linePlot(path, title, xLabel, yLabel, names, x, y, true)
+}
+
+// plotLines is plotSweep without point markers, for long time series.
+func plotLines(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
+	return linePlot(path, title, xLabel, yLabel, names, x, y, false)
+}
+
+// linePlot writes one line per name of y[m][i] against x[i] to path, with
+// a marker at each point if points; NaN points are left out.
+func linePlot(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64, points bool) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	p.Y.Min = 0
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.Top, p.Legend.Left = true, points
 	var lines []any
 	for m, name := range names {
-		var xy plotter.XYs
+		xy := make(plotter.XYs, 0, len(x))
 		for i, v := range x {
 			if !math.IsNaN(y[m][i]) {
 				xy = append(xy, plotter.XY{X: v, Y: y[m][i]})
@@ -108,8 +119,12 @@ func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, 
 		}
 		lines = append(lines, name, xy)
 	}
-	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+	add, width := plotutil.AddLinePoints, 6*vg.Inch
+	if !points {
+		add, width = plotutil.AddLines, 7*vg.Inch
+	}
+	if err := add(p, lines...); err != nil {
 		return err
 	}
-	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+	return p.Save(width, 4*vg.Inch, path)
 }
