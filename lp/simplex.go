@@ -305,6 +305,22 @@ func (s *simplex) setBounds(m *Model) error {
 // col returns the entries of structural column j.
 func (s *simplex) col(j int) []spxEntry { return s.colEnt[s.colStart[j]:s.colStart[j+1]] }
 
+// dropRows frees the rows among rows whose logical variable is basic, so
+// that they never bind and the basis stays as it is, and returns them.
+// Rows already free are left out.
+func (s *simplex) dropRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		j := s.n + int(r)
+		if s.where[j] < 0 || (math.IsInf(s.lo[j], -1) && math.IsInf(s.up[j], 1)) {
+			continue
+		}
+		s.lo[j], s.up[j] = math.Inf(-1), math.Inf(1)
+		out = append(out, r)
+	}
+	return out
+}
+
 // tol is the feasibility tolerance at bound b.
 func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
 
