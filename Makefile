@@ -34,6 +34,7 @@ reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-t
 SIMULATE = $(GO) run ./examples/simulate -progress=false -plots docs/reproduction
 GAVEL_LOAD = -jobs 9000 -measure 4000:5000
 reproduce-gavel: deps
+	@mkdir -p docs/reproduction
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 1,2,2.6,3 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10.txt
@@ -43,7 +44,7 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ -mechanisms fifo,fifo-gavel | tee docs/reproduction/gavel-fifo.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing-multi.txt
-	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 1,2.6 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
+	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 1 -rates 2.6 -plot-prefix gavel_fig11_seed1_ -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
 
