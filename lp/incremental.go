@@ -117,20 +117,31 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 // A dropped row keeps its id, becomes free (its range is -Inf to Inf) and
 // has a zero dual; setting its bounds afterwards is an error of the next
 // Solve (ErrInvalidModel). A row not yet loaded (added since the last
-// Solve) is an error too; one already dropped is left as it is. It returns the rows dropped, in the order given. Before the
-// first Solve, and with the Gonum backend (which keeps no basis), it drops
-// nothing.
+// Solve) is an error too; one already dropped is left as it is. It
+// returns the rows dropped, in the order given. PureGo keeps a dropped row
+// in its matrix with its basic logical variable freed, which costs its
+// share of each pivot but never binds. Before the first Solve, and with
+// the Gonum backend (which keeps no basis), it drops nothing.
 func (in *Incremental) DropRows(rows []Row) []Row {
-	if in.closed || in.clp == nil {
+	if in.closed || (in.clp == nil && in.spx == nil) {
 		return nil
 	}
+	loaded := in.loaded
+	if in.spx != nil {
+		loaded = in.spx.m
+	}
 	for _, r := range rows {
-		if r < 0 || int(r) >= in.loaded {
-			in.m.fail(fmt.Errorf("%w: row %d of %d loaded", ErrInvalidModel, r, in.loaded))
+		if r < 0 || int(r) >= loaded {
+			in.m.fail(fmt.Errorf("%w: row %d of %d loaded", ErrInvalidModel, r, loaded))
 			return nil
 		}
 	}
-	out := in.clp.dropRows(rows)
+	var out []Row
+	if in.spx != nil {
+		out = in.spx.dropRows(rows)
+	} else {
+		out = in.clp.dropRows(rows)
+	}
 	if in.dropped == nil && len(out) > 0 {
 		in.dropped = make(map[Row]bool, len(out))
 	}

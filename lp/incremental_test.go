@@ -156,12 +156,15 @@ func TestIncrementalBoundsCases(t *testing.T) {
 // dropped rows have zero duals, and that a cold solve of the model left
 // agrees.
 func TestPropertyIncrementalDropRows(t *testing.T) {
-	if !clpAvailable {
-		t.Skip("DropRows drops nothing without CLP")
+	for _, b := range exactBackends() {
+		t.Run(b.String(), func(t *testing.T) { testIncrementalDropRows(t, b) })
 	}
+}
+
+func testIncrementalDropRows(t *testing.T, b Backend) {
 	rapid.Check(t, func(t *rapid.T) {
 		lp := genFeasibleLP().Draw(t, "lp")
-		in, err := NewIncremental(lp.m, &Settings{Backend: CLP})
+		in, err := NewIncremental(lp.m, &Settings{Backend: b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +191,7 @@ func TestPropertyIncrementalDropRows(t *testing.T) {
 				t.Fatalf("dropped row %d has dual %v", r, after.RowDuals[r])
 			}
 		}
-		cold, err := Solve(context.Background(), in.m, &Settings{Backend: CLP})
+		cold, err := Solve(context.Background(), in.m, &Settings{Backend: b})
 		if err != nil {
 			t.Fatalf("cold solve of the model left: %v", err)
 		}
