@@ -27,22 +27,25 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis
 
-# Gavel's evaluation, about 2 hours on 2 cores; outputs and plots go to
-# docs/reproduction/.
+# Gavel's evaluation, about 1.5 hours on 2 cores; outputs and plots go to
+# docs/reproduction/ (the commands of docs/reproduction.md).
 SIMULATE = $(GO) run ./examples/simulate -progress=false -plots docs/reproduction
-GAVEL_LOAD = -jobs 9000 -measure 4000:5000 -seeds 3
+GAVEL_LOAD = -jobs 9000 -measure 4000:5000
 reproduce-gavel: deps
-	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
-	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -rates 1,1.5,2,2.6,3 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10.txt
-	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -rates 1,1.5,2,2.6,3 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
-	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400,800 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
-	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -rates 2,4,5.6,7 -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing.txt
-	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -multi -rates 1,2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing-multi.txt
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
-	$(SIMULATE) -experiment gavel-fig15 -jobs 9000 -measure 4000:5000 -seeds 1 -rates 2,4,5,5.6,6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
+	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 1,2,2.6,3 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10.txt
+	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -per-server 8 -plot-prefix gavel_fig10_per_server_8_ -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10-per-server-8.txt
+	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
+	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_fifo_ -mechanisms makespan,fifo-gavel | tee docs/reproduction/gavel-makespan-fifo-gavel.txt
+	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ -mechanisms fifo,fifo-gavel | tee docs/reproduction/gavel-fifo.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min | tee docs/reproduction/gavel-space-sharing-multi.txt
+	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 1,2.6 -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
+	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
+	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
 
 # OEF's evaluation (section 6), about 10 minutes on 2 cores; outputs go to
 # docs/reproduction/.
@@ -59,3 +62,13 @@ reproduce-gandiva-fair: deps
 	$(SIMULATE) -experiment gandiva-fair-fig6 | tee docs/reproduction/gandiva-fair-fig6.txt
 	$(SIMULATE) -experiment gandiva-fair-fig7 | tee docs/reproduction/gandiva-fair-fig7.txt
 	$(SIMULATE) -experiment gandiva-fair-trading | tee docs/reproduction/gandiva-fair-trading.txt
+
+# Themis' evaluation (docs/reproduction.md, Themis), about 30 minutes on 2
+# cores: 85 apps (the trace's subset), 3 seeds for the sweeps.
+THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
+reproduce-themis: deps
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig9.txt
+	$(SIMULATE) -experiment themis-fig10 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig10.txt
+	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig14.txt
+	$(SIMULATE) -experiment themis-fig15 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig15.txt
+	$(SIMULATE) -experiment themis-fig19 -jobs 85 -seeds 3 | tee docs/reproduction/themis-fig19.txt

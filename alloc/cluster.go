@@ -31,9 +31,14 @@ func NewCapacity(types []topology.GPUType, count []float64) (Capacity, error) {
 // and products of counts and rates stay finite.
 const MaxCount = 1e12
 
+// MinCount is the smallest GPU count of a type that a Capacity accepts: a
+// billionth of a GPU's time. Counts of 1e-300 broke sharing incentive in
+// max-min and water filling, and 5e-197 reached CLP as a bound of 1e196.
+const MinCount = 1e-9
+
 // Validate reports an empty cluster, mismatched lengths, duplicate or empty
-// type names, and counts that are not positive and finite or above
-// MaxCount.
+// type names, and counts that are not positive and finite or outside
+// [MinCount, MaxCount].
 func (c Capacity) Validate() error {
 	if len(c.Types) == 0 {
 		return gpufair.Invalid("Capacity.Types", "", gpufair.ErrEmpty, "no GPU types")
@@ -55,6 +60,9 @@ func (c Capacity) Validate() error {
 		}
 		if n := c.Count[k]; n > MaxCount {
 			return gpufair.Invalid("Capacity.Count", string(t), gpufair.ErrTooLarge, "count %v is above %v", n, MaxCount)
+		}
+		if n := c.Count[k]; n < MinCount {
+			return gpufair.Invalid("Capacity.Count", string(t), gpufair.ErrValue, "count %v is below %v", n, MinCount)
 		}
 	}
 	return nil

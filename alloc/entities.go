@@ -16,8 +16,8 @@ type JobID string
 // Tenant is a party sharing the cluster: Gavel's user or entity, OEF's
 // user, Themis' app owner, Gandiva_fair's user. Weight scales the tenant's
 // fair share (a tenant of weight 2 is entitled to twice the share of a tenant
-// of weight 1; Gandiva_fair calls it tickets); it must be positive and
-// finite.
+// of weight 1; Gandiva_fair calls it tickets); it must lie in [MinWeight,
+// MaxWeight].
 type Tenant struct {
 	ID     TenantID `json:"id"`
 	Weight float64  `json:"weight"`
@@ -25,8 +25,8 @@ type Tenant struct {
 
 // Job is a unit of work owned by a tenant. Gang is the number of GPUs the job
 // occupies at once (Gavel's scale factor); it is at least 1. Weight is the
-// job's priority within the cluster or its owner (Gavel's w_m); it must be
-// positive and finite.
+// job's priority within the cluster or its owner (Gavel's w_m); it must lie in
+// [MinWeight, MaxWeight].
 //
 // Rates[k] is the job's throughput, in work per second (training steps per
 // second, say), as a whole gang on one server of the k-th GPU type of the
@@ -62,8 +62,8 @@ func ValidateTenants(tenants []Tenant) error {
 			return gpufair.Invalid("Tenants.ID", string(u.ID), gpufair.ErrDuplicate, "listed twice")
 		}
 		seen[u.ID] = true
-		if !positiveFinite(u.Weight) {
-			return gpufair.Invalid("Tenants.Weight", string(u.ID), gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
+		if !validWeight(u.Weight) {
+			return gpufair.Invalid("Tenants.Weight", string(u.ID), gpufair.ErrValue, "weight %v is not in [MinWeight, MaxWeight]", u.Weight)
 		}
 	}
 	return nil
@@ -96,8 +96,8 @@ func ValidateJobs(jobs []Job, tenants []Tenant) error {
 		if j.Gang < 1 {
 			return gpufair.Invalid("Jobs.Gang", string(j.ID), gpufair.ErrValue, "gang %d is below 1", j.Gang)
 		}
-		if !positiveFinite(j.Weight) {
-			return gpufair.Invalid("Jobs.Weight", string(j.ID), gpufair.ErrValue, "weight %v is not positive and finite", j.Weight)
+		if !validWeight(j.Weight) {
+			return gpufair.Invalid("Jobs.Weight", string(j.ID), gpufair.ErrValue, "weight %v is not in [MinWeight, MaxWeight]", j.Weight)
 		}
 		for k, r := range j.Rates {
 			if !(r >= 0) || math.IsInf(r, 0) {
@@ -112,3 +112,14 @@ func ValidateJobs(jobs []Job, tenants []Tenant) error {
 }
 
 func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+
+// MinWeight and MaxWeight bound the weights of tenants and jobs. Policies
+// divide shares by weights and multiply counts by them; within these
+// bounds neither overflows (a job of weight 8e307 was once given +Inf
+// GPUs).
+const (
+	MinWeight = 1e-12
+	MaxWeight = 1e12
+)
+
+func validWeight(w float64) bool { return w >= MinWeight && w <= MaxWeight }

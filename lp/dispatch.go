@@ -99,9 +99,25 @@ func solveEmpty(m *Model, set Settings) (*Solution, error) {
 // backends report it the same way, and rejects a solution that breaks a
 // bound or row by more than set.FeasibilityTol after scaling.
 func finish(m *Model, sol *Solution, set Settings) (*Solution, error) {
+	// A backend meets bounds to its own tolerance in the scaled model it
+	// solves, which unscaling can stretch past FeasibilityTol: a value that
+	// far outside its bounds is put back on them (LP-NOTES: repair), so
+	// that only rows are left to check.
+	for j, v := range sol.X {
+		lo, hi := m.lower[j], m.upper[j]
+		if v < lo && (lo-v)/math.Max(1, math.Abs(lo)) <= boundRepairTol {
+			sol.X[j] = lo
+		} else if v > hi && (v-hi)/math.Max(1, math.Abs(hi)) <= boundRepairTol {
+			sol.X[j] = hi
+		}
+	}
 	sol.Objective = 0
 	for j, c := range m.obj {
 		sol.Objective += c * sol.X[j]
+	}
+	if math.IsNaN(sol.Objective) || math.IsInf(sol.Objective, 0) {
+		sol.Status = NumericalFailure
+		return sol, fmt.Errorf("%w: the objective at the solution overflows float64 (%v)", ErrNumerical, sol.Objective)
 	}
 	v := worstViolation(m, sol.X)
 	sol.MaxViolation = v.amount
@@ -111,6 +127,11 @@ func finish(m *Model, sol *Solution, set Settings) (*Solution, error) {
 	}
 	return sol, nil
 }
+
+// boundRepairTol is the largest scaled breach of a variable's bound that
+// finish repairs: a few times a simplex's primal tolerance (1e-7) times the
+// column factors scaling gives.
+const boundRepairTol = 1e-4
 
 // violation is the worst scaled breach of a bound or row.
 type violation struct {

@@ -67,10 +67,21 @@ type scaling struct {
 	equilibrate bool
 }
 
-// pow2 returns the power of two nearest to x > 0 in the logarithm, so
-// that multiplying by it is exact.
-func pow2(x float64) float64 {
-	return math.Exp2(math.Round(math.Log2(x)))
+// maxScaleExp bounds the exponent of every scale factor: 2^±1000 keeps
+// them, and values they multiply that were finite, finite. A subnormal
+// objective (1/x overflows) once made the objective's factor +Inf.
+const maxScaleExp = 1000
+
+// exp2 returns 2 to the power e rounded to an integer, e clamped to
+// ±maxScaleExp.
+func exp2(e float64) float64 {
+	return math.Exp2(math.Max(-maxScaleExp, math.Min(maxScaleExp, math.Round(e))))
+}
+
+// invGeoMean returns the power of two nearest to 1/sqrt(lo·hi), computed
+// in logarithms so that neither the product nor its reciprocal overflows.
+func invGeoMean(lo, hi float64) float64 {
+	return exp2(-(math.Log2(lo) + math.Log2(hi)) / 2)
 }
 
 // newScaling computes m's factors and checks the scaled model's range. It
@@ -112,36 +123,54 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 		}
 		for j := range sc.col {
 			if hi[j] > 0 {
-				sc.col[j] = pow2(1 / math.Sqrt(lo[j]*hi[j]))
+				sc.col[j] = invGeoMean(lo[j], hi[j])
 			}
 		}
 	}
 	for i := range m.rows {
 		sc.row[i] = sc.rowFactor(m.rows[i])
 	}
-	var cmax, bmax float64
+	// The largest objective coefficient and bound after the row and column
+	// factors, in logarithms: their products may leave float64's range.
+	cmax, bmax := math.Inf(-1), math.Inf(-1)
 	for j, c := range m.obj {
-		cmax = math.Max(cmax, math.Abs(c)*sc.col[j])
+		if c != 0 {
+			cmax = math.Max(cmax, math.Log2(math.Abs(c))+math.Log2(sc.col[j]))
+		}
 		for _, b := range [2]float64{m.lower[j], m.upper[j]} {
-			if !math.IsInf(b, 0) {
-				bmax = math.Max(bmax, math.Abs(b)/sc.col[j])
+			if b != 0 && !math.IsInf(b, 0) {
+				bmax = math.Max(bmax, math.Log2(math.Abs(b))-math.Log2(sc.col[j]))
 			}
 		}
 	}
 	for i := range m.rows {
 		for _, b := range [2]float64{m.rowLo[i], m.rowHi[i]} {
-			if !math.IsInf(b, 0) {
-				bmax = math.Max(bmax, math.Abs(b)*sc.row[i])
+			if b != 0 && !math.IsInf(b, 0) {
+				bmax = math.Max(bmax, math.Log2(math.Abs(b))+math.Log2(sc.row[i]))
 			}
 		}
 	}
-	if cmax > 0 {
-		sc.obj = pow2(1 / cmax)
+	if !math.IsInf(cmax, -1) {
+		sc.obj = exp2(-cmax)
 	}
-	if bmax > maxScaledBound {
-		sc.bound = math.Exp2(math.Ceil(math.Log2(bmax / maxScaledBound)))
+	if over := bmax - math.Log2(maxScaledBound); over > 0 {
+		sc.bound = exp2(math.Ceil(over))
 	}
-	return sc, sc.check(m, 0)
+	if err := sc.check(m, 0); err != nil {
+		return sc, err
+	}
+	for j := range m.obj {
+		if c := math.Abs(sc.objective(m, j)); c > maxScaledCoef {
+			return sc, fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.names[j], c)
+		}
+	}
+	return sc, sc.checkBounds(m, len(m.rows))
+}
+
+// ldexp returns x·f·g for powers of two f and g, exactly, without
+// overflowing on the way to a representable result.
+func ldexp(x, f, g float64) float64 {
+	return math.Ldexp(x, int(math.Log2(f))+int(math.Log2(g)))
 }
 
 // rowFactor returns the geometric row factor of row under the current
@@ -159,7 +188,7 @@ func (sc *scaling) rowFactor(row []Term) float64 {
 	if hi == 0 {
 		return 1
 	}
-	return pow2(1 / math.Sqrt(lo*hi))
+	return invGeoMean(lo, hi)
 }
 
 // addRows gives rows first.. of m their factors, keeping the column
@@ -168,7 +197,10 @@ func (sc *scaling) addRows(m *Model, first int) error {
 	for i := len(sc.row); i < len(m.rows); i++ {
 		sc.row = append(sc.row, sc.rowFactor(m.rows[i]))
 	}
-	return sc.check(m, first)
+	if err := sc.check(m, first); err != nil {
+		return err
+	}
+	return sc.checkBoundsFrom(m, first, len(m.rows))
 }
 
 // check records the range of the scaled coefficients of rows first.. and
@@ -196,36 +228,39 @@ func (sc *scaling) barrierSafe() bool {
 }
 
 // coef returns row i's scaled coefficient of t.Var.
-func (sc *scaling) coef(i int, t Term) float64 { return sc.row[i] * t.Coef * sc.col[t.Var] }
+func (sc *scaling) coef(i int, t Term) float64 { return ldexp(t.Coef, sc.row[i], sc.col[t.Var]) }
 
 // objective returns the scaled objective coefficient of column j.
-func (sc *scaling) objective(m *Model, j int) float64 { return sc.obj * m.obj[j] * sc.col[j] }
+func (sc *scaling) objective(m *Model, j int) float64 { return ldexp(m.obj[j], sc.obj, sc.col[j]) }
 
 // colBounds returns column j's scaled bounds.
 func (sc *scaling) colBounds(m *Model, j int) (lo, hi float64) {
-	f := sc.bound * sc.col[j]
-	return m.lower[j] / f, m.upper[j] / f
+	return ldexp(m.lower[j], 1/sc.bound, 1/sc.col[j]), ldexp(m.upper[j], 1/sc.bound, 1/sc.col[j])
 }
 
 // rowBounds returns row i's scaled range.
 func (sc *scaling) rowBounds(m *Model, i int) (lo, hi float64) {
-	f := sc.row[i] / sc.bound
-	return m.rowLo[i] * f, m.rowHi[i] * f
+	return ldexp(m.rowLo[i], sc.row[i], 1/sc.bound), ldexp(m.rowHi[i], sc.row[i], 1/sc.bound)
 }
 
 // unscale maps a solution of the scaled model back to m's units.
 func (sc *scaling) unscale(sol *Solution) {
 	for j := range sol.X {
-		sol.X[j] *= sc.bound * sc.col[j]
+		sol.X[j] = ldexp(sol.X[j], sc.bound, sc.col[j])
 	}
 	for i := range sol.RowDuals {
-		sol.RowDuals[i] *= sc.row[i] / sc.obj
+		sol.RowDuals[i] = ldexp(sol.RowDuals[i], sc.row[i], 1/sc.obj)
 	}
 }
 
 // checkBounds refuses bounds of the columns and of the first rows of m
 // that the current factors leave beyond maxCLPBound.
 func (sc *scaling) checkBounds(m *Model, rows int) error {
+	return sc.checkBoundsFrom(m, 0, rows)
+}
+
+// checkBoundsFrom is checkBounds for the columns and rows first..rows-1.
+func (sc *scaling) checkBoundsFrom(m *Model, first, rows int) error {
 	bad := func(lo, hi float64) bool {
 		return !math.IsInf(lo, 0) && math.Abs(lo) > maxCLPBound || !math.IsInf(hi, 0) && math.Abs(hi) > maxCLPBound
 	}
@@ -234,7 +269,7 @@ func (sc *scaling) checkBounds(m *Model, rows int) error {
 			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.names[j], m.lower[j], m.upper[j])
 		}
 	}
-	for i := range rows {
+	for i := first; i < rows; i++ {
 		if lo, hi := sc.rowBounds(m, i); bad(lo, hi) {
 			return fmt.Errorf("%w: row %q has range [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.rnames[i], m.rowLo[i], m.rowHi[i])
 		}

@@ -69,7 +69,7 @@ func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
 			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: zero rate on the reference type", gpufair.ErrValue)}
 		}
 	}
-	return m.divideRows(div), nil
+	return m.divideRows(div)
 }
 
 // RelativeToSlowest returns speedups over the slowest type of TypeOrder:
@@ -99,7 +99,7 @@ func (m *Matrix) RelativeToSlowestRunnable() (*Matrix, error) {
 			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: the row runs on no GPU type", gpufair.ErrValue)}
 		}
 	}
-	return m.divideRows(div), nil
+	return m.divideRows(div)
 }
 
 // RelativeToFastest returns rates relative to the fastest type of
@@ -151,17 +151,23 @@ func (m *Matrix) RelativeToEqualShare(count []float64) (*Matrix, error) {
 			return nil, &CellError{Row: m.rows[i], Err: fmt.Errorf("%w: zero rate on an equal share of the cluster", gpufair.ErrValue)}
 		}
 	}
-	return m.divideRows(div), nil
+	return m.divideRows(div)
 }
 
 // divideRows returns a new matrix with row i divided by div[i] (non-zero).
-func (m *Matrix) divideRows(div []float64) *Matrix {
+func (m *Matrix) divideRows(div []float64) (*Matrix, error) {
 	n := len(m.types)
 	out := &Matrix{rows: m.rows, types: m.types, v: make([]float64, len(m.v))}
 	for i, d := range div {
 		for k := 0; k < n; k++ {
-			out.v[i*n+k] = m.v[i*n+k] / d
+			x := m.v[i*n+k] / d
+			if math.IsInf(x, 0) {
+				// A rate more than float64's range above its divisor (1e300
+				// over 1e-10) gave +Inf entries.
+				return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: rate %v over %v overflows", gpufair.ErrTooLarge, m.v[i*n+k], d)}
+			}
+			out.v[i*n+k] = x
 		}
 	}
-	return out
+	return out, nil
 }

@@ -382,53 +382,69 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	st := &g.st
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
 	mate := make([]int, len(jobs))   // the job sharing its gang, or -1
-	pos := make(map[alloc.JobID]int, len(jobs))
-	for i, j := range jobs {
+	for i := range mate {
 		mate[i] = -1
-		pos[j.ID] = i
 	}
+	sharing := len(st.Partners) > 0
 	// total is a job's target time on type k, alone and co-located.
 	total := func(i, k int) float64 {
 		x := st.Target[jobs[i].ID]
 		if x == nil {
 			return 0
 		}
-		return x[k] + st.pairTime(jobs[i].ID, k)
+		if sharing {
+			return x[k] + st.pairTime(jobs[i].ID, k)
+		}
+		return x[k]
 	}
-	prio := func(i, k int) float64 {
+	prio := func(i, k int, x float64) float64 {
 		if f := jobs[i].Fraction(k, now); f > 0 {
-			return total(i, k) / f
+			return x / f
 		}
 		return math.Inf(1)
 	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
+		var pos map[alloc.JobID]int // built for the first co-located gang
 		for i, j := range jobs {
-			if p, ok := g.l.Holding(j.ID); ok && j.Kept < g.set.MinLease && chosen[i] == 0 {
-				k := slices.Index(types, p.Type)
-				var unit []int // the jobs of p still in the system
-				for _, id := range p.Jobs {
-					if u, ok := pos[id]; ok {
-						chosen[u] = k + 1
-						unit = append(unit, u)
-					}
+			p, ok := g.l.Holding(j.ID)
+			if !ok || j.Kept >= g.set.MinLease || chosen[i] != 0 {
+				continue
+			}
+			k := slices.Index(types, p.Type)
+			chosen[i] = k + 1
+			left[k] -= j.Gang
+			if len(p.Jobs) < 2 {
+				continue
+			}
+			if pos == nil {
+				pos = make(map[alloc.JobID]int, len(jobs))
+				for u, ju := range jobs {
+					pos[ju.ID] = u
 				}
-				if len(unit) == 2 {
-					mate[unit[0]], mate[unit[1]] = unit[1], unit[0]
+			}
+			for _, id := range p.Jobs {
+				// Its partner, if still in the system (one that left is not).
+				if u, ok := pos[id]; ok && u != i {
+					chosen[u] = k + 1
+					mate[i], mate[u] = u, i
 				}
-				left[k] -= j.Gang
 			}
 		}
 	}
 	// 2. The priority pass.
 	var cand []gavelPair
 	for i, j := range jobs {
-		if st.Target[j.ID] == nil || chosen[i] != 0 {
+		x := st.Target[j.ID]
+		if x == nil || chosen[i] != 0 {
 			continue
 		}
-		for k := range types {
-			if x := total(i, k); x > 0 && j.Rates[k] > 0 {
-				cand = append(cand, gavelPair{prio: prio(i, k), x: x, job: i, k: k})
+		for k, xk := range x {
+			if sharing {
+				xk = total(i, k)
+			}
+			if xk > 0 && j.Rates[k] > 0 {
+				cand = append(cand, gavelPair{prio: prio(i, k, xk), x: xk, job: i, k: k})
 			}
 		}
 	}
@@ -445,7 +461,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		return cmp.Compare(a.k, b.k)
 	})
 	var byLabel map[string][]int
-	if len(st.Partners) > 0 {
+	if sharing {
 		byLabel = map[string][]int{}
 		for i, j := range jobs {
 			if l, ok := st.Labels[j.ID]; ok {
@@ -460,8 +476,8 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		chosen[p.job] = p.k + 1
 		left[p.k] -= j.Gang
-		if st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
-			if n := st.partner(jobs, p.job, p.k, chosen, prio, byLabel); n >= 0 {
+		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
+			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
 				chosen[n] = p.k + 1
 				mate[p.job], mate[n] = n, p.job
 			}
