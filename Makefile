@@ -48,7 +48,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis
 
 # Gavel's evaluation, about 1.5 hours on 2 cores; outputs and plots go to
 # docs/reproduction/ (the commands of docs/reproduction.md).
@@ -83,3 +83,13 @@ reproduce-gandiva-fair: deps
 	$(SIMULATE) -experiment gandiva-fair-fig6 | tee docs/reproduction/gandiva-fair-fig6.txt
 	$(SIMULATE) -experiment gandiva-fair-fig7 | tee docs/reproduction/gandiva-fair-fig7.txt
 	$(SIMULATE) -experiment gandiva-fair-trading | tee docs/reproduction/gandiva-fair-trading.txt
+
+# Themis' evaluation (docs/reproduction.md, Themis), about 30 minutes on 2
+# cores: 85 apps (the trace's subset), 3 seeds for the sweeps.
+THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
+reproduce-themis: deps
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig9.txt
+	$(SIMULATE) -experiment themis-fig10 -jobs 85 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig10.txt
+	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig14.txt
+	$(SIMULATE) -experiment themis-fig15 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig15.txt
+	$(SIMULATE) -experiment themis-fig19 -jobs 85 -seeds 3 | tee docs/reproduction/themis-fig19.txt

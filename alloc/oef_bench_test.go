@@ -108,6 +108,80 @@ func BenchmarkOEFCooperative(b *testing.B) {
 	benchOEF(b, alloc.Cooperative, alloc.OEFStructured, 4096, 10, 26)
 }
 
+// oefNoisyProblem draws the workload of stride's BenchmarkGavelDecide for
+// OEF: jobs of 20 job types whose rates carry 2% noise on every rate, so
+// that every row is distinct, owned by 50 users in turn, on 160 GPUs of
+// the slowest type and 280 of each of three faster ones.
+func oefNoisyProblem(b *testing.B, jobs int, seed uint64) *alloc.Problem {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	base := make([][]float64, 20)
+	for m := range base {
+		r := 1 + rng.Float64()
+		base[m] = []float64{r, r * (1.5 + rng.Float64()), r * (2 + 2*rng.Float64()), r * (3 + 3*rng.Float64())}
+	}
+	js := make([]oefJob, jobs)
+	for i := range js {
+		rates := make([]float64, 4)
+		for k, r := range base[rng.IntN(len(base))] {
+			rates[k] = r * (1 + 0.02*(2*rng.Float64()-1))
+		}
+		js[i] = oefJob{owner: i % 50, rates: rates}
+	}
+	return oefProblem(b, []float64{160, 280, 280, 280}, nil, js)
+}
+
+// BenchmarkOEFCooperativeScale times cooperative OEF where every row is
+// distinct, at the sizes of docs/benchmarks/oef.md's targets, with the
+// full model where it fits (256 users), and EnvyTolerance beside the exact
+// method. Each run reports its certificate: the envy (relative) and the
+// duality gap (relative; 0 where not certified).
+func BenchmarkOEFCooperativeScale(b *testing.B) {
+	type instance struct {
+		name string
+		p    func(b *testing.B) *alloc.Problem
+	}
+	distinct := func(users, types int) instance {
+		return instance{fmt.Sprintf("users=%d/types=%d/distinct", users, types), func(b *testing.B) *alloc.Problem {
+			return oefBenchProblem(b, users, types, 0, 1)
+		}}
+	}
+	noisy := instance{"jobs=2000/jobtypes=20/noise=2%", func(b *testing.B) *alloc.Problem { return oefNoisyProblem(b, 2000, 1) }}
+	for _, tc := range []struct {
+		in  instance
+		set alloc.OEFSettings
+	}{
+		{distinct(256, 10), alloc.OEFSettings{Method: alloc.OEFFullModel}},
+		{distinct(256, 10), alloc.OEFSettings{}},
+		{distinct(1024, 10), alloc.OEFSettings{}},
+		{distinct(1024, 10), alloc.OEFSettings{EnvyTolerance: 0.05}},
+		{noisy, alloc.OEFSettings{}},
+		{noisy, alloc.OEFSettings{EnvyTolerance: 0.05}},
+		{distinct(4096, 10), alloc.OEFSettings{}},
+		{distinct(4096, 10), alloc.OEFSettings{EnvyTolerance: 0.05}},
+	} {
+		name := tc.in.name + "/" + tc.set.Method.String()
+		if tc.set.EnvyTolerance > 0 {
+			name += fmt.Sprintf("/envy-tolerance=%g", tc.set.EnvyTolerance)
+		}
+		b.Run(name, func(b *testing.B) {
+			p := tc.in.p(b)
+			pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &tc.set}
+			var cert alloc.OEFCertificate
+			for b.Loop() {
+				var err error
+				if _, cert, err = pol.AllocateCertified(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(max(cert.Envy, 0), "envy")
+			if gap := cert.Gap(); !math.IsInf(gap, 1) {
+				b.ReportMetric(max(gap, 0), "gap")
+			}
+			b.ReportMetric(cert.Throughput, "throughput")
+		})
+	}
+}
+
 // BenchmarkLPBackendsOEF times OEF's structured methods with each exact
 // LP backend in one run (see BenchmarkLPBackends): non-cooperative at
 // 4,096 users × 10 types, cooperative at 256 × 3, distinct rows.

@@ -24,12 +24,13 @@ const (
 	// rows by 1e-5, and the fallback to the full model took minutes.
 	envyModelRowsPerColumn = 8
 	// envyBundlesPerClass bounds the distinct envied bundles for which one
-	// class adds rows in one round. Early relaxations give every class a
-	// bundle of its own, and at 1,024 users × 3 types, adding a row
-	// against each envied one gave a model of 60,000 rows (17 s in all;
-	// 7.4 s with the bound); at 256 users the bound costs nothing (one
-	// noisy run each), at 512 users 1.0 s against 0.6 s.
-	envyBundlesPerClass = 32
+	// class adds rows in one round. Without a seed, early relaxations gave
+	// every class a bundle of its own, and 32 rather than all brought
+	// 1,024 users × 3 types from 17 s to 7.4 s. With the near-neighbour
+	// seed (seedEnvyRows) the first relaxation is close to the optimum,
+	// and 4 grows smaller models: 512 × 10 in 5.2 to 5.7 s against 7.9 to
+	// 9.3 s with 32 (one run each, loaded machine).
+	envyBundlesPerClass = 4
 	// envyRowsPerClassGonum bounds the rows one class adds in one round
 	// with the pure-Go backend: its most violated ones, without reverse
 	// rows (see coopRowGen).
@@ -42,9 +43,9 @@ const (
 type envyPair [2]int
 
 // solveCoopRowGen solves cooperative OEF by row generation with pruning.
-// With two GPU types and CLP the model starts from the neighbour rows of
-// twoTypeEnvyRows, which imply all others, and one round suffices.
-// Rounds solve the model warm (lp.Incremental), then add for each class c
+// With CLP the model starts from seedEnvyRows: with two GPU types the
+// neighbour rows, which imply all others (one round suffices), with more
+// the rows between near neighbours. Rounds solve the model warm (lp.Incremental), then add for each class c
 // one violated envy row s_c·y_c ≥ s_c·y_d per distinct bundle it envies,
 // with its reverse (violatedEnvy says why). A warm dual
 // simplex restart costs time quadratic in the model's rows (CLP recomputes
@@ -53,20 +54,22 @@ type envyPair [2]int
 // nonzero duals plus the new ones. Dropping rows that carry no dual keeps
 // the current optimum optimal, so the objective never rises; rebuilding
 // only after it has fallen makes every rebuilt row set distinct, and the
-// method finite. It ends when no envy row is violated, and the result is
+// method finite. Rows without duals are also dropped from the loaded model
+// without a rebuild, under the same rule, where their slack is basic
+// (dropIdleEnvyRows). It ends when no envy row is violated, and the result is
 // checked against all C·(C-1) rows. If a cold solve of a rebuilt model
 // returns a point that breaks its rows (CLP without a warm basis can, by
 // ~1e-6; LP-NOTES.md), or the final check fails, it falls back to the full
 // model, so the answer is always the full model's optimum.
-func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
-	y, err := q.coopRowGen(ctx, set)
+func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
+	y, d, err := q.coopRowGen(ctx, set)
 	if errors.Is(err, lp.ErrViolation) || (err == nil && !q.envyFree(y, envyVerifyTol)) {
 		return q.solveCoopFull(ctx, set)
 	}
-	return y, err
+	return y, d, err
 }
 
-func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, error) {
+func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
 	// gonum solves every round from scratch, and its simplex, which cannot
 	// be interrupted, was seen to run without end on the more degenerate
 	// models that bundle and reverse rows give (random instances of five
@@ -76,31 +79,35 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	gonum := gonumBackend(set)
 	var rows []envyPair
 	if !gonum {
-		rows = q.twoTypeEnvyRows()
+		rows = q.seedEnvyRows()
 	}
 	inModel := make(map[envyPair]bool)
 	for _, r := range rows {
 		inModel[r] = true
 	}
 	limit := envyModelRowsPerColumn * len(q.s) * len(q.count)
-	lastObj := math.Inf(1)
+	lastObj, lastDrop := math.Inf(1), math.Inf(1)
 	round := 0
 	for round < maxEnvyRounds {
 		in, y, ids, err := q.envyModel(rows, set)
 		if err != nil {
-			return nil, err
+			return nil, coopDual{}, err
 		}
-		for ; round < maxEnvyRounds; round++ {
-			sol, err := in.Solve(ctx)
+		for cold := true; round < maxEnvyRounds; round, cold = round+1, false {
+			sol, err := solveEnvyModel(ctx, in, cold)
 			if err != nil {
 				in.Close()
-				return nil, err
+				return nil, coopDual{}, err
 			}
 			x := y.Values(sol)
 			add := q.violatedEnvy(x, inModel, gonum)
 			if len(add) == 0 {
 				in.Close()
-				return x, nil
+				return x, q.rowDuals(sol, rows, ids), nil
+			}
+			if !gonum && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
+				lastDrop = sol.Objective
+				rows, ids = dropIdleEnvyRows(in, sol, rows, ids, inModel)
 			}
 			if len(rows)+len(add) > limit && sol.Objective < lastObj-envyTol*max(1, math.Abs(sol.Objective)) {
 				lastObj = sol.Objective
@@ -127,7 +134,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w: envy rows still violated after %d rounds", lp.ErrIterationLimit, maxEnvyRounds)
+	return nil, coopDual{}, fmt.Errorf("%w: envy rows still violated after %d rounds", lp.ErrIterationLimit, maxEnvyRounds)
 }
 
 // envyModel returns a warm-startable model with the capacity rows and the

@@ -38,22 +38,25 @@ func (q *oefLP) solveNonCoopFull(ctx context.Context, set *lp.Settings) ([][]flo
 // solveCoopFull solves cooperative OEF (10) as one LP with every envy row
 // s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows.
 // It is solved with presolve (withPresolve).
-func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, error) {
+func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
 	m := lp.NewModel(lp.Maximize)
 	y := q.addBundles(m)
 	q.setThroughputObjective(m, y)
+	var rows []envyPair
+	var ids []lp.Row
 	for c := range q.s {
 		for d := range q.s {
 			if c != d {
-				m.AddConstraint("envy", q.envyTerms(y, c, d), lp.GE, 0)
+				rows = append(rows, envyPair{c, d})
+				ids = append(ids, m.AddConstraint("envy", q.envyTerms(y, c, d), lp.GE, 0))
 			}
 		}
 	}
-	sol, err := lp.Solve(ctx, m, withPresolve(set))
+	sol, err := solveWarmTwice(ctx, m, withPresolve(set))
 	if err != nil {
-		return nil, err
+		return nil, coopDual{}, err
 	}
-	return y.Values(sol), nil
+	return y.Values(sol), q.rowDuals(sol, rows, ids), nil
 }
 
 // setThroughputObjective sets the objective Σ_c w_c·s_c·y_c.

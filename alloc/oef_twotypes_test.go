@@ -60,7 +60,7 @@ func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
 		if !q.envyFree(x, envyVerifyTol) {
 			rt.Fatalf("the neighbour-rows optimum %v breaks an envy row", x)
 		}
-		full, err := q.solveCoopFull(context.Background(), nil)
+		full, _, err := q.solveCoopFull(context.Background(), nil)
 		if err != nil {
 			rt.Fatal(err)
 		}

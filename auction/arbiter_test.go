@@ -41,7 +41,7 @@ func (g testAgent) honest() RhoAgent {
 }
 
 // lateBy is how long a "late" agent sleeps.
-const lateBy = 3 * time.Second
+const lateBy = 5 * time.Second
 
 func (g testAgent) Bid(ctx context.Context, now time.Time, o ftf.Offer, held []int) (ftf.BidTable, error) {
 	row := func(rho float64) []ftf.Row {
@@ -563,11 +563,12 @@ func starvingArbiter(t *testing.T, lease time.Duration, patience int) *Arbiter {
 // by wallSlack, far below lateBy, so the test fails if the arbiter waits
 // for an agent that ignores its deadline; the slack is wide because a
 // 2-core machine running several test binaries can keep a goroutine woken
-// at a deadline waiting for hundreds of milliseconds. BenchmarkArbiterRound
+// at a deadline waiting for a second (seen: 926 ms of wall time for 3 ms of
+// CPU under make test). BenchmarkArbiterRound
 // measures the overrun itself (docs/benchmarks/themis.md).
 const (
 	cpuSlack  = 30 * time.Millisecond
-	wallSlack = 800 * time.Millisecond
+	wallSlack = 2 * time.Second
 )
 
 // cpuTime returns the process's user and system CPU time so far.

@@ -1,6 +1,7 @@
 package ftf_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gpufair/gpufair/ftf"
@@ -56,4 +57,40 @@ func ExampleNewTable() {
 	// nothing: rho +Inf
 	// 2 GPU(s): rho 0.25
 	// 1 GPU(s): rho 0.5
+}
+
+// Bids for a one-job app that can use 4 GPUs, over an offer of 3 free GPUs
+// on one server and 4 on another of the same rack: for each GPU count, the
+// single servers that fit, two alternatives on distinct servers (4 GPUs
+// fit only m1; spread over both servers they would be slower, 1.5x, and
+// are not needed). Holding nothing, the app never finishes: RhoNone is
+// +Inf (the arbiter prices that by the wait).
+func ExampleBids() {
+	c := topology.Cluster{Servers: []topology.Server{
+		{Name: "m0", Rack: "r0", Type: "v100", GPUs: 4},
+		{Name: "m1", Rack: "r0", Type: "v100", GPUs: 4},
+	}}
+	offer := ftf.Offer{Cluster: c, Free: []int{3, 4}}
+	job := ftf.SingleJob{ItersLeft: 3600, ItersTotal: 3600, IterTime: 1, DemandMax: 4, ClusterGPUs: 8, Contention: 2, Slowdown: topology.Slowdown{1, 1.5, 2}}
+	price := func(counts []int) (float64, error) {
+		return job.Rho(ftf.Placement{GPUs: counts[0] + counts[1], Locality: c.LocalityOfCounts(counts)})
+	}
+	tab, err := ftf.Bids(context.Background(), offer, nil, price, &ftf.BidSettings{Demand: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("nothing:", tab.RhoNone)
+	for _, r := range tab.Rows {
+		fmt.Printf("%v: %.3g\n", r.Counts, r.Rho)
+	}
+	// Output:
+	// nothing: +Inf
+	// [0 4]: 0.5
+	// [0 3]: 0.667
+	// [3 0]: 0.667
+	// [0 2]: 1
+	// [2 0]: 1
+	// [0 1]: 2
+	// [1 0]: 2
 }

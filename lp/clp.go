@@ -305,6 +305,48 @@ func (c *clpModel) setBounds(m *Model, rows int) error {
 	return nil
 }
 
+// dropRows deletes from CLP those of model rows rows whose slack is basic
+// in the current basis, unmaps them (as empty rows: zero dual, checked in
+// Go) and renumbers the rest. Deleting a row with its basic slack leaves a
+// valid basis, so the next solve stays warm. It returns the rows deleted.
+func (c *clpModel) dropRows(rows []Row) []Row {
+	var del []C.int
+	var out []Row
+	for _, r := range rows {
+		if k := c.rowMap[r]; k >= 0 && C.Clp_getRowStatus(c.p, C.int(k)) == clpBasic {
+			del = append(del, C.int(k))
+			out = append(out, r)
+		}
+	}
+	if len(del) == 0 {
+		return nil
+	}
+	C.Clp_deleteRows(c.p, C.int(len(del)), cints(del))
+	gone := make([]bool, c.nclp)
+	for _, k := range del {
+		gone[k] = true
+	}
+	next := make([]int, c.nclp) // old CLP row -> new
+	n := 0
+	for k := range next {
+		next[k] = n
+		if !gone[k] {
+			n++
+		}
+	}
+	for i, k := range c.rowMap {
+		switch {
+		case k < 0:
+		case gone[k]:
+			c.rowMap[i] = -1
+		default:
+			c.rowMap[i] = next[k]
+		}
+	}
+	c.nclp = n
+	return out
+}
+
 // CLP's basis statuses (ClpSimplex::Status).
 const (
 	clpFree       = 0

@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -39,6 +40,7 @@ type Incremental struct {
 	loaded  int  // rows of m already loaded into clp
 	warm    bool // clp holds a basis from an earlier solve
 	bounded bool // bounds changed since the last solve
+	dropped map[Row]bool
 	closed  bool
 	// busy, when not nil, is closed when a solve abandoned on a cancel
 	// has left clp.
@@ -82,6 +84,8 @@ func (in *Incremental) SetRowBounds(r Row, lo, hi float64) {
 	switch {
 	case r < 0 || int(r) >= len(m.rows):
 		m.fail(fmt.Errorf("%w: row %d of %d", ErrInvalidModel, r, len(m.rows)))
+	case in.dropped[r]:
+		m.fail(fmt.Errorf("%w: row %q was dropped (DropRows)", ErrInvalidModel, m.rnames[r]))
 	case emptyRange(lo, hi):
 		m.fail(fmt.Errorf("%w: row %q has empty range [%v, %v]", ErrInvalidModel, m.rnames[r], lo, hi))
 	default:
@@ -104,6 +108,48 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 		m.lower[v], m.upper[v] = lo, hi
 		in.bounded = true
 	}
+}
+
+// DropRows takes out of the solver those of rows that the current optimal
+// basis does not use: rows whose slack is basic, so that the basis stays
+// valid and the next Solve warm. Row generation calls it to keep a loaded
+// model small: a warm restart costs time that grows with the model's rows.
+// A dropped row keeps its id, becomes free (its range is -Inf to Inf) and
+// has a zero dual; setting its bounds afterwards is an error of the next
+// Solve (ErrInvalidModel). A row not yet loaded (added since the last
+// Solve) is an error too; one already dropped is left as it is. It
+// returns the rows dropped, in the order given. PureGo keeps a dropped row
+// in its matrix with its basic logical variable freed, which costs its
+// share of each pivot but never binds. Before the first Solve, and with
+// the Gonum backend (which keeps no basis), it drops nothing.
+func (in *Incremental) DropRows(rows []Row) []Row {
+	if in.closed || (in.clp == nil && in.spx == nil) {
+		return nil
+	}
+	loaded := in.loaded
+	if in.spx != nil {
+		loaded = in.spx.m
+	}
+	for _, r := range rows {
+		if r < 0 || int(r) >= loaded {
+			in.m.fail(fmt.Errorf("%w: row %d of %d loaded", ErrInvalidModel, r, loaded))
+			return nil
+		}
+	}
+	var out []Row
+	if in.spx != nil {
+		out = in.spx.dropRows(rows)
+	} else {
+		out = in.clp.dropRows(rows)
+	}
+	if in.dropped == nil && len(out) > 0 {
+		in.dropped = make(map[Row]bool, len(out))
+	}
+	for _, r := range out {
+		in.dropped[r] = true
+		in.m.rowLo[r], in.m.rowHi[r] = math.Inf(-1), math.Inf(1)
+	}
+	return out
 }
 
 // NumVars returns the number of columns.

@@ -150,3 +150,59 @@ func TestIncrementalBoundsCases(t *testing.T) {
 		in.Close()
 	}
 }
+
+// TestPropertyIncrementalDropRows drops every row the optimal basis does
+// not use and checks that the warm re-solve keeps the optimum, that the
+// dropped rows have zero duals, and that a cold solve of the model left
+// agrees.
+func TestPropertyIncrementalDropRows(t *testing.T) {
+	for _, b := range exactBackends() {
+		t.Run(b.String(), func(t *testing.T) { testIncrementalDropRows(t, b) })
+	}
+}
+
+func testIncrementalDropRows(t *testing.T, b Backend) {
+	rapid.Check(t, func(t *rapid.T) {
+		lp := genFeasibleLP().Draw(t, "lp")
+		in, err := NewIncremental(lp.m, &Settings{Backend: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		before, err := in.Solve(context.Background())
+		if err != nil {
+			t.Fatalf("first solve: %v", err)
+		}
+		all := make([]Row, in.NumRows())
+		for i := range all {
+			all[i] = Row(i)
+		}
+		dropped := in.DropRows(all)
+		after, err := in.Solve(context.Background())
+		if err != nil {
+			t.Fatalf("solve after dropping %v: %v", dropped, err)
+		}
+		scale := math.Max(1, math.Abs(before.Objective))
+		if math.Abs(after.Objective-before.Objective) > objTol*scale {
+			t.Fatalf("objective %v after dropping %v, %v before", after.Objective, dropped, before.Objective)
+		}
+		for _, r := range dropped {
+			if after.RowDuals[r] != 0 {
+				t.Fatalf("dropped row %d has dual %v", r, after.RowDuals[r])
+			}
+		}
+		cold, err := Solve(context.Background(), in.m, &Settings{Backend: b})
+		if err != nil {
+			t.Fatalf("cold solve of the model left: %v", err)
+		}
+		if math.Abs(cold.Objective-after.Objective) > objTol*scale {
+			t.Fatalf("warm objective %v, cold %v", after.Objective, cold.Objective)
+		}
+		if len(dropped) > 0 {
+			in.SetRowBounds(dropped[0], 0, 1)
+			if _, err := in.Solve(context.Background()); !errors.Is(err, ErrInvalidModel) {
+				t.Fatalf("Solve after bounding dropped row %d: error %v, want ErrInvalidModel", dropped[0], err)
+			}
+		}
+	})
+}

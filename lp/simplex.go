@@ -6,21 +6,23 @@ import (
 	"slices"
 )
 
-// The pure-Go backend is a sparse bounded primal simplex on
+// The pure-Go backend is a sparse bounded simplex on
 //
 //	minimise cᵀx  subject to  A x + s = 0,  l ≤ x ≤ u,  -hi ≤ s ≤ -lo
 //
-// where s holds one logical variable per row (s_i = -a_i x), so that every
-// variable, structural or logical, is simply bounded and the slack basis is
-// the identity. Phase 1 minimises the sum of infeasibilities of the basic
+// (scaled as for CLP) where s holds one logical variable per row
+// (s_i = -a_i x), so that every variable, structural or logical, is simply
+// bounded and the slack basis is the identity. Each run starts with a dual
+// phase (dual.go) and ends with the primal simplex, which proves the
+// result. Phase 1 minimises the sum of infeasibilities of the basic
 // variables (a composite phase: the costs are recomputed every iteration),
 // phase 2 the objective. Nonbasic variables sit anywhere in their bounds
 // (usually at one), so a variable dropped from a singular basis simply
 // stays where it is. The ratio test is Harris's two-pass test with bound
-// flips; pricing is Dantzig's largest reduced cost scaled by the column
-// norm, falling back to Bland's smallest index after a run of degenerate
-// pivots, so that it cannot cycle. The basis inverse is kept in product
-// form (etaFile) and rebuilt every refactorEvery pivots.
+// flips and bound shifting; pricing is Devex, falling back to Bland's
+// smallest index after a run of degenerate pivots, so that it cannot
+// cycle. The basis inverse is kept in product form (etaFile) and rebuilt
+// every refactorEvery pivots.
 
 // Tolerances of the pure-Go simplex.
 const (
@@ -37,6 +39,11 @@ const (
 	// test can only pivot on a smaller entry, the entering column is
 	// rejected until the basis changes.
 	spxPivotTol = 1e-7
+	// spxLooseTol is the scaled infeasibility below which phase 1 that
+	// can make no progress is taken for roundoff rather than proof of
+	// infeasibility; Solve's check against Settings.FeasibilityTol has
+	// the last word.
+	spxLooseTol = 1e-7
 	// spxMinPivotTol is the smallest pivot tolerance the simplex falls
 	// back to when every improving column offers only small pivots.
 	spxMinPivotTol = 1e-11
@@ -61,6 +68,9 @@ const (
 	// ctxColumns is how many columns a refactorisation pivots in between
 	// context checks.
 	ctxColumns = 64
+	// devexReset is the weight beyond which Devex pricing starts a new
+	// reference framework.
+	devexReset = 1e6
 	// blandAfter is the run of degenerate pivots after which pricing
 	// switches to Bland's rule until a pivot makes progress.
 	blandAfter = 50
@@ -121,6 +131,16 @@ type simplex struct {
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
 	pivotTol float64
+	// devex holds the Devex pricing weights of the nonbasic variables;
+	// when devexPending, the next price first applies the pivot row rho
+	// of the last basis change (entering entry devexAlpha, entering
+	// weight devexWeight, leaving variable devexOut).
+	devex        []float64
+	rho          []float64
+	devexPending bool
+	devexAlpha   float64
+	devexWeight  float64
+	devexOut     int
 	// shifting allows bound shifts; shifts holds the original bounds of
 	// the shifted variables (isShifted marks them), all restored before
 	// a run returns.
@@ -284,6 +304,22 @@ func (s *simplex) setBounds(m *Model) error {
 
 // col returns the entries of structural column j.
 func (s *simplex) col(j int) []spxEntry { return s.colEnt[s.colStart[j]:s.colStart[j+1]] }
+
+// dropRows frees the rows among rows whose logical variable is basic, so
+// that they never bind and the basis stays as it is, and returns them.
+// Rows already free are left out.
+func (s *simplex) dropRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		j := s.n + int(r)
+		if s.where[j] < 0 || (math.IsInf(s.lo[j], -1) && math.IsInf(s.up[j], 1)) {
+			continue
+		}
+		s.lo[j], s.up[j] = math.Inf(-1), math.Inf(1)
+		out = append(out, r)
+	}
+	return out
+}
 
 // tol is the feasibility tolerance at bound b.
 func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
@@ -478,8 +514,20 @@ func (s *simplex) reducedCost(j int, phase1 bool) float64 {
 func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 	q = -1
 	var best float64
+	pending := s.devexPending
+	s.devexPending = false
 	for j := range s.n + s.m {
-		if s.where[j] >= 0 || s.rejected[j] == s.rejectEpoch {
+		if s.where[j] >= 0 {
+			continue
+		}
+		if pending && j != s.devexOut {
+			// Devex: the weight of j grows with its entry in the pivot
+			// row of the last basis change.
+			if a := s.pivotRowEntry(j) / s.devexAlpha; a != 0 {
+				s.devex[j] = max(s.devex[j], a*a*s.devexWeight)
+			}
+		}
+		if s.rejected[j] == s.rejectEpoch {
 			continue
 		}
 		canUp, canDown := s.x[j] < s.up[j], s.x[j] > s.lo[j]
@@ -496,18 +544,60 @@ func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 		default:
 			continue
 		}
-		score := d * d / s.cnorm[j]
-		if score <= spxDualTol*spxDualTol {
+		if d*d/s.cnorm[j] <= spxDualTol*spxDualTol {
 			continue
 		}
 		if bland {
 			return j, dj
 		}
-		if score > best {
+		if score := d * d / s.devex[j]; score > best {
 			q, dir, best = j, dj, score
 		}
 	}
 	return q, dir
+}
+
+// pivotRowEntry returns entry j of the last pivot row, ρᵀa_j.
+func (s *simplex) pivotRowEntry(j int) float64 {
+	if j >= s.n {
+		return s.rho[j-s.n]
+	}
+	var a float64
+	for _, e := range s.col(j) {
+		a += e.val * s.rho[e.row]
+	}
+	return a
+}
+
+// devexPivot prepares the Devex weight update of a basis change in which
+// q enters at position r, with s.w = B⁻¹a_q for the basis before it: the
+// pivot row ρ = B⁻ᵀe_r, taken before the eta file changes, is applied to
+// the other nonbasic weights by the next price. The leaving variable gets
+// its own weight here.
+func (s *simplex) devexPivot(q, r int) {
+	clear(s.rho)
+	s.rho[r] = 1
+	s.eta.btran(s.rho)
+	s.devexAlpha = s.w[r]
+	s.devexWeight = s.devex[q]
+	s.devexOut = s.head[r]
+	s.devex[s.devexOut] = max(s.devexWeight/(s.devexAlpha*s.devexAlpha), 1)
+	s.devexPending = true
+	if s.devexWeight > devexReset {
+		s.resetDevex()
+	}
+}
+
+// resetDevex starts a new Devex reference framework: every weight 1.
+func (s *simplex) resetDevex() {
+	if len(s.devex) != s.n+s.m {
+		s.devex = make([]float64, s.n+s.m)
+		s.rho = make([]float64, s.m)
+	}
+	for j := range s.devex {
+		s.devex[j] = 1
+	}
+	s.devexPending = false
 }
 
 // ratio is the Harris two-pass ratio test for entering variable q moving
@@ -643,6 +733,31 @@ func (s *simplex) shiftBeyond(j int) {
 	}
 }
 
+// maxInfeasibility returns the largest violation of a bound by a basic
+// variable, scaled by max(1, |bound|).
+func (s *simplex) maxInfeasibility() float64 {
+	var worst float64
+	for _, j := range s.head {
+		if v := s.lo[j] - s.x[j]; v > 0 {
+			worst = max(worst, v/max(1, math.Abs(s.lo[j])))
+		}
+		if v := s.x[j] - s.up[j]; v > 0 {
+			worst = max(worst, v/max(1, math.Abs(s.up[j])))
+		}
+	}
+	return worst
+}
+
+// shiftInfeasible shifts the bounds of every infeasible basic variable to
+// its value.
+func (s *simplex) shiftInfeasible() {
+	for _, j := range s.head {
+		if s.infeasibility(j) != 0 {
+			s.shiftBeyond(j)
+		}
+	}
+}
+
 // unshift restores every shifted bound; nonbasic variables move inside
 // them, so the basic values must be recomputed. It reports whether there
 // was a shift.
@@ -670,6 +785,11 @@ func (s *simplex) run(ctx context.Context, maxIter int) (spxOutcome, error) {
 		s.isShifted = make([]bool, s.n+s.m)
 	}
 	s.shifting = true
+	s.resetDevex()
+	if _, err := s.dualPhase(ctx, maxIter); err != nil {
+		return spxStopped, err
+	}
+	s.resetDevex()
 	out, err := s.iterate(ctx, maxIter)
 	s.unshift()
 	return out, err
@@ -732,9 +852,15 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 				// the tolerances (finish checks feasibility).
 			}
 			if phase1 {
-				return spxInfeasible, nil
+				if s.maxInfeasibility() > spxLooseTol {
+					return spxInfeasible, nil
+				}
+				// Infeasible by roundoff only, in an ill-conditioned
+				// basis: shift the bounds and optimise.
+				s.shiftInfeasible()
+				continue
 			}
-			if s.unshift() {
+			if unshifts < maxUnshifts && s.unshift() {
 				// Optimal for the shifted bounds: restore them and go
 				// on from there, without further shifts after a few
 				// rounds.
@@ -742,6 +868,8 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 				s.shifting = unshifts < maxUnshifts
 				continue
 			}
+			// Any roundoff left is for finish's check against
+			// Settings.FeasibilityTol.
 			return spxOptimal, nil
 		}
 		clear(s.w)
@@ -791,16 +919,25 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 		if r < 0 {
 			continue // q moved to its other bound
 		}
-		out := s.head[r]
-		s.x[out] = leaveAt
-		s.where[out] = -1
-		s.head[r] = q
-		s.where[q] = r
-		s.eta.push(r, s.w, nil)
-		s.fresh = false
+		if !bland {
+			s.devexPivot(q, r)
+		}
+		s.basisChange(q, r, leaveAt)
 		s.rejectEpoch++
 		s.pivotTol = spxPivotTol
 	}
+}
+
+// basisChange makes q basic at position r, with s.w = B⁻¹a_q; the
+// leaving variable takes the value at.
+func (s *simplex) basisChange(q, r int, at float64) {
+	out := s.head[r]
+	s.x[out] = at
+	s.where[out] = -1
+	s.head[r] = q
+	s.where[q] = r
+	s.eta.push(r, s.w, nil)
+	s.fresh = false
 }
 
 // anyRejected reports whether a column is marked rejected in this epoch.

@@ -230,3 +230,97 @@ func TestNewOEFRefusesBadSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestOEFSchedulerEvents drives OEF's scheduler through random arrivals,
+// departures, GPU failures and repairs: every decision commits (the
+// ledger checks its placements), no tenant's placed GPUs exceed what its
+// jobs use, and a waiting job never finds a type it runs on with a gang's
+// worth of idle healthy GPUs when work conservation is on.
+func TestOEFSchedulerEvents(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		oc := genOEFCase().Draw(rt, "case")
+		mode := rapid.SampledFrom([]alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative}).Draw(rt, "mode")
+		s, err := stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true}, oc.c, oc.types, &stride.OEFSettings{Round: 1})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var gpus []topology.GPU
+		for i, sv := range oc.c.Servers {
+			for g := range sv.GPUs {
+				gpus = append(gpus, topology.GPU{Server: i, Slot: g})
+			}
+		}
+		present := map[alloc.JobID]alloc.Job{}
+		failed := map[topology.GPU]bool{}
+		next := 0
+		ctx := context.Background()
+		for q := range 30 {
+			now := float64(q)
+			var ev []round.Event
+			switch rapid.IntRange(0, 4).Draw(rt, "event") {
+			case 0, 1:
+				if next < len(oc.jobs) {
+					j := oc.jobs[next]
+					next++
+					ev = append(ev, round.Arrive(now, j, 0))
+					present[j.ID] = j
+				}
+			case 2:
+				for _, j := range oc.jobs[:next] {
+					if _, ok := present[j.ID]; ok {
+						ev = append(ev, round.Depart(now, j.ID))
+						delete(present, j.ID)
+						break
+					}
+				}
+			case 3:
+				g := rapid.SampledFrom(gpus).Draw(rt, "gpu")
+				if failed[g] {
+					ev = append(ev, round.Repair(now, g))
+				} else {
+					ev = append(ev, round.Fail(now, g))
+				}
+				failed[g] = !failed[g]
+			}
+			if err := s.Apply(ev...); err != nil {
+				// A job whose gang fits no healthy type is refused: take
+				// it back out of the model.
+				if errors.Is(err, gpufair.ErrTooLarge) {
+					for _, e := range ev {
+						delete(present, e.Job.ID)
+					}
+					continue
+				}
+				rt.Fatal(err)
+			}
+			d, err := s.Decide(ctx, now)
+			if err != nil {
+				rt.Fatalf("round %d: %v", q, err)
+			}
+			placed := map[alloc.JobID]bool{}
+			used := map[topology.GPUType]int{}
+			for _, p := range d.Placements {
+				for _, id := range p.Jobs {
+					placed[id] = true
+				}
+				used[p.Type] += len(p.GPUs)
+			}
+			healthy := map[topology.GPUType]int{}
+			for _, g := range gpus {
+				if !failed[g] {
+					healthy[oc.c.Servers[g.Server].Type]++
+				}
+			}
+			for id, j := range present {
+				if placed[id] {
+					continue
+				}
+				for k, typ := range oc.types {
+					if j.Rates[k] > 0 && healthy[typ]-used[typ] >= j.Gang {
+						rt.Fatalf("round %d: job %s waits while %d healthy %s GPUs are idle", q, id, healthy[typ]-used[typ], typ)
+					}
+				}
+			}
+		}
+	})
+}

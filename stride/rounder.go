@@ -30,14 +30,16 @@ type tenantState struct {
 // allocation over time. A share that rounds below the user's smallest job
 // is set to 0 and the deviation builds up until the share reaches a job.
 // Per type, rounding never hands out more GPUs than the type has: if the
-// rounded shares do, GPUs are taken back one at a time from the most
-// over-served holders (largest real − ideal − dev) that keep enough for
-// their smallest job, and only then the whole share of the holder owed the
-// least (smallest ideal + dev); GPUs left over (by
-// users set to 0, or rounding down) go one at a time to the most
-// under-served users that can use them, up to round(Σ ideal + dev). Each user's share is
-// then filled with its jobs largest first, and all chosen jobs are placed
-// largest first on the fewest servers.
+// rounded shares do, they are cut one at a time, each cut the one that
+// leaves its holder owed least (ideal + dev − real after it): a GPU, or the
+// holder's whole share where one fewer would fall below its smallest job;
+// GPUs left over (by users set to 0, or rounding down) go one at a time to
+// the most under-served users that can use them, up to
+// round(Σ ideal + dev). Each user's share is then filled with its jobs
+// largest first, in a fixed order, and all chosen jobs are placed largest
+// first on the fewest servers. OEF's scheduler on the round contract
+// (OEF) rounds the same way and rotates each tenant's jobs instead, so
+// that none starves.
 //
 // The deviation stays above −1; for a fixed allocation,
 // TestRounderBoundedDeviation checks it stays below the type's GPUs plus

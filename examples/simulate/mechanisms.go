@@ -159,14 +159,42 @@ func gavel(name string, pol alloc.Policy, set stride.GavelSettings) mechanism {
 // f = 0.8 (section 6.4), and a fixed seed for its random draws; patience
 // is the starvation guard (auction.ArbiterSettings.Patience, 0: none).
 func themis(name string, patience int) mechanism {
+	return themisMechanism(name, auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience})
+}
+
+// themisWith is Themis' arbiter with fairness knob f and leases of lease
+// minutes.
+func themisWith(name string, f, lease float64) mechanism {
+	return themisMechanism(name, auction.ArbiterSettings{Lease: time.Duration(lease * float64(time.Minute)), Filter: f})
+}
+
+// themisNodes bounds each auction's search (ArbiterSettings.MaxNodes), a
+// deterministic bound, so that runs repeat exactly.
+const themisNodes = 20000
+
+// themisMechanism is Themis' arbiter with settings set (and themisNodes).
+// Each app's agent knows its app's work B (equation 2), as its
+// hyper-parameter optimizer does: the work of all the app's jobs in the
+// workload, on their fastest type.
+func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		spread := e.spread()
-		set := &auction.ThemisSettings{
-			Round:   e.round,
-			Arbiter: auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience},
-			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
+		work := map[alloc.TenantID]float64{}
+		for _, j := range e.w.Jobs {
+			owner := j.Owner
+			if owner == "" {
+				owner = alloc.TenantID(j.ID)
+			}
+			work[owner] += j.Steps * float64(j.Gang) / slices.Max(j.Rates)
 		}
-		return auction.NewThemis(e.c, e.w.Types, set, rand.NewPCG(1, 0))
+		set.MaxNodes = themisNodes
+		ts := &auction.ThemisSettings{
+			Round:   e.round,
+			Arbiter: set,
+			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
+			Work:    func(app alloc.TenantID) float64 { return work[app] },
+		}
+		return auction.NewThemis(e.c, e.w.Types, ts, rand.NewPCG(1, 0))
 	}}
 }
 

@@ -6,18 +6,12 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair/internal/testcases"
-	"github.com/gpufair/gpufair/lp"
 )
 
 // TestOEFExperiments is the smoke run of OEF's reproduction: each
 // experiment of docs/reproduction.md on a few jobs and rounds, checking the
 // table it prints.
 func TestOEFExperiments(t *testing.T) {
-	if lp.Default.Resolve() != lp.CLP {
-		// Cooperative OEF over 50 tenants meets singular bases in gonum's
-		// dense simplex, and the runs take minutes there.
-		t.Skip("OEF's experiments need CLP (built with cgo)")
-	}
 	for _, tc := range []struct {
 		cfg  *config
 		want []string

@@ -1,0 +1,295 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+const (
+	// certEnvyTol is the envy, relative to max(1, the envious class's own
+	// value), that a certified cooperative allocation may carry: CLP's
+	// primal tolerance, which bounds the rows' slack in absolute terms
+	// once lp has scaled them, so that a class valuing its bundle below
+	// one slowest-GPU equivalent is held to it absolutely (envyVerifyTol's
+	// convention).
+	certEnvyTol = 1e-7
+	// certGapTol is the duality gap, relative to the throughput, that a
+	// certified cooperative allocation may leave: a few times CLP's dual
+	// tolerance, which the prices carry into the bound over K types.
+	certGapTol = 1e-6
+)
+
+// OEFCertificate is the evidence that a cooperative OEF allocation is what
+// it claims, checked before Allocate returns it. Values are per unit of
+// weight and in slowest-GPU equivalents, as in OEF's LP (see OEF).
+//
+// Envy is checked against every bundle handed out, so every one of the
+// n·(n-1) envy rows is covered; Bound comes from a dual solution of the
+// LP, repaired where the solver left it short (each price raised until
+// every dual constraint holds), so Throughput ≤ optimum ≤ Bound holds by
+// weak duality whatever the solver's accuracy.
+type OEFCertificate struct {
+	// Envy is the largest envy of one virtual user for another's bundle,
+	// relative to its own value or 1, whichever is larger: max over v, u
+	// of (s_v·y_u − s_v·y_v) / max(1, s_v·y_v). Zero or less means
+	// envy-free.
+	Envy float64
+	// Throughput is the allocation's total normalised throughput,
+	// Σ_v π_v·s_v·y_v, the LP's objective.
+	Throughput float64
+	// Bound is an upper bound on the optimal throughput proved by a dual
+	// solution, or +Inf where none is proved (OEFSettings.EnvyTolerance).
+	Bound float64
+}
+
+// Gap returns (Bound − Throughput)/Throughput: how far from optimal the
+// allocation can be, relative to its throughput; +Inf without a bound.
+func (c OEFCertificate) Gap() float64 {
+	return (c.Bound - c.Throughput) / math.Max(c.Throughput, math.SmallestNonzeroFloat64)
+}
+
+// exact reports whether c certifies an exact result: envy within
+// certEnvyTol and gap within certGapTol.
+func (c OEFCertificate) exact() bool {
+	return c.Envy <= certEnvyTol && c.Gap() <= certGapTol
+}
+
+// AllocateCertified returns cooperative OEF's allocation of p, as Allocate
+// does, with the certificate that was checked before returning it: an
+// exact result (the default) is envy-free to 1e-7 relative (see
+// OEFCertificate.Envy) and optimal to a duality gap of 1e-6 relative, or
+// Allocate fails (with the pure-Go backend, which gives no duals, only envy
+// is checked and Bound is Throughput); with
+// OEFSettings.EnvyTolerance ε > 0, envy is within ε (see there) and Bound
+// is +Inf. Non-cooperative mode has no certificate and is refused.
+func (o OEF) AllocateCertified(ctx context.Context, p *Problem) (*Allocation, OEFCertificate, error) {
+	if o.Mode != Cooperative {
+		return nil, OEFCertificate{}, fmt.Errorf("alloc: OEF: certificates are for cooperative mode, not %v", o.Mode)
+	}
+	return o.allocate(ctx, p)
+}
+
+// coopDual is a dual solution of cooperative OEF's LP over classes: a
+// price per GPU type (capacity rows), a multiplier per envy row (zero for
+// the rows not listed) and, with caps (addCaps), one per class on its cap
+// row and on its sharing floor (zero where it has none).
+type coopDual struct {
+	price []float64
+	flows []envyFlow
+	cap   []float64
+	floor []float64
+}
+
+// envyFlow is the multiplier v ≥ 0 of class c's envy row against class d.
+type envyFlow struct {
+	c, d int
+	v    float64
+}
+
+// rowDuals reads a coopDual from a solution of a model built by addBundles
+// (whose first len(q.count) rows are the capacity rows) with envy rows
+// rows[i] at ids[i]. lp reports duals as ∂objective/∂rhs: an envy row
+// s_c·y_c − s_c·y_d ≥ 0 has a dual ≤ 0, the negated multiplier.
+func (q *oefLP) rowDuals(sol *lp.Solution, rows []envyPair, ids []lp.Row) coopDual {
+	if sol.RowDuals == nil {
+		return coopDual{} // the pure-Go backend gives none
+	}
+	d := coopDual{price: append([]float64(nil), sol.RowDuals[:len(q.count)]...)}
+	if q.cap != nil {
+		// addCaps's rows follow the capacity rows, in its order: the
+		// finite caps, then the positive floors (a floor's dual is ≤ 0).
+		next := len(q.count)
+		d.cap, d.floor = make([]float64, len(q.s)), make([]float64, len(q.s))
+		for c, b := range q.cap {
+			if !math.IsInf(b, 1) {
+				d.cap[c] = sol.RowDuals[next]
+				next++
+			}
+		}
+		for c, f := range q.floor {
+			if f > 0 {
+				d.floor[c] = -sol.RowDuals[next]
+				next++
+			}
+		}
+	}
+	for i, r := range rows {
+		if v := -sol.RowDuals[ids[i]]; v > 0 {
+			d.flows = append(d.flows, envyFlow{r[0], r[1], v})
+		}
+	}
+	return d
+}
+
+// certify returns the certificate of bundles y (per unit of weight, per
+// class) with dual d: the envy over all pairs and the bound of the repaired
+// dual.
+//
+// The dual constraint of y_ck (maximise Σ_c w_c·s_c·y_c subject to
+// r_cd·s_c·y_d − s_c·y_c ≤ 0 with multiplier λ_cd, Σ_c w_c·y_ck ≤ m_k with
+// price p_k, and with caps Σ_k y_ck ≤ b_c with σ_c and −s_c·y_c ≤ −f_c
+// with φ_c; r_cd is envyScale, 1 without caps) is
+//
+//	w_c·p_k − s_ck·Σ_d λ_cd + Σ_e λ_ec·r_ec·s_ek + σ_c − φ_c·s_ck ≥ w_c·s_ck,
+//
+// and raising p_k by the shortfall over w_c mends it without breaking any
+// other, so Σ_k m_k·p_k + Σ_c (b_c·σ_c − f_c·φ_c) over the mended prices
+// (and multipliers clipped to be non-negative) bounds the optimum.
+func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
+	cert := OEFCertificate{Envy: q.maxEnvy(y), Bound: math.Inf(1)}
+	for c, s := range q.s {
+		cert.Throughput += q.w[c] * dot(s, y[c])
+	}
+	if d.price == nil {
+		return cert
+	}
+	nk := len(q.count)
+	out := make([]float64, len(q.s))
+	in := make([]float64, len(q.s)*nk)
+	for _, f := range d.flows {
+		out[f.c] += f.v
+		scale := q.envyScale(f.c, f.d)
+		for k, r := range q.s[f.c] {
+			in[f.d*nk+k] += f.v * scale * r
+		}
+	}
+	var extra float64 // Σ_c b_c·σ_c − f_c·φ_c
+	capDual := func(c int) (sigma, phi float64) {
+		if d.cap == nil {
+			return 0, 0
+		}
+		return max(d.cap[c], 0), max(d.floor[c], 0)
+	}
+	for c := range q.s {
+		sigma, phi := capDual(c)
+		if sigma > 0 {
+			extra += q.cap[c] * sigma
+		}
+		if phi > 0 {
+			extra -= q.floor[c] * phi
+		}
+	}
+	price := make([]float64, nk)
+	for k, p := range d.price {
+		price[k] = max(p, 0)
+	}
+	mended := append([]float64(nil), price...)
+	for c, s := range q.s {
+		sigma, phi := capDual(c)
+		for k, r := range s {
+			short := q.w[c]*r - (q.w[c]*price[k] - r*out[c] + in[c*nk+k] + sigma - phi*r)
+			if short > 0 {
+				mended[k] = max(mended[k], price[k]+short/q.w[c])
+			}
+		}
+	}
+	cert.Bound = dot(mended, q.count) + extra
+	return cert
+}
+
+// maxEnvy returns the largest envy of a class for another's bundle,
+// relative to max(1, its own value), with caps scaled as in the LP
+// (envyScale). Without caps it checks each class against each distinct
+// bundle (envy then depends on the bundle only): O(C·B·K) for B bundles;
+// with caps, against every class: O(C²·K).
+func (q *oefLP) maxEnvy(y [][]float64) float64 {
+	others := groupRows(len(y), func(c int) []float64 { return y[c] }).rep
+	if q.cap != nil {
+		others = identityClasses(len(y)).rep
+	}
+	worst := math.Inf(-1)
+	for c, s := range q.s {
+		own := dot(s, y[c])
+		for _, d := range others {
+			worst = max(worst, (q.envyScale(c, d)*dot(s, y[d])-own)/max(1, own))
+		}
+	}
+	return worst
+}
+
+// repairUniform clips y to be non-negative and, where a type is used
+// beyond its count (a simplex vertex may overshoot by ~1e-7), scales every
+// bundle down by the same factor. Unlike repair, which scales the
+// overused type only and so changes how classes value each other's
+// bundles (envy of 1.3e-7 from 1.6e-8 on a random instance of 21 users),
+// a common factor keeps every envy ratio: envy-freeness is a cone.
+func (q *oefLP) repairUniform(y [][]float64) {
+	scale := 1.0
+	for k, m := range q.count {
+		var used float64
+		for c := range y {
+			y[c][k] = max(y[c][k], 0)
+			used += q.w[c] * y[c][k]
+		}
+		if used > m {
+			scale = min(scale, m/used)
+		}
+	}
+	if scale < 1 {
+		for _, b := range y {
+			for k := range b {
+				b[k] *= scale
+			}
+		}
+	}
+}
+
+// solveWarmTwice solves m cold, then once more warm from the basis it
+// ended at, which computes the basic solution afresh: the presolved cold
+// solve leaves values off their bounds by ~1e-8 (a bundle entry of
+// -1.3e-8, which clipping at zero turns into envy of 1.3e-7 on a random
+// instance of 21 users), and the warm solve puts them back.
+func solveWarmTwice(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
+	in, err := lp.NewIncremental(m, set)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if _, err := in.Solve(ctx); err != nil && !errors.Is(err, lp.ErrViolation) {
+		return nil, err
+	}
+	return in.Solve(ctx)
+}
+
+// errUncertified reports a cooperative result whose certificate failed
+// even from the full model.
+var errUncertified = errors.New("result failed its certificate")
+
+// solveCoopCertified solves cooperative OEF over q by method and returns
+// repaired bundles with their certificate. A structured result that fails
+// its certificate is replaced by the full model's; one that still fails is
+// an error wrapping lp.ErrNumerical.
+func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, error) {
+	solve := q.solveCoopFull
+	if method == OEFStructured {
+		solve = q.solveCoopRowGen
+	}
+	y, d, err := solve(ctx, set)
+	if err != nil {
+		return nil, OEFCertificate{}, err
+	}
+	q.repairUniform(y)
+	cert := q.certify(y, d)
+	if d.price == nil {
+		// Without duals (the pure-Go backend) only envy is checked.
+		cert.Bound = cert.Throughput
+	}
+	if !cert.exact() && method == OEFStructured {
+		if y, d, err = q.solveCoopFull(ctx, set); err != nil {
+			return nil, OEFCertificate{}, err
+		}
+		q.repairUniform(y)
+		if cert = q.certify(y, d); d.price == nil {
+			cert.Bound = cert.Throughput
+		}
+	}
+	if !cert.exact() {
+		return nil, cert, fmt.Errorf("%w: %w: envy %.3g (at most %g), duality gap %.3g (at most %g)",
+			lp.ErrNumerical, errUncertified, cert.Envy, certEnvyTol, cert.Gap(), certGapTol)
+	}
+	return y, cert, nil
+}

@@ -1,0 +1,161 @@
+package alloc_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+)
+
+// genOEFCaseUpTo draws an instance as genOEFCase does, with up to n users.
+func genOEFCaseUpTo(n int) *rapid.Generator[oefCase] {
+	return rapid.Custom(func(t *rapid.T) oefCase {
+		c := genOEFCase(true).Draw(t, "case")
+		extra := rapid.IntRange(0, n-len(c.rates)).Draw(t, "extra")
+		for range extra {
+			K := len(c.count)
+			base := rapid.Float64Range(0.5, 10).Draw(t, "base")
+			r := []float64{base}
+			for k := 1; k < K; k++ {
+				r = append(r, base*rapid.Float64Range(1, 10).Draw(t, "speedup"))
+			}
+			c.rates = append(c.rates, r)
+			c.weights = append(c.weights, rapid.SampledFrom([]float64{0.5, 1, 2, 3}).Draw(t, "weight"))
+		}
+		return c
+	})
+}
+
+// TestOEFCertificateAgainstFullModel: the structured method's certificate
+// holds (envy within 1e-7, gap within 1e-6), its throughput is the
+// allocation's and the full model's optimum, and its bound is not below
+// that optimum; the full model's own certificate holds too.
+func TestOEFCertificateAgainstFullModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCaseUpTo(24).Draw(rt, "case")
+		p := c.problem(rt)
+		certified := func(m alloc.OEFMethod) (*alloc.Allocation, alloc.OEFCertificate) {
+			a, cert, err := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{Method: m}}.AllocateCertified(context.Background(), p)
+			if err != nil {
+				rt.Fatalf("AllocateCertified(%v) error = %v", m, err)
+			}
+			if cert.Envy > 1e-7 || cert.Gap() > 1e-6 || math.IsInf(cert.Bound, 1) {
+				rt.Fatalf("%v: certificate %+v (gap %v) is not exact", m, cert, cert.Gap())
+			}
+			return a, cert
+		}
+		_, full := certified(alloc.OEFFullModel)
+		a, cert := certified(alloc.OEFStructured)
+		if got := oefTotal(rt, p, a); math.Abs(got-cert.Throughput) > oefTol*max(1, got) {
+			rt.Fatalf("certificate throughput %v, allocation's %v", cert.Throughput, got)
+		}
+		if math.Abs(cert.Throughput-full.Throughput) > oefTol*max(1, full.Throughput) {
+			rt.Fatalf("structured throughput %v, full model %v", cert.Throughput, full.Throughput)
+		}
+		if cert.Bound < full.Throughput-oefTol*max(1, full.Throughput) {
+			rt.Fatalf("bound %v below the full model's optimum %v", cert.Bound, full.Throughput)
+		}
+		oefEnvyFree(rt, p, a, c)
+	})
+}
+
+// TestOEFCertifiedRefusesNonCooperative: there is no certificate for the
+// non-cooperative mode.
+func TestOEFCertifiedRefusesNonCooperative(t *testing.T) {
+	p := oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {1, 3}})
+	if _, _, err := (alloc.OEF{Mode: alloc.NonCooperative}).AllocateCertified(context.Background(), p); err == nil {
+		t.Fatal("AllocateCertified(non-cooperative) error = nil, want an error")
+	}
+}
+
+// genNoisyOEFCase draws users whose rows are a few job types' rows with up
+// to 5% noise on every rate, the profiles EnvyTolerance is for.
+func genNoisyOEFCase() *rapid.Generator[oefCase] {
+	return rapid.Custom(func(t *rapid.T) oefCase {
+		K := rapid.IntRange(2, 4).Draw(t, "types")
+		types := rapid.IntRange(1, 4).Draw(t, "job types")
+		n := rapid.IntRange(2, 24).Draw(t, "users")
+		c := oefCase{count: make([]float64, K), rates: make([][]float64, n), weights: make([]float64, n)}
+		for k := range K {
+			c.count[k] = float64(rapid.IntRange(1, 8).Draw(t, "count"))
+		}
+		base := make([][]float64, types)
+		for m := range base {
+			b := rapid.Float64Range(0.5, 10).Draw(t, "base")
+			base[m] = []float64{b}
+			for k := 1; k < K; k++ {
+				base[m] = append(base[m], b*rapid.Float64Range(1, 10).Draw(t, "speedup"))
+			}
+		}
+		for i := range n {
+			row := base[rapid.IntRange(0, types-1).Draw(t, "type")]
+			c.rates[i] = make([]float64, K)
+			for k, r := range row {
+				c.rates[i][k] = r * (1 + rapid.Float64Range(-0.05, 0.05).Draw(t, "noise"))
+			}
+			c.weights[i] = rapid.SampledFrom([]float64{0.5, 1, 2, 3}).Draw(t, "weight")
+		}
+		return c
+	})
+}
+
+// TestOEFEnvyToleranceBound: with EnvyTolerance ε, no user values another
+// user's bundle (per unit of weight) more than its own by over ε of its
+// own value (or of 1, whichever is larger) plus the solver's 1e-7, checked
+// here from the allocation itself, and the certificate reports that envy.
+func TestOEFEnvyToleranceBound(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genNoisyOEFCase().Draw(rt, "case")
+		eps := rapid.SampledFrom([]float64{0.01, 0.05, 0.2}).Draw(rt, "ε")
+		p := c.problem(rt)
+		pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: eps}}
+		a, cert, err := pol.AllocateCertified(context.Background(), p)
+		if err != nil {
+			rt.Fatalf("AllocateCertified(ε=%v) error = %v", eps, err)
+		}
+		if err := a.Validate(p.Capacity); err != nil {
+			rt.Fatalf("invalid allocation: %v", err)
+		}
+		if !math.IsInf(cert.Bound, 1) {
+			rt.Fatalf("Bound = %v, want +Inf (not certified)", cert.Bound)
+		}
+		s := oefSpeedups(rt, p)
+		b := oefUserBundles(p, a)
+		limit := eps + 1e-7*(1+eps)*(1+eps)
+		var worst float64
+		for u := range b {
+			own := dot(s[u], b[u]) / c.weight(u)
+			for v := range b {
+				envy := (dot(s[u], b[v])/c.weight(v) - own) / max(1, own)
+				if envy > limit {
+					rt.Fatalf("user %d envies user %d by %v of its own value, beyond ε = %v", u+1, v+1, envy, eps)
+				}
+				worst = max(worst, envy)
+			}
+		}
+		if math.Abs(worst-max(cert.Envy, 0)) > oefTol {
+			rt.Fatalf("certificate envy %v, measured %v", cert.Envy, worst)
+		}
+	})
+}
+
+// TestOEFEnvyToleranceRefused: ε outside [0, 1), or positive in
+// non-cooperative mode, is an input error naming the setting.
+func TestOEFEnvyToleranceRefused(t *testing.T) {
+	p := oefUsersProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {1, 3}})
+	for _, tc := range []struct {
+		mode alloc.OEFMode
+		eps  float64
+	}{{alloc.Cooperative, -0.1}, {alloc.Cooperative, 1}, {alloc.Cooperative, math.NaN()}, {alloc.NonCooperative, 0.1}} {
+		_, err := alloc.OEF{Mode: tc.mode, Settings: &alloc.OEFSettings{EnvyTolerance: tc.eps}}.Allocate(context.Background(), p)
+		var in *gpufair.InputError
+		if !errors.As(err, &in) || !errors.Is(err, gpufair.ErrValue) || in.Field != "OEF.Settings.EnvyTolerance" {
+			t.Errorf("OEF{%v, ε=%v}.Allocate() error = %v, want an input error on OEF.Settings.EnvyTolerance", tc.mode, tc.eps, err)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/gpufair/gpufair/lp"
+)
+
+// seedEnvyRows returns the envy rows cooperative OEF's row generation
+// starts from: with two GPU types, the neighbour rows in speedup-ratio
+// order, which imply all others (twoTypeEnvyRows); with more, the rows
+// between near neighbours (neighbourEnvyRows). Any seed keeps row
+// generation exact; a good one saves the rounds in which a relaxation far
+// from the optimum grows a large model.
+func (q *oefLP) seedEnvyRows() []envyPair {
+	if len(q.count) == 2 {
+		return q.twoTypeEnvyRows()
+	}
+	return q.neighbourEnvyRows(neighboursPerClass(len(q.count)))
+}
+
+// neighboursPerClass is the number of near neighbours each class is tied
+// to by envy rows with K GPU types: two per dimension of the space of
+// speedup ratios, as the two-type result has one on each side. Measured
+// at 256 users × 10 types (seed 1): 4 per class seeded a model whose cold
+// solve broke its rows, 12 took 0.63 s in 3 rounds against 4.0 s in 12
+// without a seed; at 1,024 × 10, 12 and 20 took about the same.
+func neighboursPerClass(k int) int { return 2 * (k - 1) }
+
+// neighbourEnvyRows returns, for each class, the envy rows in both
+// directions with its n nearest classes by the Euclidean distance of log
+// speedups (ties by class order), without repeats, in class order.
+//
+// Why near neighbours. With two types the rows between neighbours in
+// speedup-ratio order imply all others (twoTypeEnvyRows). With more there
+// is no such order, but the optimum pools classes on a few bundles and the
+// rows that carry its duals are mostly between classes of similar speedups:
+// at 512 users × 10 types, 57% of them are among the 12 nearest, 85% among
+// the 30 nearest. The first relaxation is then close to the optimum (0.03%
+// above it at 256 × 10, against 8% without rows), and the rest are found
+// in a few rounds.
+//
+// Cost: O(C²·(K + n)) for C classes.
+func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
+	nc := len(q.s)
+	n = min(n, nc-1)
+	if n <= 0 {
+		return nil
+	}
+	logs := make([][]float64, nc)
+	for c, s := range q.s {
+		logs[c] = make([]float64, len(s))
+		for k, r := range s {
+			// Speedups are positive on the slowest type; a zero elsewhere
+			// is far from every positive value.
+			logs[c][k] = math.Log(max(r, 1e-300))
+		}
+	}
+	type near struct {
+		d    int
+		dist float64
+	}
+	best := make([]near, 0, n+1)
+	seen := make(map[envyPair]bool, 2*n*nc)
+	rows := make([]envyPair, 0, 2*n*nc)
+	add := func(r envyPair) {
+		if !seen[r] {
+			seen[r] = true
+			rows = append(rows, r)
+		}
+	}
+	for c := range nc {
+		best = best[:0]
+		for d := range nc {
+			if d == c {
+				continue
+			}
+			var dist float64
+			for k, x := range logs[c] {
+				dist += (x - logs[d][k]) * (x - logs[d][k])
+			}
+			if len(best) == n && dist >= best[n-1].dist {
+				continue
+			}
+			// Insert in order of distance, then class (d ascends).
+			i := len(best)
+			best = append(best, near{d, dist})
+			for ; i > 0 && best[i-1].dist > dist; i-- {
+				best[i] = best[i-1]
+			}
+			best[i] = near{d, dist}
+			best = best[:min(len(best), n)]
+		}
+		for _, b := range best {
+			add(envyPair{c, b.d})
+			add(envyPair{b.d, c})
+		}
+	}
+	return rows
+}
+
+// dropIdleEnvyRows drops from the loaded model in the envy rows (rows[i]
+// at ids[i]) with a zero dual whose slack is basic (lp.Incremental.DropRows),
+// and returns the rows and ids left; dropped rows leave inModel, so that
+// they can come back when violated.
+//
+// Why: the near-neighbour seed is mostly rows the optimum does not need
+// (at 1,024 users × 10 types, 1,657 of about 17,000 carry a dual at the
+// end), and a warm restart of CLP's dual simplex costs time that grows with
+// the rows loaded. Dropping rows without duals keeps the current optimum
+// optimal, so the objective never rises; coopRowGen drops only after it
+// has fallen, as it rebuilds, which keeps the method finite.
+func dropIdleEnvyRows(in *lp.Incremental, sol *lp.Solution, rows []envyPair, ids []lp.Row, inModel map[envyPair]bool) ([]envyPair, []lp.Row) {
+	var idle []lp.Row
+	for _, id := range ids {
+		if sol.RowDuals[id] == 0 {
+			idle = append(idle, id)
+		}
+	}
+	gone := make(map[lp.Row]bool)
+	for _, id := range in.DropRows(idle) {
+		gone[id] = true
+	}
+	if len(gone) == 0 {
+		return rows, ids
+	}
+	keepRows, keepIDs := rows[:0], ids[:0]
+	for i, id := range ids {
+		if gone[id] {
+			delete(inModel, rows[i])
+			continue
+		}
+		keepRows, keepIDs = append(keepRows, rows[i]), append(keepIDs, id)
+	}
+	return keepRows, keepIDs
+}
+
+// solveEnvyModel solves in, and once more, warm from the basis it ended
+// at, when the solve was cold (the model's first) or the solution broke
+// its rows (lp.ErrViolation). CLP's cold solves with presolve can leave
+// envy rows broken by ~7e-6 on the near-neighbour seed models (256 users
+// × 3 types), and values off their bounds by ~1e-8 (see solveWarmTwice);
+// the warm re-solve computes the basic solution afresh and mends it with a
+// few pivots.
+func solveEnvyModel(ctx context.Context, in *lp.Incremental, cold bool) (*lp.Solution, error) {
+	sol, err := in.Solve(ctx)
+	if cold && err == nil || errors.Is(err, lp.ErrViolation) {
+		return in.Solve(ctx)
+	}
+	return sol, err
+}

@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/sim"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// Themis' evaluation (NSDI'20, section 6), one experiment per figure; see
+// docs/reproduction.md for the commands and the results. -jobs is the
+// number of apps.
+func init() {
+	register(experiment{"themis-fig9", "Themis Figures 9 and 11: apps' rho and GPU time, workload 1 (Hyperdrive apps)", themisMacro(1)})
+	register(experiment{"themis-fig10", "Themis Figures 10 and 12: apps' rho and GPU time, workload 2 (successive halving)", themisMacro(2)})
+	register(experiment{"themis-fig14", "Themis Figure 14: max rho at 1x, 2x and 4x contention, workload 1", themisContention})
+	register(experiment{"themis-fig15", "Themis Figures 15 and 16: max rho and GPU time against the share of network-intensive apps", themisPlacement})
+	register(experiment{"themis-fig19", "Themis Figure 19: Themis' max rho and GPU time against f and the lease", themisSensitivity})
+}
+
+// themisCluster is the simulator's cluster of Themis' footnote 6, scaled
+// by 1/div: 16 8-GPU machines, 6 4-GPU machines and 16 1-GPU machines (168
+// GPUs; the text says 256), racks of 4 machines, one GPU type.
+func themisCluster(div int) topology.Cluster {
+	var c topology.Cluster
+	for _, g := range []struct{ n, gpus int }{{16, 8}, {6, 4}, {16, 1}} {
+		for i := range g.n / div {
+			c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprintf("m%d-%d", g.gpus, i), Rack: fmt.Sprintf("r%d-%d", g.gpus, i/4), Type: "k80", GPUs: g.gpus})
+		}
+	}
+	return c
+}
+
+// Placement sensitivity of the models (Table 4's mix: CV 10%, NLP 60%,
+// speech 30%): the slowdown when a job's GPUs span machines. A network-
+// intensive model runs 1.29x slower across machines (Table 1: VGG16, 103.6
+// against 80.4 images/s), a compute-intensive one as fast (Inception-v3).
+const (
+	netSlowdown     = 103.6 / 80.4
+	computeSlowdown = 1.0
+)
+
+// appLoad is the offered load the app arrivals aim at: the apps' work
+// over the cluster's GPU time until the last arrival. Themis' trace is
+// "heavily contended" (section 2.2).
+const appLoad = 1.2
+
+// themisWorkload draws n apps of workload kind (1: Hyperdrive apps with
+// performance-curve stopping; 2: successive halving), each app network-
+// intensive with probability net (negative: Table 4's mix, CV only), on a
+// cluster of gpus GPUs. Arrivals are Poisson at the rate that makes the
+// apps' work appLoad times the cluster's GPU time until the last arrival.
+//
+// Workload 1, from section 6.1 and Figure 8, scaled down: 10% of apps have
+// one job, the others 4 to 24 (the trace's median is 75); every job uses
+// 1 or 2 GPUs (elastic: Themis' job_demand_max), and runs for a lognormal
+// time on its GPUs (median 1 hour); performance-curve stopping ends each
+// job but one at a uniform 20% to 100% of its iterations.
+//
+// Workload 2: successive halving over n = 8 or 16 trials, log2(n)+1 phases
+// of I iterations each, phase i's jobs using 2^i GPUs; a trial stopped
+// after phase i is one elastic job of 2^i GPUs and (i+1)·I iterations
+// (our simulator has no barrier between phases), the last trial's demand
+// n GPUs.
+func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Workload {
+	r := rand.New(rand.NewPCG(seed, 15))
+	w := &sim.Workload{Types: []topology.GPUType{"k80"}}
+	var apps [][]sim.Job
+	work := 0.0
+	for a := range n {
+		owner := alloc.TenantID(fmt.Sprintf("app%03d", a))
+		isNet := r.Float64() < net
+		if net < 0 {
+			isNet = r.Float64() < 0.1
+		}
+		slow := computeSlowdown
+		if isNet {
+			slow = netSlowdown
+		}
+		job := func(i, gang int, steps float64) sim.Job {
+			// One step per second on one GPU: Rates = gang steps/s.
+			rate := float64(gang)
+			return sim.Job{Job: alloc.Job{ID: alloc.JobID(fmt.Sprintf("%s-%02d", owner, i)), Owner: owner, Gang: gang, Rates: []float64{rate}, Elastic: true},
+				Kind: map[bool]string{true: "network", false: "compute"}[isNet], Steps: steps, Spread: []float64{rate / slow}}
+		}
+		var jobs []sim.Job
+		switch kind {
+		case 1:
+			k := 1
+			if r.Float64() >= 0.1 {
+				k = 4 + r.IntN(21)
+			}
+			for i := range k {
+				gang := 1 + r.IntN(2)
+				hours := math.Exp(r.NormFloat64() * 0.8) // median 1 h on its GPUs
+				frac := 1.0
+				if i > 0 {
+					frac = 0.2 + 0.8*r.Float64()
+				}
+				jobs = append(jobs, job(i, gang, hours*3600*frac*float64(gang)))
+			}
+		default:
+			trials := []int{8, 16}[r.IntN(2)]
+			phases := int(math.Log2(float64(trials))) + 1
+			iters := 3600 * math.Exp(r.NormFloat64()*0.5) / float64(phases) // I, one GPU
+			i := 0
+			for phase := range phases {
+				stopped := trials >> (phase + 1) // trials stopped after this phase
+				if phase == phases-1 {
+					stopped = 1
+				}
+				for range stopped {
+					jobs = append(jobs, job(i, 1<<phase, float64(phase+1)*iters))
+					i++
+				}
+			}
+		}
+		for _, j := range jobs {
+			work += j.Steps * float64(j.Gang) / j.Rates[0]
+		}
+		apps = append(apps, jobs)
+	}
+	// Poisson arrivals over span: work = appLoad · gpus · span.
+	span := work / (appLoad * float64(gpus))
+	t := 0.0
+	for _, jobs := range apps {
+		for i := range jobs {
+			jobs[i].Arrival = t
+		}
+		w.Jobs = append(w.Jobs, jobs...)
+		t += r.ExpFloat64() * span / float64(n)
+	}
+	return w
+}
+
+// themisRun runs the mechanisms named by cfg on workload w and cluster c,
+// and returns their results in that order.
+func themisRun(ctx context.Context, cfg *config, w *sim.Workload, c topology.Cluster) ([]*sim.Result, error) {
+	mechs, err := pick(cfg.mechanisms)
+	if err != nil {
+		return nil, err
+	}
+	var out []*sim.Result
+	for _, m := range mechs {
+		res, err := simulate(ctx, cfg, &env{c: c, w: w, round: cfg.round}, m, &sim.Settings{Round: cfg.round})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// gpuHours returns the GPU time the apps held, in hours.
+func gpuHours(r *sim.Result) float64 {
+	s := 0.0
+	for _, a := range r.Apps {
+		s += a.GPUSeconds
+	}
+	return s / 3600
+}
+
+// themisMacro is Figures 9-12 for workload kind: the apps' rho (its CDF
+// and maximum) and the GPU time each mechanism takes for the same work.
+func themisMacro(kind int) func(context.Context, *config, io.Writer) error {
+	return func(ctx context.Context, cfg *config, w io.Writer) error {
+		c := themisCluster(1)
+		gpus := len(c.AllGPUs())
+		wl := themisWorkload(kind, cfg.jobs, -1, gpus, cfg.seed)
+		fmt.Fprintf(w, "Workload %d: %d apps, %d jobs (seed %d) on %d GPUs (%d machines), %g-minute rounds\n\n",
+			kind, cfg.jobs, len(wl.Jobs), cfg.seed, gpus, len(c.Servers), cfg.round/60)
+		res, err := themisRun(ctx, cfg, wl, c)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-22s %5s %9s %8s %8s %8s %9s %10s\n", "mechanism", "apps", "avg JCT", "avg rho", "p95 rho", "max rho", "rho<=1", "GPU hours")
+		for _, r := range res {
+			s := r.AppSummary()
+			fmt.Fprintf(w, "%-22s %5d %8.1fh %8.2f %8.2f %8.2f %8.0f%% %10.0f\n", r.Scheduler, s.Finished, s.AvgJCT/3600, s.AvgRho, s.P95Rho, s.MaxRho, 100*s.SharingIncentive, gpuHours(r))
+		}
+		if i := slices.IndexFunc(res, func(r *sim.Result) bool { return r.Scheduler == "themis" }); i >= 0 {
+			th := res[i].AppSummary()
+			fmt.Fprintln(w, "\nmax rho of each baseline over Themis' (the paper: 2.2x to 3.25x); GPU time over Themis'")
+			for _, r := range res {
+				if r.Scheduler != "themis" {
+					fmt.Fprintf(w, "%-22s %6.2fx %6.2fx\n", r.Scheduler, r.AppSummary().MaxRho/th.MaxRho, gpuHours(r)/gpuHours(res[i]))
+				}
+			}
+		}
+		if cfg.plots == "" {
+			return nil
+		}
+		path := filepath.Join(cfg.plots, fmt.Sprintf("themis_fig%d_rho_cdf.png", 8+kind))
+		if err := plotAppRho(path, fmt.Sprintf("Finish-time fairness of apps, workload %d", kind), res); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\nplot: %s\n", path)
+		return nil
+	}
+}
+
+// plotAppRho draws the CDF of the apps' rho per result.
+func plotAppRho(path, title string, res []*sim.Result) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "rho (log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = doublingTicks{}
+	p.Y.Label.Text = "fraction of apps"
+	p.Legend.Top, p.Legend.Left = false, false
+	var lines []any
+	for _, r := range res {
+		var v []float64
+		for _, a := range r.Apps {
+			if a.Rho > 0 {
+				v = append(v, a.Rho)
+			}
+		}
+		lines = append(lines, r.Scheduler, cdf(v))
+	}
+	if err := plotutil.AddLines(p, lines...); err != nil {
+		return err
+	}
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// themisPoints runs a sweep: for each x, a workload and cluster, and the
+// mechanisms' max rho and GPU hours, averaged over cfg.seeds seeds.
+func themisPoints(ctx context.Context, cfg *config, w io.Writer, title, xLabel string, x []float64,
+	setup func(x float64, seed uint64) (*sim.Workload, topology.Cluster), plotPrefix string) error {
+	mechs, err := pick(cfg.mechanisms)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(mechs))
+	for m := range mechs {
+		names[m] = mechs[m].name
+	}
+	rho := make([][]float64, len(mechs))
+	hours := make([][]float64, len(mechs))
+	for _, v := range x {
+		sumR, sumH := make([]float64, len(mechs)), make([]float64, len(mechs))
+		for seed := 1; seed <= cfg.seeds; seed++ {
+			wl, c := setup(v, cfg.seed+uint64(seed)-1)
+			res, err := themisRun(ctx, cfg, wl, c)
+			if err != nil {
+				return err
+			}
+			for m, r := range res {
+				sumR[m] += r.AppSummary().MaxRho
+				sumH[m] += gpuHours(r)
+			}
+		}
+		for m := range mechs {
+			rho[m] = append(rho[m], sumR[m]/float64(cfg.seeds))
+			hours[m] = append(hours[m], sumH[m]/float64(cfg.seeds))
+		}
+	}
+	for _, t := range []struct {
+		what string
+		v    [][]float64
+	}{{"max rho", rho}, {"GPU hours", hours}} {
+		fmt.Fprintf(w, "%s: %s (mean of %d seeds)\n%-12s", title, t.what, cfg.seeds, xLabel)
+		for _, n := range names {
+			fmt.Fprintf(w, " %12s", n)
+		}
+		fmt.Fprintln(w)
+		for i, v := range x {
+			fmt.Fprintf(w, "%-12g", v)
+			for m := range names {
+				fmt.Fprintf(w, " %12.4g", t.v[m][i])
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	if cfg.plots == "" {
+		return nil
+	}
+	for _, p := range []struct {
+		file, y string
+		v       [][]float64
+	}{{"max_rho.png", "max rho over apps", rho}, {"gpu_hours.png", "GPU hours", hours}} {
+		path := filepath.Join(cfg.plots, plotPrefix+p.file)
+		if err := os.MkdirAll(cfg.plots, 0o755); err != nil {
+			return err
+		}
+		if err := plotSweep(path, title, xLabel, p.y, names, x, p.v); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "plot: %s\n", path)
+	}
+	return nil
+}
+
+// themisContention is Figure 14: workload 1 on the whole cluster, half of
+// it and a quarter of it (contention 1x, 2x, 4x).
+func themisContention(ctx context.Context, cfg *config, w io.Writer) error {
+	full := len(themisCluster(1).AllGPUs())
+	return themisPoints(ctx, cfg, w, "Themis Figure 14, workload 1", "contention", []float64{1, 2, 4},
+		func(x float64, seed uint64) (*sim.Workload, topology.Cluster) {
+			return themisWorkload(1, cfg.jobs, -1, full, seed), themisCluster(int(x))
+		}, "themis_fig14_")
+}
+
+// themisPlacement is Figures 15 and 16: workload 2 with 0% to 100% of its
+// apps network-intensive.
+func themisPlacement(ctx context.Context, cfg *config, w io.Writer) error {
+	c := themisCluster(1)
+	return themisPoints(ctx, cfg, w, "Themis Figures 15-16, workload 2", "network %", []float64{0, 20, 40, 60, 80, 100},
+		func(x float64, seed uint64) (*sim.Workload, topology.Cluster) {
+			return themisWorkload(2, cfg.jobs, x/100, len(c.AllGPUs()), seed), c
+		}, "themis_fig15_")
+}
+
+// themisSensitivity is Figure 19: Themis alone on workload 1 for each f,
+// one line per lease (-mechanisms is ignored), on half the cluster (2x
+// contention): on the whole of it every f gives the same maximum.
+func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
+	c := themisCluster(2)
+	fs := []float64{0, 0.2, 0.4, 0.6, 0.8, 1}
+	leases := []float64{5, 10, 20} // minutes
+	var names []string
+	rho := make([][]float64, len(leases))
+	hours := make([][]float64, len(leases))
+	for l, lease := range leases {
+		names = append(names, fmt.Sprintf("lease %g min", lease))
+		for _, f := range fs {
+			var sr, sh float64
+			for seed := 1; seed <= cfg.seeds; seed++ {
+				wl := themisWorkload(1, cfg.jobs, -1, len(themisCluster(1).AllGPUs()), cfg.seed+uint64(seed)-1)
+				m := themisWith(fmt.Sprintf("themis f=%g lease=%g", f, lease), f, lease)
+				round := min(cfg.round, lease*60)
+				res, err := simulate(ctx, cfg, &env{c: c, w: wl, round: round}, m, &sim.Settings{Round: round})
+				if err != nil {
+					return err
+				}
+				sr += res.AppSummary().MaxRho
+				sh += gpuHours(res)
+			}
+			rho[l] = append(rho[l], sr/float64(cfg.seeds))
+			hours[l] = append(hours[l], sh/float64(cfg.seeds))
+		}
+	}
+	for _, t := range []struct {
+		what string
+		v    [][]float64
+	}{{"max rho", rho}, {"GPU hours", hours}} {
+		fmt.Fprintf(w, "Themis Figure 19, workload 1 on half the cluster: %s (mean of %d seeds)\n%-6s", t.what, cfg.seeds, "f")
+		for _, n := range names {
+			fmt.Fprintf(w, " %14s", n)
+		}
+		fmt.Fprintln(w)
+		for i, f := range fs {
+			fmt.Fprintf(w, "%-6g", f)
+			for l := range names {
+				fmt.Fprintf(w, " %14.4g", t.v[l][i])
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	if cfg.plots == "" {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.plots, 0o755); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		file, y string
+		v       [][]float64
+	}{{"themis_fig19_max_rho.png", "max rho over apps", rho}, {"themis_fig19_gpu_hours.png", "GPU hours", hours}} {
+		path := filepath.Join(cfg.plots, p.file)
+		if err := plotSweep(path, "Themis Figure 19, workload 1", "fairness knob f", p.y, names, fs, p.v); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "plot: %s\n", path)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/gpufair/gpufair/internal/testcases"
+)
+
+// TestThemisExperiments is the smoke run of Themis' reproduction: each
+// experiment of docs/reproduction.md on a few apps, checking the table it
+// prints.
+func TestThemisExperiments(t *testing.T) {
+	for _, tc := range []struct {
+		experiment string
+		want       []string
+	}{
+		{"themis-fig9", []string{"Workload 1: 6 apps", "max rho of each baseline over Themis'", "tiresias"}},
+		{"themis-fig10", []string{"Workload 2: 6 apps", "GPU hours"}},
+		{"themis-fig14", []string{"Themis Figure 14, workload 1: max rho", "\n4 "}},
+		{"themis-fig15", []string{"Themis Figures 15-16, workload 2: GPU hours", "\n100 "}},
+	} {
+		t.Run(tc.experiment, func(t *testing.T) {
+			cfg := &config{experiment: tc.experiment, mechanisms: "themis,tiresias", jobs: 6, seed: 1, seeds: 1, round: 360}
+			testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) }, tc.want...)
+		})
+	}
+}
+
+// TestThemisWorkloads: workload 1's apps have one job (10%) or 4 to 24 of
+// 1 or 2 GPUs; workload 2's apps are successive halving over 8 or 16
+// trials, whose last trial uses all n GPUs; every job is elastic and
+// belongs to its app.
+func TestThemisWorkloads(t *testing.T) {
+	for kind := 1; kind <= 2; kind++ {
+		w := themisWorkload(kind, 40, -1, 168, 1)
+		if err := w.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		jobs := map[string]int{}
+		most := map[string]int{}
+		for _, j := range w.Jobs {
+			if !j.Elastic || j.Owner == "" {
+				t.Fatalf("workload %d: job %s elastic %v, owner %q", kind, j.ID, j.Elastic, j.Owner)
+			}
+			jobs[string(j.Owner)]++
+			most[string(j.Owner)] = max(most[string(j.Owner)], j.Gang)
+		}
+		for app, n := range jobs {
+			switch {
+			case kind == 1 && !(n == 1 || (n >= 4 && n <= 24)) || kind == 1 && most[app] > 2:
+				t.Errorf("workload 1: %s has %d jobs of up to %d GPUs", app, n, most[app])
+			case kind == 2 && !(n == 8 && most[app] == 8 || n == 16 && most[app] == 16):
+				t.Errorf("workload 2: %s has %d jobs of up to %d GPUs", app, n, most[app])
+			}
+		}
+	}
+}

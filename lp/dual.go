@@ -1,0 +1,258 @@
+package lp
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+)
+
+// The dual simplex runs before the primal one, from a basis made dual
+// feasible: every nonbasic variable at the bound that its reduced cost
+// favours. Where that bound is infinite, a temporary box of dualBox
+// around the variable stands in for it, and is lifted afterwards. Each
+// iteration takes the most infeasible basic variable out at the bound it
+// breaks, and brings in the nonbasic variable whose reduced cost reaches
+// zero first along the pivot row (Harris's two passes), so the basis
+// stays dual feasible and ends primal feasible: optimal. This is the
+// method of choice after rows are added or bounds tightened (the previous
+// optimum stays dual feasible) and on LPs whose slack basis is far from
+// primal feasible. Whatever the dual phase leaves undone (a box still
+// binding, a numerical difficulty, an LP it finds infeasible under the
+// boxes) the primal simplex finishes from its last basis: the dual phase
+// only ever saves iterations.
+
+const (
+	// dualBox is the half-width, in scaled units, of the temporary box
+	// given to a variable whose favoured bound is infinite.
+	dualBox = 1e6
+	// dualMaxShare bounds the dual phase's iterations, as a multiple of
+	// the rows, before it gives way to the primal simplex.
+	dualMaxShare = 4
+)
+
+// box records a variable's bounds before a temporary box.
+type box = shift
+
+// dualPhase runs the dual simplex from the current basis and returns
+// whether it reached an optimum of the boxed LP. It restores every box.
+func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
+	if !s.fresh {
+		if err := s.refactor(ctx); err != nil {
+			return false, err
+		}
+	}
+	boxes := s.makeDualFeasible()
+	defer s.unbox(boxes)
+	s.computeBasic()
+	limit := s.iters + dualMaxShare*s.m + 100
+	var alpha []float64 // the pivot row, over all variables
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if (maxIter > 0 && s.iters >= maxIter) || s.iters >= limit {
+			return false, nil
+		}
+		if !s.fresh && s.updates() >= refactorEvery {
+			if err := s.refactor(ctx); err != nil {
+				return false, err
+			}
+		}
+		// The leaving variable: the largest infeasibility.
+		r, worst := -1, 0.0
+		var target float64
+		for i, j := range s.head {
+			x := s.x[j]
+			if v := s.lo[j] - x; v > tol(s.lo[j]) && v > worst {
+				r, worst, target = i, v, s.lo[j]
+			} else if v := x - s.up[j]; v > tol(s.up[j]) && v > worst {
+				r, worst, target = i, v, s.up[j]
+			}
+		}
+		if r < 0 {
+			if !s.fresh {
+				if err := s.refactor(ctx); err != nil {
+					return false, err
+				}
+				continue
+			}
+			return true, nil
+		}
+		for i, j := range s.head {
+			s.cb[i] = s.cost[j]
+		}
+		copy(s.y, s.cb)
+		s.eta.btran(s.y)
+		clear(s.rho)
+		s.rho[r] = 1
+		s.eta.btran(s.rho)
+		sgn := 1.0 // the leaving variable is above its upper bound
+		if target == s.lo[s.head[r]] && s.x[s.head[r]] < target {
+			sgn = -1
+		}
+		if cap(alpha) < s.n+s.m {
+			alpha = make([]float64, s.n+s.m)
+		}
+		alpha = alpha[:s.n+s.m]
+		s.cand = s.cand[:0]
+		for j := range s.n + s.m {
+			if s.where[j] >= 0 {
+				continue
+			}
+			a := s.pivotRowEntry(j)
+			alpha[j] = a
+			if math.Abs(a) <= spxZeroTol {
+				continue
+			}
+			canUp, canDown := s.x[j] < s.up[j], s.x[j] > s.lo[j]
+			// Moving j in a direction it may take must push the
+			// leaving variable towards its bound.
+			if !(canUp && sgn*a > 0) && !(canDown && sgn*a < 0) {
+				continue
+			}
+			// A dual blocker: the variable, |d_j| and α_rj.
+			s.cand = append(s.cand, blocker{j, math.Abs(s.reducedCost(j, false)), a})
+		}
+		flips, rest := s.boundFlips(worst)
+		// Harris's passes over the rest: the largest dual step that
+		// keeps their reduced costs within tolerance, then the largest
+		// pivot within it.
+		bound := math.Inf(1)
+		for _, c := range rest {
+			bound = min(bound, (c.bound+spxDualTol)/math.Abs(c.delta))
+		}
+		q, pivot := -1, 0.0
+		for _, c := range rest {
+			if c.bound/math.Abs(c.delta) <= bound && math.Abs(c.delta) > pivot {
+				q, pivot = c.pos, math.Abs(c.delta)
+			}
+		}
+		if q < 0 || pivot < spxPivotTol {
+			// Dual unbounded (primal infeasible under the boxes), or
+			// only small pivots: the primal simplex decides.
+			return false, nil
+		}
+		if len(flips) > 0 {
+			s.flip(flips, sgn)
+		}
+		clear(s.w)
+		s.column(q, s.w)
+		s.eta.ftran(s.w)
+		wr := s.w[r]
+		if math.Abs(wr-alpha[q]) > 1e-6*max(1, math.Abs(wr)) || math.Abs(wr) < spxPivotTol {
+			// The row and the column disagree: refactorise, or give
+			// way when the factor is fresh.
+			if s.fresh {
+				return false, nil
+			}
+			if err := s.refactor(ctx); err != nil {
+				return false, err
+			}
+			continue
+		}
+		step := (s.x[s.head[r]] - target) / wr
+		s.iters++
+		s.x[q] += step
+		for i, wi := range s.w {
+			if wi != 0 {
+				s.x[s.head[i]] -= wi * step
+			}
+		}
+		s.basisChange(q, r, target)
+	}
+}
+
+// boundFlips sorts the dual blockers in s.cand by their ratio |d_j|/|α_rj|
+// and returns those that the dual step passes by flipping them to their
+// other bound (the long-step ratio test): a boxed blocker is passed while
+// the leaving variable stays infeasible after its flip, slope being that
+// infeasibility. rest holds the blockers from the first one not passed.
+func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
+	slices.SortFunc(s.cand, func(a, b blocker) int {
+		return cmp.Compare(a.bound/math.Abs(a.delta), b.bound/math.Abs(b.delta))
+	})
+	for k, c := range s.cand {
+		j := c.pos
+		width := s.up[j] - s.lo[j]
+		if k == len(s.cand)-1 || math.IsInf(width, 1) || slope-math.Abs(c.delta)*width <= tol(slope) {
+			return s.cand[:k], s.cand[k:]
+		}
+		slope -= math.Abs(c.delta) * width
+	}
+	return nil, nil // no blocker
+}
+
+// flip moves each nonbasic variable in flips to the bound it moves
+// towards (up when sgn·α_rj > 0) and updates the basic values.
+func (s *simplex) flip(flips []blocker, sgn float64) {
+	clear(s.w)
+	for _, c := range flips {
+		j, to := c.pos, s.lo[c.pos]
+		if sgn*c.delta > 0 {
+			to = s.up[j]
+		}
+		delta := to - s.x[j]
+		s.x[j] = to
+		if j >= s.n {
+			s.w[j-s.n] += delta
+			continue
+		}
+		for _, e := range s.col(j) {
+			s.w[e.row] += e.val * delta
+		}
+	}
+	s.eta.ftran(s.w)
+	for i, v := range s.w {
+		if v != 0 {
+			s.x[s.head[i]] -= v
+		}
+	}
+}
+
+// makeDualFeasible moves every nonbasic variable to the bound its reduced
+// cost favours (in the current basis), boxing those whose favoured bound
+// is infinite, and returns the boxes.
+func (s *simplex) makeDualFeasible() []box {
+	for i, j := range s.head {
+		s.cb[i] = s.cost[j]
+	}
+	copy(s.y, s.cb)
+	s.eta.btran(s.y)
+	var boxes []box
+	for j := range s.n + s.m {
+		if s.where[j] >= 0 || s.lo[j] == s.up[j] {
+			continue
+		}
+		d := s.reducedCost(j, false)
+		if math.Abs(d) <= spxDualTol*math.Sqrt(s.cnorm[j]) {
+			continue
+		}
+		lo, up := s.lo[j], s.up[j]
+		if d > 0 {
+			if math.IsInf(lo, -1) {
+				boxes = append(boxes, box{j, lo, up})
+				s.lo[j] = min(s.x[j], up) - dualBox
+				lo = s.lo[j]
+			}
+			s.x[j] = lo
+		} else {
+			if math.IsInf(up, 1) {
+				boxes = append(boxes, box{j, lo, up})
+				s.up[j] = max(s.x[j], lo) + dualBox
+				up = s.up[j]
+			}
+			s.x[j] = up
+		}
+	}
+	return boxes
+}
+
+// unbox restores the bounds that makeDualFeasible boxed; a nonbasic
+// variable left at a box stays where it is, inside its true bounds, for
+// the primal simplex to move.
+func (s *simplex) unbox(boxes []box) {
+	for _, b := range boxes {
+		s.lo[b.j], s.up[b.j] = b.lo, b.up
+	}
+}
