@@ -78,7 +78,7 @@ type OEFSettings struct {
 	// (and whose caps are equal) share one bundle, solved exactly for the
 	// first of them (see envyCells). Guarantee, checked before returning:
 	// no user values another's bundle more than 1+ε times its own (plus
-	// the solver's 1e-7), OEFCertificate.Envy ≤ ε; the capacity holds;
+	// the solver's tolerance, certEnvyTol), OEFCertificate.Envy ≤ ε; the capacity holds;
 	// optimality is not certified (Bound is +Inf). Zero, the default, is
 	// exact. Non-cooperative mode refuses a positive value.
 	EnvyTolerance float64

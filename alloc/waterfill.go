@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gpufair/gpufair/lp"
@@ -208,6 +209,15 @@ func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]fl
 			}
 		}
 		sol, err = rs.warm.solve(ctx, lv)
+		if errors.Is(err, lp.ErrInfeasible) {
+			// Every round is feasible (the last round's levels with z = 0),
+			// but CLP's warm dual simplex has called one infeasible after
+			// the bounds changed (a rapid case kept under testdata). The
+			// round is solved directly, and the loaded LP rebuilt.
+			rs.warm.close()
+			rs.warm = nil
+			sol, err = solveLevelFull(ctx, lv, rs.set)
+		}
 	}
 	rs.solved++
 	if sol != nil && sol.blocked != nil || err != nil {

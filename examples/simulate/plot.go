@@ -92,6 +92,9 @@ func cdf(v []float64) plotter.XYs {
 // plotSweep writes one line per mechanism of y[m][i] against x[i], like
 // Gavel's Figure 9(a), to path; NaN points are left out.
 func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	return linePlot(path, title, xLabel, yLabel, names, x, y, true)
 }
 
