@@ -65,7 +65,7 @@ func (c OEFCertificate) exact() bool {
 // does, with the certificate that was checked before returning it: an
 // exact result (the default) is envy-free to 1e-6 relative (see
 // OEFCertificate.Envy) and optimal to a duality gap of 1e-6 relative, or
-// Allocate fails (with the pure-Go backend, which gives no duals, only envy
+// Allocate fails (with the Gonum backend, which gives no duals, only envy
 // is checked and Bound is Throughput); with
 // OEFSettings.EnvyTolerance ε > 0, envy is within ε (see there) and Bound
 // is +Inf. Non-cooperative mode has no certificate and is refused.
@@ -99,7 +99,7 @@ type envyFlow struct {
 // s_c·y_c − s_c·y_d ≥ 0 has a dual ≤ 0, the negated multiplier.
 func (q *oefLP) rowDuals(sol *lp.Solution, rows []envyPair, ids []lp.Row) coopDual {
 	if sol.RowDuals == nil {
-		return coopDual{} // the pure-Go backend gives none
+		return coopDual{} // the Gonum backend gives none
 	}
 	d := coopDual{price: append([]float64(nil), sol.RowDuals[:len(q.count)]...)}
 	if q.cap != nil {
@@ -278,7 +278,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 	q.repairUniform(y)
 	cert := q.certify(y, d)
 	if d.price == nil {
-		// Without duals (the pure-Go backend) only envy is checked.
+		// Without duals (the Gonum backend) only envy is checked.
 		cert.Bound = cert.Throughput
 	}
 	if !cert.exact() && method == OEFStructured {

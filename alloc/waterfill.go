@@ -48,8 +48,8 @@ type WaterFilling struct {
 	// Decomposed solves the rounds by the decomposition rather than the LP
 	// over classes: much faster on distinct jobs, but its prices are
 	// accurate only to its tolerance, and a price that should be zero can
-	// stop a job early (rapid finds Pareto gains of a few percent). Without
-	// cgo the LP backend gives no duals and the decomposition is used.
+	// stop a job early (rapid finds Pareto gains of a few percent). With
+	// the Gonum backend, which gives no duals, the decomposition is used.
 	Decomposed bool
 	LP         *lp.Settings
 }
