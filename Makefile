@@ -1,11 +1,12 @@
 # gpufair: two entry points.
 #   make demo   runs the main demonstration (examples/quickstart)
-#   make test   runs the whole test suite, with CLP (cgo) and again pure Go
+#   make test   runs the whole test suite, with CLP (cgo) and again pure Go, and each fuzz target briefly
+#   make fuzz   runs each fuzz target for FUZZTIME (1m)
 #   make reproduce  runs every paper's evaluation in full (docs/reproduction.md; long)
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: demo test deps lint bench fuzz reproduce
+.PHONY: demo test deps lint bench fuzz fuzz-run reproduce
 
 deps:
 	@sh scripts/deps.sh
@@ -21,6 +22,26 @@ lint: deps
 test: lint
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory fuzz-run FUZZFOR=$(FUZZSMOKE)
+
+# Every fuzz target, as package:Name. make test runs each for FUZZSMOKE;
+# make fuzz runs each for FUZZTIME.
+FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit \
+	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer \
+	./ftf:FuzzRho ./sim:FuzzRun ./auction:FuzzProportionalFair \
+	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest
+FUZZSMOKE ?= 1s
+FUZZTIME ?= 1m
+
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-run FUZZFOR=$(FUZZTIME)
+
+fuzz-run:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZFOR) $$pkg 2>&1) \
+			&& echo "fuzz $$name ($$pkg, $(FUZZFOR)): ok" \
+			|| { echo "$$out"; echo "fuzz $$name ($$pkg): FAILED"; exit 1; }; \
+	done
 
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchtime=3x ./...

@@ -27,7 +27,7 @@
 //     fractional shares into schedules.
 //   - topology: servers, racks, locality and placement.
 //   - gpu: NVML probing of real hosts and throughput profiling.
-//   - lp: the linear-programming layer (CLP through cgo, or pure-Go gonum).
+//   - lp: the linear-programming layer (CLP through cgo, or PureGo, a sparse simplex in Go).
 //   - sim: a trace-driven simulator that replays Gavel's traces or generated
 //     workloads under any mechanism and reports JCT, finish-time fairness,
 //     makespan and GPU time.

@@ -32,7 +32,7 @@ const (
 	// 9.3 s with 32 (one run each, loaded machine).
 	envyBundlesPerClass = 4
 	// envyRowsPerClassGonum bounds the rows one class adds in one round
-	// with the pure-Go backend: its most violated ones, without reverse
+	// with the Gonum backend: its most violated ones, without reverse
 	// rows (see coopRowGen).
 	envyRowsPerClassGonum = 2
 	// maxEnvyRounds bounds the rounds of row generation.

@@ -117,3 +117,17 @@ func ExampleOEF_declaredJobTypes() {
 	// lstm: RTX3070 0, RTX3090 0.467
 	// resnet: RTX3070 0.5, RTX3090 0.267
 }
+
+// ExampleOEF_AllocateCertified checks cooperative OEF's certificate on
+// expression (6): no tenant envies the other, and the dual bound equals
+// the throughput, so no envy-free allocation does better.
+func ExampleOEF_AllocateCertified() {
+	pol := alloc.OEF{Mode: alloc.Cooperative}
+	a, cert, err := pol.AllocateCertified(context.Background(), oefExample(1))
+	printOEF(a, err)
+	fmt.Printf("throughput %.4g, bound %.4g, envy-free: %v\n", cert.Throughput, cert.Bound, cert.Envy <= 1e-6)
+	// Output:
+	// vgg: RTX3070 1, RTX3090 0.25
+	// lstm: RTX3070 0, RTX3090 0.75
+	// throughput 5.25, bound 5.25, envy-free: true
+}

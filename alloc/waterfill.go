@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gpufair/gpufair/lp"
@@ -47,8 +48,8 @@ type WaterFilling struct {
 	// Decomposed solves the rounds by the decomposition rather than the LP
 	// over classes: much faster on distinct jobs, but its prices are
 	// accurate only to its tolerance, and a price that should be zero can
-	// stop a job early (rapid finds Pareto gains of a few percent). Without
-	// cgo the LP backend gives no duals and the decomposition is used.
+	// stop a job early (rapid finds Pareto gains of a few percent). With
+	// the Gonum backend, which gives no duals, the decomposition is used.
 	Decomposed bool
 	LP         *lp.Settings
 }
@@ -208,6 +209,15 @@ func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]fl
 			}
 		}
 		sol, err = rs.warm.solve(ctx, lv)
+		if errors.Is(err, lp.ErrInfeasible) {
+			// Every round is feasible (the last round's levels with z = 0),
+			// but CLP's warm dual simplex has called one infeasible after
+			// the bounds changed (a rapid case kept under testdata). The
+			// round is solved directly, and the loaded LP rebuilt.
+			rs.warm.close()
+			rs.warm = nil
+			sol, err = solveLevelFull(ctx, lv, rs.set)
+		}
 	}
 	rs.solved++
 	if sol != nil && sol.blocked != nil || err != nil {

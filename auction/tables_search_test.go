@@ -75,8 +75,10 @@ func TestAuctionTablesServesMostFirst(t *testing.T) {
 
 // TestAuctionTablesStops: a node cap too small for the 64-GPU, 20-bidder
 // benchmark instance returns the best allocation found, marked Partial,
-// within the cap and with every c_i in [0, 1]; a time budget returns
-// within it; a cancelled context returns its error and no outcome.
+// within the cap and with every c_i in [0, 1]; so does a 1 ms budget (the
+// wall clock of a loaded machine is too noisy to test against: see
+// TestArbiterBudget); a cancelled context returns its error and no
+// outcome.
 func TestAuctionTablesStops(t *testing.T) {
 	o := racked(16, 4)
 	bids := benchBids(t, o, 20, 1)
@@ -88,17 +90,15 @@ func TestAuctionTablesStops(t *testing.T) {
 		t.Fatal("unbounded search marked Partial")
 	}
 	for _, set := range []TableSettings{{MaxNodes: full.Nodes / 2}, {MaxNodes: 1}, {Budget: time.Millisecond}} {
-		start := time.Now()
 		out, err := AuctionTablesWith(context.Background(), o, bids, &set)
-		took := time.Since(start)
 		if err != nil {
 			t.Fatalf("%+v: %v", set, err)
 		}
 		if set.MaxNodes > 0 && (out.Nodes > set.MaxNodes || !out.Partial) {
 			t.Errorf("%+v: %d nodes, partial %v", set, out.Nodes, out.Partial)
 		}
-		if set.Budget > 0 && took > 50*set.Budget {
-			t.Errorf("%+v: took %v", set, took)
+		if set.Budget > 0 && !out.Partial {
+			t.Errorf("%+v: not cut short, yet the full search takes %d nodes", set, full.Nodes)
 		}
 		checkOutcome(t, o, bids, out)
 	}

@@ -111,8 +111,9 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if !(canUp && sgn*a > 0) && !(canDown && sgn*a < 0) {
 				continue
 			}
-			// A dual blocker: the variable, |d_j| and α_rj.
-			s.cand = append(s.cand, blocker{j, math.Abs(s.reducedCost(j, false)), a})
+			// A dual blocker: the variable, |d_j|, α_rj and their ratio.
+			d := math.Abs(s.reducedCost(j, false))
+			s.cand = append(s.cand, blocker{j, d, a, d / math.Abs(a)})
 		}
 		flips, rest := s.boundFlips(worst)
 		// Harris's passes over the rest: the largest dual step that
@@ -124,7 +125,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		}
 		q, pivot := -1, 0.0
 		for _, c := range rest {
-			if c.bound/math.Abs(c.delta) <= bound && math.Abs(c.delta) > pivot {
+			if c.ratio <= bound && math.Abs(c.delta) > pivot {
 				q, pivot = c.pos, math.Abs(c.delta)
 			}
 		}
@@ -169,9 +170,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 // the leaving variable stays infeasible after its flip, slope being that
 // infeasibility. rest holds the blockers from the first one not passed.
 func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
-	slices.SortFunc(s.cand, func(a, b blocker) int {
-		return cmp.Compare(a.bound/math.Abs(a.delta), b.bound/math.Abs(b.delta))
-	})
+	slices.SortFunc(s.cand, func(a, b blocker) int { return cmp.Compare(a.ratio, b.ratio) })
 	for k, c := range s.cand {
 		j := c.pos
 		width := s.up[j] - s.lo[j]

@@ -651,7 +651,7 @@ func (s *simplex) ratioAbove(q int, dir float64, bland bool, zero float64) (r in
 		if math.IsNaN(b) {
 			continue
 		}
-		s.cand = append(s.cand, blocker{i, b, delta})
+		s.cand = append(s.cand, blocker{pos: i, bound: b, delta: delta})
 		relaxed := b + math.Copysign(tol(b), delta)
 		bound = min(bound, (relaxed-s.x[j])/delta)
 	}
@@ -678,10 +678,12 @@ func (s *simplex) ratioAbove(q int, dir float64, bland bool, zero float64) (r in
 }
 
 // blocker is a basic variable that blocks the entering one: its position,
-// the bound it runs into and its change per unit step.
+// the bound it runs into and its change per unit step (the dual phase
+// stores a nonbasic variable, |d_j| and α_rj, and their ratio).
 type blocker struct {
 	pos          int
 	bound, delta float64
+	ratio        float64
 }
 
 // target returns the bound that basic variable j runs into when it moves

@@ -47,7 +47,7 @@ const (
 	// for small models only: it takes seconds at a few hundred variables,
 	// cannot be interrupted and reports no duals.
 	Gonum
-	// PureGo is this package's sparse bounded primal simplex, pure Go:
+	// PureGo is this package's sparse bounded simplex, pure Go:
 	// interruptible, with row duals, and warm re-solves in Incremental.
 	PureGo
 )

@@ -641,6 +641,13 @@ func (g *GandivaFair) chooseType(u *fairUser, j *round.Job, share []float64) int
 	return best
 }
 
+// ticketTol is the change in a tenant's tickets on a type, relative to all
+// tickets, below which they are left as they are: a tenant joining scales
+// every holding and the total tickets by the same factor, which leaves the
+// tickets unchanged up to rounding, and retuning every job's stride for
+// rounding would cost a pass over all jobs.
+const ticketTol = 1e-12
+
 // trade updates the bids from the profiles, trades, and turns holdings
 // into tickets. It reports whether the budget cut trading short.
 func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.TenantID][]float64) (partial bool) {
@@ -697,7 +704,7 @@ func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.Tenan
 		same := len(u.typeTickets) == len(mt)
 		for i, t := range mt {
 			w, ok := u.typeTickets[t]
-			same = same && ok && w == h[i]/g.count[g.typeIx[t]]*W
+			same = same && ok && math.Abs(w-h[i]/g.count[g.typeIx[t]]*W) <= ticketTol*W
 		}
 		if same {
 			continue

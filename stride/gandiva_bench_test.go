@@ -68,7 +68,11 @@ func newGandivaBench(b testing.TB, tenants, jobs int) *gandivaBench {
 const warmup = 40
 
 func (g *gandivaBench) arrival(now float64) round.Event {
-	u := alloc.TenantID(fmt.Sprintf("u%04d", g.rng.IntN(len(g.speed))))
+	return g.arrivalOf(now, alloc.TenantID(fmt.Sprintf("u%04d", g.rng.IntN(len(g.speed)))))
+}
+
+// arrivalOf returns a job of tenant u arriving at now.
+func (g *gandivaBench) arrivalOf(now float64, u alloc.TenantID) round.Event {
 	gang := []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8}[g.rng.IntN(20)]
 	g.next++
 	return round.Arrive(now, alloc.Job{ID: alloc.JobID(fmt.Sprintf("j%06d", g.next)), Owner: u, Gang: gang, Weight: 1, Rates: []float64{1, 1, 1}}, 0)
@@ -97,9 +101,12 @@ func (g *gandivaBench) quantum(b testing.TB) *round.Decision {
 
 // BenchmarkGandivaQuantum times one quantum of Gandiva_fair with trading at
 // 1,000 tenants and 10,000 jobs on 1,024 GPUs, progress reports included:
-// "steady", with no arrival or departure, and "churn", where one job
-// departs and one arrives before each quantum, so tenants come and go,
-// trades are undone selectively and made again.
+// "steady", with no arrival or departure, and "churn", where before each
+// quantum one job departs and a new tenant arrives with one job (at the
+// speeds of a tenant drawn at random, profiled beforehand with
+// GandivaFair.Profile), so the market changes every quantum: tenants join
+// and trade, and leave with their last job, their trades undone
+// selectively.
 func BenchmarkGandivaQuantum(b *testing.B) {
 	for _, churn := range []bool{false, true} {
 		name := "steady"
@@ -115,8 +122,19 @@ func BenchmarkGandivaQuantum(b *testing.B) {
 				if churn {
 					jobs := g.s.Ledger().Jobs()
 					id := jobs[g.rng.IntN(len(jobs))].ID
-					if err := g.s.Apply(round.Depart(g.now, id), g.arrival(g.now)); err != nil {
+					g.next++
+					u := alloc.TenantID(fmt.Sprintf("n%05d", g.next))
+					g.speed[u] = g.speed[alloc.TenantID(fmt.Sprintf("u%04d", g.rng.IntN(1000)))]
+					arr := g.arrivalOf(g.now, u)
+					if err := g.s.Apply(round.Depart(g.now, id), arr); err != nil {
 						b.Fatal(err)
+					}
+					// Its model was profiled before (a job of a multi-job
+					// seen earlier), so it trades at once.
+					for k, t := range []topology.GPUType{"k80", "p100", "v100"} {
+						if err := g.s.Profile(arr.Job.ID, t, 1/g.speed[u][k]); err != nil {
+							b.Fatal(err)
+						}
 					}
 					g.prog = slicesDeleteJob(g.prog, id)
 				}
