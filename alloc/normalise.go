@@ -14,13 +14,23 @@ import (
 // at most 2^-41 relative, is far below every tolerance of the package.
 const rateBits = 40
 
+// speedupBits is the number of significant bits a speedup (a ratio of two
+// rates, exact to a few ulps at any scale) keeps: enough to absorb the
+// rounding of the ratio, and fine enough that distinct speedups stay
+// distinct. Rounded to rateBits, non-cooperative OEF's cutting planes at
+// 4,096 users × 10 types took 3 s instead of 36 ms.
+const speedupBits = 48
+
 // canonical rounds x to rateBits significant bits.
-func canonical(x float64) float64 {
+func canonical(x float64) float64 { return roundBits(x, rateBits) }
+
+// roundBits rounds x to bits significant bits.
+func roundBits(x float64, bits int) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
 	frac, exp := math.Frexp(x)
-	return math.Ldexp(math.Round(math.Ldexp(frac, rateBits)), exp-rateBits)
+	return math.Ldexp(math.Round(math.Ldexp(frac, bits)), exp-bits)
 }
 
 // validNormalised validates p and returns a copy whose throughputs are
@@ -74,12 +84,12 @@ func work(v []float64, ref float64) []float64 {
 	return w
 }
 
-// canonicalMatrix returns m with every value rounded to rateBits bits.
+// canonicalMatrix returns m with every value rounded to speedupBits bits.
 func canonicalMatrix(m *speedup.Matrix) (*speedup.Matrix, error) {
 	v := m.Values()
 	for _, row := range v {
 		for k, x := range row {
-			row[k] = canonical(x)
+			row[k] = roundBits(x, speedupBits)
 		}
 	}
 	return speedup.New(m.Rows(), m.Types(), v)
