@@ -92,9 +92,6 @@ func cdf(v []float64) plotter.XYs {
 // plotSweep writes one line per mechanism of y[m][i] against x[i], like
 // Gavel's Figure 9(a), to path; NaN points are left out.
 func plotSweep(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	return linePlot(path, title, xLabel, yLabel, names, x, y, true)
 }
 
@@ -106,6 +103,9 @@ func plotLines(path, title, xLabel, yLabel string, names []string, x []float64, 
 // linePlot writes one line per name of y[m][i] against x[i] to path, with
 // a marker at each point if points; NaN points are left out.
 func linePlot(path, title, xLabel, yLabel string, names []string, x []float64, y [][]float64, points bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel

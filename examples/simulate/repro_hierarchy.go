@@ -290,21 +290,15 @@ func plotHierarchy(dir, prefix string, tr *hierTrace) ([]string, error) {
 	if err := p.Save(6*vg.Inch, 4*vg.Inch, share); err != nil {
 		return nil, err
 	}
-	q := plot.New()
-	q.Title.Text = "Total normalised throughput"
-	q.X.Label.Text = "round"
-	q.Y.Label.Text = "sum of jobs' normalised throughput"
-	var aware, static plotter.XYs
+	rounds := make([]float64, len(tr.alloc))
+	totals := [][]float64{make([]float64, len(tr.alloc)), make([]float64, len(tr.alloc))}
 	for t := range tr.alloc {
-		aware = append(aware, plotter.XY{X: float64(t), Y: sum(tr.alloc[t])})
-		static = append(static, plotter.XY{X: float64(t), Y: sum(tr.static[t])})
+		rounds[t] = float64(t)
+		totals[0][t], totals[1][t] = sum(tr.alloc[t]), sum(tr.static[t])
 	}
-	if err := plotutil.AddLines(q, "heterogeneity-aware", aware, "agnostic static partition", static); err != nil {
-		return nil, err
-	}
-	q.Legend.Top, q.Legend.Left = false, false
 	total := filepath.Join(dir, prefix+"total.png")
-	if err := q.Save(6*vg.Inch, 4*vg.Inch, total); err != nil {
+	if err := plotLines(total, "Total normalised throughput", "round", "sum of jobs' normalised throughput",
+		[]string{"heterogeneity-aware", "agnostic static partition"}, rounds, totals); err != nil {
 		return nil, err
 	}
 	return []string{share, total}, nil
