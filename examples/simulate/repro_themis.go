@@ -414,11 +414,21 @@ func themisPoints(ctx context.Context, cfg *config, w io.Writer, title, xLabel s
 }
 
 // themisContention is Figure 14: workload 1 on the whole cluster, half of
-// it and a quarter of it (contention 1x, 2x, 4x).
+// it and a quarter of it (contention 1x, 2x, 4x; -contentions picks them:
+// the cluster's machines of each kind divided by each).
 func themisContention(ctx context.Context, cfg *config, w io.Writer) error {
 	full := len(themisCluster(1).AllGPUs())
 	sc, _ := themisScale(cfg.appScale) // checked by themisPoints
-	return themisPoints(ctx, cfg, w, "Themis Figure 14, workload 1", "contention", []float64{1, 2, 4},
+	x := cfg.contentions
+	if x == nil {
+		x = []float64{1, 2, 4}
+	}
+	for _, v := range x {
+		if v != math.Trunc(v) || v > 16 {
+			return fmt.Errorf("-contentions: %g is not a whole number from 1 to 16", v)
+		}
+	}
+	return themisPoints(ctx, cfg, w, "Themis Figure 14, workload 1", "contention", x,
 		func(x float64, seed uint64) (*sim.Workload, topology.Cluster) {
 			return themisWorkload(1, cfg.jobs, -1, full, seed, sc), themisCluster(int(x))
 		}, "themis_fig14_")

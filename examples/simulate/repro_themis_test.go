@@ -28,6 +28,12 @@ func TestThemisExperiments(t *testing.T) {
 			testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) }, tc.want...)
 		})
 	}
+	cfg := &config{experiment: "themis-fig14", mechanisms: "themis", jobs: 6, seed: 1, seeds: 1, round: 360, appScale: "small", contentions: []float64{2}}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) }, "\n2 ")
+	cfg.contentions = []float64{2.5}
+	if err := run(context.Background(), cfg, io.Discard); err == nil {
+		t.Error("-contentions 2.5: no error")
+	}
 }
 
 // TestThemisWorkloads: workload 1's apps have one job (10%) or 4 to 24 of
