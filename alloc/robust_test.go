@@ -99,7 +99,9 @@ func TestScaleInvariance(t *testing.T) {
 		}
 		want[fmt.Sprint(i)] = a
 	}
-	for _, f := range []float64{0.125, 8, 1048576, 1e-12, 1e-8, 3.7e-5, 0.1, 7, 1e6, 1e12} {
+	// Beyond the stated range [1e-12, 1e12] too: rates of 1e20 gave
+	// ErrInfeasible (the zero allocation is always feasible).
+	for _, f := range []float64{0.125, 8, 1048576, 1e-12, 1e-8, 3.7e-5, 0.1, 7, 1e6, 1e12, 1e20, 1e-20, 1e300, 1e-300} {
 		p := robustProblem(t, f)
 		for i, pol := range everyPolicy(len(p.Jobs), f) {
 			t.Run(fmt.Sprintf("%s/%d/x%g", pol.Name(), i, f), func(t *testing.T) {
@@ -163,5 +165,15 @@ func TestHugeCounts(t *testing.T) {
 	c := Capacity{Types: []topology.GPUType{"a", "b"}, Count: []float64{1e308, 1e308}}
 	if err := c.Validate(); !errors.Is(err, gpufair.ErrTooLarge) {
 		t.Errorf("Validate() = %v, want ErrTooLarge", err)
+	}
+	// OEF with counts of 1e300 reported lp.ErrUnbounded; every policy now
+	// refuses counts above MaxCount before any LP.
+	p := robustProblem(t, 1)
+	p.Capacity.Count = []float64{1e300, 1e300, 1e300}
+	for _, pol := range everyPolicy(len(p.Jobs), 1) {
+		var ie *gpufair.InputError
+		if _, err := pol.Allocate(context.Background(), p); !errors.Is(err, gpufair.ErrTooLarge) || !errors.As(err, &ie) || ie.Field != "Capacity.Count" {
+			t.Errorf("%s with counts 1e300: error %v, want an *InputError on Capacity.Count wrapping ErrTooLarge", pol.Name(), err)
+		}
 	}
 }
