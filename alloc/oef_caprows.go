@@ -17,6 +17,7 @@ type capLadders struct {
 	typ    []int     // typ[c]: c's job type
 	pos    []int     // pos[c]: c's place in ladder[typ[c]]
 	ecap   []float64 // ecap[c]: c's effective cap, ĉ_c
+	basis  [][]int   // basis[c]: the classes d, ascending, with impliedEnvy(c, d)
 	// below[t][d] is the place in ladder[t] of the last class whose
 	// effective cap is at most d's, -1 if none.
 	below [][]int
@@ -24,7 +25,7 @@ type capLadders struct {
 
 // capLadders returns the ladders of q's classes, or nil without caps.
 //
-// Cost: O(C·(T + log C) + C·K) for C classes of T job types over K GPU
+// Cost: O(C² + C·T·log C + C·K) for C classes of T job types over K GPU
 // types.
 func (q *oefLP) capLadders() *capLadders {
 	if q.cap == nil {
@@ -53,6 +54,14 @@ func (q *oefLP) capLadders() *capLadders {
 		l.below[t] = make([]int, C)
 		for d := range C {
 			l.below[t][d] = sortSearch(len(lad), func(i int) bool { return l.ecap[lad[i]] > l.ecap[d] }) - 1
+		}
+	}
+	l.basis = make([][]int, C)
+	for c := range C {
+		for d := range C {
+			if d != c && l.impliedEnvy(c, d) {
+				l.basis[c] = append(l.basis[c], d)
+			}
 		}
 	}
 	return l

@@ -232,12 +232,20 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, 
 		own := dot(s, y[c])
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
-		for d := range y {
-			if d == c || !lad.impliedEnvy(c, d) {
-				continue
-			}
+		consider := func(d int) {
 			if v := q.envyScale(c, d)*dot(s, y[d]) - own; v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
+			}
+		}
+		if lad != nil {
+			for _, d := range lad.basis[c] {
+				consider(d)
+			}
+		} else {
+			for d := range y {
+				if d != c {
+					consider(d)
+				}
 			}
 		}
 		sort.Slice(worst, func(i, j int) bool {
