@@ -8,17 +8,24 @@ import (
 	"github.com/gpufair/gpufair/lp"
 )
 
-// seedEnvyRows returns the envy rows cooperative OEF's row generation
-// starts from: with two GPU types, the neighbour rows in speedup-ratio
-// order, which imply all others (twoTypeEnvyRows); with more, the rows
-// between near neighbours (neighbourEnvyRows). Any seed keeps row
-// generation exact; a good one saves the rounds in which a relaxation far
-// from the optimum grows a large model.
-func (q *oefLP) seedEnvyRows() []envyPair {
-	if len(q.count) == 2 {
-		return q.twoTypeEnvyRows()
+// seedEnvyRows returns the rows cooperative OEF's row generation starts
+// from, and the bundle columns it holds at zero until they price in (nil:
+// none). With caps, where classes share job types, those of jobTypeSeed;
+// otherwise every cap row and sharing floor (sideRows) and, with two GPU
+// types, the neighbour rows in speedup-ratio order, which imply all others
+// (twoTypeEnvyRows), with more, the rows between near neighbours
+// (neighbourEnvyRows). Any seed keeps row generation exact; a good one
+// saves the rounds in which a relaxation far from the optimum grows a
+// large model.
+func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
+	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
+		return q.jobTypeSeed(ctx, set, lad)
 	}
-	return q.neighbourEnvyRows(neighboursPerClass(len(q.count)))
+	rows := q.sideRows()
+	if len(q.count) == 2 {
+		return append(rows, q.twoTypeEnvyRows()...), nil, nil
+	}
+	return append(rows, q.neighbourEnvyRows(neighboursPerClass(len(q.count)))...), nil, nil
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied

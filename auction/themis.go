@@ -44,6 +44,21 @@ type ThemisSettings struct {
 	// budget its hyper-parameter optimizer plans to spend, equation 2), or
 	// 0 when unknown; then B is the work of the app's jobs seen so far.
 	Work func(app alloc.TenantID) float64
+	// Phases, if not nil, returns app's plan as its hyper-parameter
+	// optimizer knows it (Figure 7's getNumPhases and getJobsInPhase): all
+	// its jobs, phase by phase, each phase's jobs arriving once every job
+	// of the one before has finished, as successive halving runs them. The
+	// app's agent adds the phases after the current one to T_sh (equation
+	// 2) and takes app_demand_max from the plan (AppAgent.Phases). nil,
+	// or a nil result, means the jobs in the system are all the app knows.
+	Phases func(app alloc.TenantID) [][]PlannedJob
+}
+
+// PlannedJob is a job of an app's plan (ThemisSettings.Phases): the job as
+// it will arrive and its total work, as in round.Arrive.
+type PlannedJob struct {
+	alloc.Job
+	Work float64
 }
 
 // Themis is Themis' multi-round auction arbiter (NSDI'20, section 3.3.2;
@@ -63,6 +78,9 @@ type ThemisSettings struct {
 // Events reach the arbiter at their own times: an app joins with its first
 // job and leaves with its last, failures and repairs take GPUs out of
 // service and back; Decide runs a round of the arbiter (Advance) at now.
+// An app whose last job departs as more of its jobs arrive, in the same
+// Apply and at the same time (the barrier between two phases of successive
+// halving), stays: it keeps its leases and its place in the arbiter.
 // N_avg, the number of apps in the system averaged over an app's life,
 // is kept from the arrivals and departures. Its bookkeeping of jobs,
 // failed GPUs and leases is a round.Ledger's.
@@ -85,9 +103,10 @@ type Themis struct {
 
 // themisApp is an app's life as Themis sees it.
 type themisApp struct {
-	agent *AppAgent
-	jobs  []alloc.JobID // in the system, by arrival
-	seen  float64       // work of every job that arrived, GPU-seconds
+	agent  *AppAgent
+	jobs   []alloc.JobID // in the system, by arrival
+	seen   float64       // work of every job that arrived, GPU-seconds
+	joined bool          // whether it is the arbiter's app now
 	// startArea is ∫ n dt up to the app's first arrival.
 	startArea float64
 }
@@ -163,7 +182,7 @@ func (t *Themis) Apply(events ...round.Event) error {
 	if err := t.l.Apply(events...); err != nil {
 		return err
 	}
-	for _, e := range events {
+	for i, e := range events {
 		at := t.at(e.Time)
 		var err error
 		switch e.Kind {
@@ -174,7 +193,7 @@ func (t *Themis) Apply(events ...round.Event) error {
 			}
 			err = t.arrive(e.Time, j)
 		case round.Departed:
-			err = t.depart(e.Time, e.Job.ID)
+			err = t.depart(e.Time, e.Job.ID, events[i+1:])
 		case round.Failed:
 			err = t.arb.Fail(at, e.GPU)
 		case round.Repaired:
@@ -199,6 +218,9 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 			Contention: func(now float64) float64 { return t.contention(app, now) },
 			Work:       func() float64 { return t.workOf(id, app) },
 		}
+		if t.set.Phases != nil {
+			app.agent.Phases = t.set.Phases(id)
+		}
 		t.apps[id] = app
 	}
 	work := j.Work
@@ -207,17 +229,23 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 	}
 	app.seen += work * float64(j.Gang) / slices.Max(j.Rates)
 	app.jobs = append(app.jobs, j.ID)
-	if len(app.jobs) > 1 {
+	if app.joined {
 		return nil
 	}
+	if err := t.arb.Join(t.at(sec), string(id), app.agent); err != nil {
+		return err
+	}
 	t.count(sec, 1)
-	return t.arb.Join(t.at(sec), string(id), app.agent)
+	app.joined = true
+	return nil
 }
 
-// depart removes job id from its app, which leaves with its last job. The
-// app's history (its first arrival, the work seen) stays, should its jobs
-// come back (a successive-halving app between phases).
-func (t *Themis) depart(sec float64, id alloc.JobID) error {
+// depart removes job id from its app, which leaves with its last job
+// unless one of rest (the events after this one) brings it a job at the
+// same time: the next phase of a successive-halving app, which keeps its
+// leases across the barrier. The app's history (its first arrival, the
+// work seen) stays, should its jobs come back later.
+func (t *Themis) depart(sec float64, id alloc.JobID, rest []round.Event) error {
 	for name, app := range t.apps {
 		i := slices.Index(app.jobs, id)
 		if i < 0 {
@@ -227,8 +255,17 @@ func (t *Themis) depart(sec float64, id alloc.JobID) error {
 		if len(app.jobs) > 0 {
 			return nil
 		}
+		for _, e := range rest {
+			if e.Time == sec && e.Kind == round.Arrived && appOf(e.Job) == name {
+				return nil
+			}
+		}
+		if err := t.arb.Leave(t.at(sec), string(name)); err != nil {
+			return err
+		}
 		t.count(sec, -1)
-		return t.arb.Leave(t.at(sec), string(name))
+		app.joined = false
+		return nil
 	}
 	return nil
 }
@@ -415,15 +452,20 @@ var _ round.Scheduler = (*Themis)(nil)
 // T(G) being the time the jobs in the system take on G, packed by
 // ftf.PhaseTime (each job's serial time per step Gang/rate, its rate the
 // mean over G's GPU types weighted by their GPUs, its slowdown rate/spread
-// when G spans servers; the jobs' largest gang as job_demand_max), B the
-// app's work (Work), D its demand (the sum of its jobs' gangs), R_C the
-// cluster's GPUs and N_avg its Contention. A holding on which a job with
-// work left cannot run (no GPU it has a rate on, or, for a rigid job, no
-// type with a whole gang of them) gives +Inf.
+// when G spans servers; the jobs' largest gang as job_demand_max), plus,
+// for an app with a plan (Phases), the time each later phase's jobs take
+// on G packed the same way (equation 2's sum over phases), B the app's
+// work (Work), D its app_demand_max, R_C the cluster's GPUs and N_avg its
+// Contention. D is the largest sum of gangs over the plan's phases, or
+// without a plan the sum of the gangs of the jobs in the system. A holding
+// on which a job with work left cannot run (no GPU it has a rate on, or,
+// for a rigid job, no type with a whole gang of them) gives +Inf.
 //
-// Bids are ftf.Bids over the offer, with rows up to its demand on the
-// types its jobs run on, within a budget of 16 rows; Wants says which
-// leftover GPUs it would use.
+// The app's demand, the most GPUs it bids for and wants, is the sum of
+// the gangs of its jobs in the system: behind a barrier between phases,
+// the current phase's. Bids are ftf.Bids over the offer, with rows up to
+// that demand on the types its jobs run on, within a budget of 16 rows;
+// Wants says which leftover GPUs it would use.
 type AppAgent struct {
 	// Jobs returns the app's jobs in the system, read only.
 	Jobs func() []*round.Job
@@ -442,6 +484,10 @@ type AppAgent struct {
 	Contention func(now float64) float64
 	// Work returns B in GPU-seconds.
 	Work func() float64
+	// Phases is the app's plan (ThemisSettings.Phases), nil if none. The
+	// current phase is the last one holding a job in the system; the jobs
+	// of the phases after it have yet to arrive.
+	Phases [][]PlannedJob
 }
 
 // appRows is the row budget of an AppAgent's bids.
@@ -461,11 +507,36 @@ func (a *AppAgent) demand(jobs []*round.Job) (int, []bool) {
 	return max(d, 1), runs
 }
 
+// later returns the phases of the plan after the current one (see
+// Phases), and app_demand_max: the largest sum of gangs over the plan's
+// phases, or without a plan the sum of the gangs of jobs.
+func (a *AppAgent) later(jobs []*round.Job) ([][]PlannedJob, int) {
+	if len(a.Phases) == 0 {
+		d, _ := a.demand(jobs)
+		return nil, d
+	}
+	cur, most := -1, 1
+	for p, phase := range a.Phases {
+		sum := 0
+		for _, pj := range phase {
+			sum += pj.Gang
+			if cur < p && slices.ContainsFunc(jobs, func(j *round.Job) bool { return j.ID == pj.ID }) {
+				cur = p
+			}
+		}
+		most = max(most, sum)
+	}
+	if cur < 0 { // none of the plan's jobs is here: nothing to add
+		return nil, most
+	}
+	return a.Phases[cur+1:], most
+}
+
 // rho returns the app's rho at now if it kept counts[s] GPUs of each server
-// until it finishes.
-func (a *AppAgent) rho(now time.Time, jobs []*round.Job, counts []int) float64 {
+// until it finishes, later being the phases still to come and d its
+// app_demand_max.
+func (a *AppAgent) rho(now time.Time, jobs []*round.Job, later [][]PlannedJob, d int, counts []int) float64 {
 	sec := now.Sub(a.Epoch).Seconds()
-	d, _ := a.demand(jobs)
 	gpus := 0
 	for _, n := range a.Capacity.Count {
 		gpus += int(n)
@@ -479,8 +550,7 @@ func (a *AppAgent) rho(now time.Time, jobs []*round.Job, counts []int) float64 {
 			g += n
 		}
 	}
-	loc := a.Ledger.Cluster().LocalityOfCounts(counts)
-	spread := loc != topology.SameServer
+	h := holding{per: per, g: g, loc: a.Ledger.Cluster().LocalityOfCounts(counts)}
 	infos := make([]ftf.JobInfo, 0, len(jobs))
 	most := 1
 	for _, j := range jobs {
@@ -488,36 +558,71 @@ func (a *AppAgent) rho(now time.Time, jobs []*round.Job, counts []int) float64 {
 		if math.IsInf(left, 1) {
 			left = unknownWork
 		}
-		var sp []float64
-		if a.Spread != nil {
-			sp = a.Spread(j.ID)
-		}
-		var one, wide float64 // rates weighted by G's GPUs per type
-		for k, n := range per {
-			one += float64(n) * j.Rates[k]
-			wide += float64(n) * rateOf(j.Job, sp, k, true)
-		}
-		if g == 0 || one == 0 || !(j.Elastic || fitsGang(j, per)) {
+		info, ok := a.jobInfo(j.Job, left, h)
+		if !ok {
 			if left > 0 {
 				return math.Inf(1) // a job that cannot run never finishes
 			}
 			continue
 		}
-		info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(g) / one}
-		info.Slowdown = topology.Slowdown{1, 1, 1}
-		if spread && wide > 0 {
-			info.Slowdown = topology.Slowdown{1, one / wide, one / wide}
-		}
 		infos = append(infos, info)
 		most = max(most, j.Gang)
 	}
-	t := ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: loc}, most)
+	t := ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: h.loc}, most)
+	for _, phase := range later {
+		infos, most = infos[:0], 1
+		for _, pj := range phase {
+			left := pj.Work
+			if left == 0 {
+				left = unknownWork
+			}
+			info, ok := a.jobInfo(pj.Job, left, h)
+			if !ok {
+				return math.Inf(1)
+			}
+			infos = append(infos, info)
+			most = max(most, pj.Gang)
+		}
+		t += ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: h.loc}, most)
+	}
 	return (sec - a.Start + t) / iso
+}
+
+// holding is a bid row as rho prices it: GPUs per type, their total and
+// their locality.
+type holding struct {
+	per []int
+	g   int
+	loc topology.Locality
+}
+
+// jobInfo returns the ftf.JobInfo of job j with left work left on holding
+// h (its serial time per step, its slowdown when h spans servers), or
+// false if j cannot run on h.
+func (a *AppAgent) jobInfo(j alloc.Job, left float64, h holding) (ftf.JobInfo, bool) {
+	var sp []float64
+	if a.Spread != nil {
+		sp = a.Spread(j.ID)
+	}
+	var one, wide float64 // rates weighted by h's GPUs per type
+	for k, n := range h.per {
+		one += float64(n) * j.Rates[k]
+		wide += float64(n) * rateOf(j, sp, k, true)
+	}
+	if h.g == 0 || one == 0 || !(j.Elastic || fitsGang(j, h.per)) {
+		return ftf.JobInfo{}, false
+	}
+	info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(h.g) / one}
+	info.Slowdown = topology.Slowdown{1, 1, 1}
+	if h.loc != topology.SameServer && wide > 0 {
+		info.Slowdown = topology.Slowdown{1, one / wide, one / wide}
+	}
+	return info, true
 }
 
 // fitsGang reports whether a rigid job's gang fits the GPUs of one type it
 // runs on, per[k] being the GPUs of type k.
-func fitsGang(j *round.Job, per []int) bool {
+func fitsGang(j alloc.Job, per []int) bool {
 	for k, n := range per {
 		if n >= j.Gang && j.Rates[k] > 0 {
 			return true
@@ -528,15 +633,18 @@ func fitsGang(j *round.Job, per []int) bool {
 
 // Rho is the app's rho at now with what it holds.
 func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
-	return a.rho(now, a.Jobs(), held), nil
+	jobs := a.Jobs()
+	later, d := a.later(jobs)
+	return a.rho(now, jobs, later, d, held), nil
 }
 
 // Bid prices rows of the offer up to the app's demand (ftf.Bids).
 func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	jobs := a.Jobs()
 	d, runs := a.demand(jobs)
+	later, most := a.later(jobs)
 	set := &ftf.BidSettings{Demand: d, MaxRows: appRows, Usable: func(s int) bool { k := a.Ledger.TypeOf(s); return k >= 0 && runs[k] }}
-	return ftf.Bids(ctx, offer, held, func(counts []int) (float64, error) { return a.rho(now, jobs, counts), nil }, set)
+	return ftf.Bids(ctx, offer, held, func(counts []int) (float64, error) { return a.rho(now, jobs, later, most, counts), nil }, set)
 }
 
 // Wants returns the smallest bundle of free that lets one more of the

@@ -64,9 +64,16 @@
 // Apps (Themis' unit, Result.Apps) are the jobs of one owner: an app
 // completes when its last job finishes, and its rho = (finish − first
 // arrival)/T_id with Themis' T_id = B/min(R_C, D)·N_avg, B its work in
-// GPU-seconds on each job's fastest type, D the sum of its gangs, R_C the
-// cluster's GPUs and N_avg the mean number of apps in the system over its
-// life.
+// GPU-seconds on each job's fastest type, D the sum of its gangs (the
+// largest such sum over its phases, for an app whose jobs have phases),
+// R_C the cluster's GPUs and N_avg the mean number of apps in the system
+// over its life.
+//
+// An owner's jobs may come in phases with a barrier between them
+// (Job.Phase), as successive halving runs its trials: a job of a later
+// phase arrives when the last job of the phases before it finishes, and
+// is reported to the scheduler, as an arrival at that time, at the next
+// round.
 //
 // # Determinism
 //

@@ -21,7 +21,8 @@ import (
 // a round mechanism: what the allocation promises, not what slots can give.
 //
 // Settings apply as for Run, except Round, Restart, Failures and Stall,
-// which have no meaning here (Failures must be empty). The result's
+// which have no meaning here (Failures must be empty); jobs must not have
+// phases (Job.Phase). The result's
 // Round is 0, Rounds counts the allocations solved, and a job's Rounds the
 // intervals it ran in. It returns an *gpufair.InputError for bad input, the
 // policy's errors wrapped with the time of the solve, ErrStalled if jobs
@@ -42,6 +43,9 @@ func Ideal(ctx context.Context, w *Workload, c topology.Cluster, pol alloc.Polic
 	r, err := newRun(w, c, nil, set)
 	if err != nil {
 		return nil, err
+	}
+	if r.phases != nil {
+		return nil, gpufair.Invalid("Jobs.Phase", "", gpufair.ErrValue, "the ideal baseline has no barriers between phases")
 	}
 	r.name = pol.Name()
 	r.set.Round = 0

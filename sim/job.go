@@ -27,6 +27,13 @@ type Job struct {
 	// Spread[k] is the throughput when the gang's GPUs span several servers
 	// (Gavel's unconsolidated throughput); nil means Rates.
 	Spread []float64
+	// Phase puts a barrier between an owner's jobs, as successive halving
+	// has between its rounds of trials (Themis, NSDI'20, section 4.3.2): a
+	// job of phase p arrives only once every job of its owner in a lower
+	// phase has finished, at the later of that finish and Arrival. Jobs of
+	// an owner's lowest phase arrive at Arrival; 0 everywhere means no
+	// barrier.
+	Phase int
 }
 
 // weight returns the job's weight with 0 read as 1.
@@ -73,8 +80,8 @@ type Workload struct {
 
 // Validate reports no types or jobs, duplicate or empty IDs and types, gangs
 // below 1, weights, arrivals, steps or rates that are negative, NaN or
-// infinite, steps that are zero, rate vectors of the wrong length, and a job
-// that can run on no type. Errors are *gpufair.InputError values naming the
+// infinite, steps that are zero, a negative phase, rate vectors of the wrong
+// length, and a job that can run on no type. Errors are *gpufair.InputError values naming the
 // field and the job.
 func (w *Workload) Validate() error {
 	if w == nil {
@@ -115,6 +122,8 @@ func (w *Workload) validateJob(j *Job, i int, seen map[alloc.JobID]bool) error {
 		return gpufair.Invalid("Jobs.Arrival", id, gpufair.ErrValue, "arrival %v", j.Arrival)
 	case !finiteNonNeg(j.Steps) || j.Steps == 0:
 		return gpufair.Invalid("Jobs.Steps", id, gpufair.ErrValue, "steps %v is not positive and finite", j.Steps)
+	case j.Phase < 0:
+		return gpufair.Invalid("Jobs.Phase", id, gpufair.ErrValue, "phase %d is negative", j.Phase)
 	}
 	seen[j.ID] = true
 	if err := w.validateRates("Jobs.Rates", id, j.Rates); err != nil {

@@ -14,10 +14,14 @@ import (
 // JobResult is one job's outcome. Times are in seconds; Start, Finish, JCT
 // and Rho are NaN for a job that never ran or did not finish.
 type JobResult struct {
-	ID      alloc.JobID
-	Owner   alloc.TenantID
-	Kind    string
-	Gang    int
+	ID    alloc.JobID
+	Owner alloc.TenantID
+	Kind  string
+	Gang  int
+	Phase int
+	// Arrival is when the job arrived: its Arrival in the workload, or for
+	// a job of a later phase when its barrier lifted (Job.Phase; its
+	// Arrival in the workload if that never happened).
 	Arrival float64
 	Start   float64 // start of the first round the job ran in
 	Finish  float64
@@ -51,7 +55,9 @@ type Result struct {
 	Round     float64 // round length, seconds
 	Rounds    int     // rounds simulated (rounds without jobs are skipped)
 	End       float64 // end of the last round simulated
-	// Jobs holds every job of the workload, in (Arrival, ID) order.
+	// Jobs holds every job of the workload, in the workload's (Arrival,
+	// ID) order (a job behind a barrier may arrive later than that order
+	// says: see Job.Phase).
 	Jobs []JobResult
 	// History holds every round simulated, in order.
 	History []RoundStat
@@ -73,7 +79,9 @@ type AppResult struct {
 	// Work is B, the app's work in GPU-seconds: Σ steps × gang / rate over
 	// its jobs, each on its fastest type.
 	Work float64
-	// Demand is app_demand_max, the sum of its jobs' gangs.
+	// Demand is app_demand_max, the most GPUs its jobs can use at once:
+	// the sum of their gangs, or, for an app whose jobs have phases
+	// (Job.Phase), the largest such sum over its phases.
 	Demand int
 	// Contention is N_avg, the mean number of apps in the system (arrived,
 	// not finished) over the app's lifetime.
@@ -107,25 +115,31 @@ func (r *run) result() *Result {
 	}
 	arr, fin := make([]float64, 0, len(r.jobs)), make([]float64, 0, len(r.jobs))
 	for i := range r.jobs {
-		arr, fin = append(arr, r.jobs[i].job.Arrival), append(fin, r.jobs[i].finish)
+		if a := r.jobs[i].arrival; !math.IsInf(a, 1) { // a job still behind a barrier never arrived
+			arr, fin = append(arr, a), append(fin, r.jobs[i].finish)
+		}
 	}
 	cont := newContention(arr, fin)
 	for i := range r.jobs {
 		js := &r.jobs[i]
 		j := js.job
+		at := js.arrival
+		if math.IsInf(at, 1) {
+			at = j.Arrival
+		}
 		jr := JobResult{
-			ID: j.ID, Owner: j.owner(), Kind: j.Kind, Gang: j.Gang, Arrival: j.Arrival,
+			ID: j.ID, Owner: j.owner(), Kind: j.Kind, Gang: j.Gang, Phase: j.Phase, Arrival: at,
 			Start: js.start, Finish: js.finish, Steps: j.Steps, Done: j.Steps - js.remaining,
 			Rounds: js.ran, Restarts: js.restarts, GPUSeconds: js.service, JCT: math.NaN(), Rho: math.NaN(),
 		}
 		end := js.finish
 		if math.IsNaN(end) {
-			end = math.Max(r.end, j.Arrival)
+			end = math.Max(r.end, at)
 		}
-		jr.Contention = cont.mean(j.Arrival, end)
+		jr.Contention = cont.mean(at, end)
 		jr.Isolated = isolatedTime(j, r.count, jr.Contention)
 		if jr.Finished() {
-			jr.JCT = js.finish - j.Arrival
+			jr.JCT = js.finish - at
 			jr.Rho = jr.JCT / jr.Isolated
 		}
 		res.Jobs[i] = jr
@@ -138,6 +152,7 @@ func (r *run) result() *Result {
 func (r *run) apps(jobs []JobResult) []AppResult {
 	index := map[alloc.TenantID]int{}
 	var out []AppResult
+	var phaseDemand []map[int]int // per app, the sum of the gangs of each phase
 	gpus := 0
 	for _, n := range r.count {
 		gpus += n
@@ -149,6 +164,7 @@ func (r *run) apps(jobs []JobResult) []AppResult {
 			a = len(out)
 			index[jr.Owner] = a
 			out = append(out, AppResult{App: jr.Owner, Arrival: jr.Arrival, Finish: jr.Finish})
+			phaseDemand = append(phaseDemand, map[int]int{})
 		}
 		app := &out[a]
 		app.Jobs++
@@ -159,7 +175,8 @@ func (r *run) apps(jobs []JobResult) []AppResult {
 			app.Finish = math.NaN()
 		}
 		app.Work += j.Steps * float64(j.Gang) / slices.Max(j.Rates)
-		app.Demand += j.Gang
+		phaseDemand[a][j.Phase] += j.Gang
+		app.Demand = max(app.Demand, phaseDemand[a][j.Phase])
 		app.GPUSeconds += jr.GPUSeconds
 	}
 	slices.SortStableFunc(out, func(a, b AppResult) int {

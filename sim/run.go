@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -62,6 +63,22 @@ type jobState struct {
 	start     float64
 	finish    float64
 	placedAt  int // round of the latest placement, to catch duplicates
+	// arrival is when the job arrives: its Arrival, or for a job behind a
+	// barrier (gated) the later of that and the barrier's lifting, +Inf
+	// until then.
+	arrival float64
+	gated   bool
+}
+
+// phasing is the barrier between the phases of one owner's jobs (Job.Phase):
+// its distinct phases in increasing order, the jobs of each, the jobs of
+// the current phase not yet finished, and the latest finish among the
+// current phase's jobs so far.
+type phasing struct {
+	jobs [][]int // indices into run.jobs, by phase
+	cur  int     // the phase running now, an index into jobs
+	left int     // unfinished jobs of the current phase
+	last float64 // latest finish in the current phase
 }
 
 // fault is a GPU failing (fail) or being repaired at t.
@@ -82,8 +99,13 @@ type run struct {
 	jobs       []jobState
 	index      map[alloc.JobID]int
 
-	next     int   // next job to arrive, index into jobs
-	active   []int // active jobs, increasing index
+	next   int   // next job to arrive from the trace, index into jobs; never a gated one
+	active []int // active jobs, increasing index
+	// phases holds the barrier of each owner whose jobs have several
+	// phases; released, the gated jobs whose barrier has lifted and that
+	// have not arrived yet, by (arrival, index).
+	phases   map[alloc.TenantID]*phasing
+	released []int
 	finished int
 	rounds   int
 	end      float64
@@ -148,10 +170,79 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	r.jobs = make([]jobState, len(order))
 	r.index = make(map[alloc.JobID]int, len(order))
 	for i, j := range order {
-		r.jobs[i] = jobState{job: j, remaining: j.Steps, lastRound: -1, start: math.NaN(), finish: math.NaN(), placedAt: -1}
+		r.jobs[i] = jobState{job: j, remaining: j.Steps, lastRound: -1, start: math.NaN(), finish: math.NaN(), placedAt: -1, arrival: j.Arrival}
 		r.index[j.ID] = i
 	}
+	r.initPhases()
+	r.skipGated()
 	return r, nil
+}
+
+// initPhases builds the barriers of the owners whose jobs have several
+// phases, and gates the jobs beyond each owner's lowest phase.
+func (r *run) initPhases() {
+	byOwner := map[alloc.TenantID]map[int][]int{}
+	for i := range r.jobs {
+		j := r.jobs[i].job
+		o := j.owner()
+		if byOwner[o] == nil {
+			byOwner[o] = map[int][]int{}
+		}
+		byOwner[o][j.Phase] = append(byOwner[o][j.Phase], i)
+	}
+	for o, m := range byOwner {
+		if len(m) < 2 {
+			continue
+		}
+		ph := &phasing{last: math.Inf(-1)}
+		for _, p := range slices.Sorted(maps.Keys(m)) {
+			ph.jobs = append(ph.jobs, m[p])
+		}
+		ph.left = len(ph.jobs[0])
+		for _, later := range ph.jobs[1:] {
+			for _, i := range later {
+				r.jobs[i].gated, r.jobs[i].arrival = true, math.Inf(1)
+			}
+		}
+		if r.phases == nil {
+			r.phases = map[alloc.TenantID]*phasing{}
+		}
+		r.phases[o] = ph
+	}
+}
+
+// skipGated moves next past the gated jobs: they arrive when released.
+func (r *run) skipGated() {
+	for r.next < len(r.jobs) && r.jobs[r.next].gated {
+		r.next++
+	}
+}
+
+// finishedJob records that job js finished: the last job of its owner's
+// current phase lifts the barrier, and the next phase's jobs arrive at the
+// later of their Arrival and the phase's last finish.
+func (r *run) finishedJob(js *jobState) {
+	ph := r.phases[js.job.owner()]
+	if ph == nil {
+		return
+	}
+	ph.last = max(ph.last, js.finish)
+	if ph.left--; ph.left > 0 || ph.cur+1 >= len(ph.jobs) {
+		return
+	}
+	ph.cur++
+	ph.left = len(ph.jobs[ph.cur])
+	for _, i := range ph.jobs[ph.cur] {
+		r.jobs[i].arrival = max(r.jobs[i].job.Arrival, ph.last)
+		r.released = append(r.released, i)
+	}
+	ph.last = math.Inf(-1)
+	slices.SortFunc(r.released, func(a, b int) int {
+		if c := cmp.Compare(r.jobs[a].arrival, r.jobs[b].arrival); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 }
 
 // maxRounds bounds the round a job may arrive in (2^52: round numbers and
@@ -236,7 +327,11 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		r.admit(now)
 		if len(r.active) == 0 {
-			rnd = r.skipTo(rnd)
+			a, ok := r.nextArrival()
+			if !ok { // not reached: a gated job waits on a job still to finish
+				return fmt.Errorf("%w: %d jobs wait behind barriers with none running", ErrStalled, len(r.jobs)-r.finished)
+			}
+			rnd = r.skipTo(rnd, a)
 			continue
 		}
 		n, err := r.round(ctx, rnd, now)
@@ -263,23 +358,53 @@ func (r *run) loop(ctx context.Context) error {
 	return nil
 }
 
-// admit makes the jobs that arrived by now active, and reports them.
+// admit makes the jobs that arrived by now active, and reports them: the
+// trace's, then those a barrier released.
 func (r *run) admit(now float64) {
-	for r.next < len(r.jobs) && r.jobs[r.next].job.Arrival <= now {
-		j := r.jobs[r.next].job
-		aj := j.Job
-		aj.Weight = j.weight()
-		aj.Rates = slices.Clone(j.Rates)
-		r.pending = append(r.pending, round.Arrive(j.Arrival, aj, j.Steps))
-		r.active = append(r.active, r.next)
+	for r.next < len(r.jobs) && r.jobs[r.next].arrival <= now {
+		r.arrive(r.next)
 		r.next++
+		r.skipGated()
+	}
+	n := 0
+	for n < len(r.released) && r.jobs[r.released[n]].arrival <= now {
+		r.arrive(r.released[n])
+		n++
+	}
+	if n > 0 {
+		r.released = slices.Delete(r.released, 0, n)
+		slices.Sort(r.active)
 	}
 }
 
-// skipTo returns the first round, after rnd, that starts at or after the
-// next arrival.
-func (r *run) skipTo(rnd int) int {
-	a := r.jobs[r.next].job.Arrival
+// arrive makes job i active and reports its arrival.
+func (r *run) arrive(i int) {
+	js := &r.jobs[i]
+	j := js.job
+	aj := j.Job
+	aj.Weight = j.weight()
+	aj.Rates = slices.Clone(j.Rates)
+	r.pending = append(r.pending, round.Arrive(js.arrival, aj, j.Steps))
+	r.active = append(r.active, i)
+}
+
+// nextArrival returns the time of the next arrival, from the trace or a
+// lifted barrier; false if none is due (every job left is behind a
+// barrier, or none is left).
+func (r *run) nextArrival() (float64, bool) {
+	a, ok := math.Inf(1), false
+	if r.next < len(r.jobs) {
+		a, ok = r.jobs[r.next].arrival, true
+	}
+	if len(r.released) > 0 {
+		a, ok = min(a, r.jobs[r.released[0]].arrival), true
+	}
+	return a, ok
+}
+
+// skipTo returns the first round, after rnd, that starts at or after
+// arrival a.
+func (r *run) skipTo(rnd int, a float64) int {
 	q := int(math.Ceil(a / r.set.Round))
 	for float64(q)*r.set.Round < a {
 		q++
@@ -399,7 +524,7 @@ func (r *run) check(d *round.Decision, rnd int, now float64) error {
 			}
 			js := &r.jobs[ji]
 			switch {
-			case js.job.Arrival > now || !math.IsNaN(js.finish):
+			case !(js.arrival <= now) || !math.IsNaN(js.finish):
 				return bad("job %q is not in the system", id)
 			case js.placedAt == rnd:
 				return bad("job %q placed twice", id)
@@ -514,6 +639,7 @@ func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart boo
 		js.service += gang * used
 		r.finished++
 		r.pending = append(r.pending, round.Depart(js.finish, js.job.ID))
+		r.finishedJob(js)
 		return
 	}
 	js.remaining -= rate * avail

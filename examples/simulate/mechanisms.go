@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -173,19 +174,30 @@ func themisWith(name string, f, lease float64) mechanism {
 const themisNodes = 20000
 
 // themisMechanism is Themis' arbiter with settings set (and themisNodes).
-// Each app's agent knows its app's work B (equation 2), as its
-// hyper-parameter optimizer does: the work of all the app's jobs in the
-// workload, on their fastest type.
+// Each app's agent knows what its hyper-parameter optimizer does: its work
+// B (equation 2), the work of all the app's jobs in the workload on their
+// fastest type, and its plan, the jobs of each phase (sim.Job.Phase).
 func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		spread := e.spread()
 		work := map[alloc.TenantID]float64{}
+		phases := map[alloc.TenantID]map[int][]auction.PlannedJob{}
 		for _, j := range e.w.Jobs {
 			owner := j.Owner
 			if owner == "" {
 				owner = alloc.TenantID(j.ID)
 			}
 			work[owner] += j.Steps * float64(j.Gang) / slices.Max(j.Rates)
+			if phases[owner] == nil {
+				phases[owner] = map[int][]auction.PlannedJob{}
+			}
+			phases[owner][j.Phase] = append(phases[owner][j.Phase], auction.PlannedJob{Job: j.Job, Work: j.Steps})
+		}
+		plans := map[alloc.TenantID][][]auction.PlannedJob{}
+		for owner, m := range phases {
+			for _, p := range slices.Sorted(maps.Keys(m)) {
+				plans[owner] = append(plans[owner], m[p])
+			}
 		}
 		set.MaxNodes = themisNodes
 		ts := &auction.ThemisSettings{
@@ -193,6 +205,7 @@ func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
 			Arbiter: set,
 			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
 			Work:    func(app alloc.TenantID) float64 { return work[app] },
+			Phases:  func(app alloc.TenantID) [][]auction.PlannedJob { return plans[app] },
 		}
 		return auction.NewThemis(e.c, e.w.Types, ts, rand.NewPCG(1, 0))
 	}}

@@ -70,10 +70,11 @@ const appLoad = 1.2
 // job but one at a uniform 20% to 100% of its iterations.
 //
 // Workload 2: successive halving over n = 8 or 16 trials, log2(n)+1 phases
-// of I iterations each, phase i's jobs using 2^i GPUs; a trial stopped
-// after phase i is one elastic job of 2^i GPUs and (i+1)·I iterations
-// (our simulator has no barrier between phases), the last trial's demand
-// n GPUs.
+// of I iterations each (section 4.3.2: "for the same number of iterations
+// I"), phase i's n/2^i trials each one elastic job of up to 2^i GPUs, so
+// that every phase's demand is n GPUs. A barrier separates the phases
+// (sim.Job.Phase): phase i+1's trials arrive when the last of phase i's
+// finishes.
 func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Workload {
 	r := rand.New(rand.NewPCG(seed, 15))
 	w := &sim.Workload{Types: []topology.GPUType{"k80"}}
@@ -117,12 +118,10 @@ func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Worklo
 			iters := 3600 * math.Exp(r.NormFloat64()*0.5) / float64(phases) // I, one GPU
 			i := 0
 			for phase := range phases {
-				stopped := trials >> (phase + 1) // trials stopped after this phase
-				if phase == phases-1 {
-					stopped = 1
-				}
-				for range stopped {
-					jobs = append(jobs, job(i, 1<<phase, float64(phase+1)*iters))
+				for range trials >> phase { // the trials that reach this phase
+					j := job(i, 1<<phase, iters)
+					j.Phase = phase
+					jobs = append(jobs, j)
 					i++
 				}
 			}

@@ -29,9 +29,10 @@ func TestThemisExperiments(t *testing.T) {
 }
 
 // TestThemisWorkloads: workload 1's apps have one job (10%) or 4 to 24 of
-// 1 or 2 GPUs; workload 2's apps are successive halving over 8 or 16
-// trials, whose last trial uses all n GPUs; every job is elastic and
-// belongs to its app.
+// 1 or 2 GPUs, all in phase 0; workload 2's apps are successive halving
+// over n = 8 or 16 trials, phase i holding n/2^i trials of 2^i GPUs (so
+// 2n−1 jobs, every phase's demand n, the last trial on all n); every job
+// is elastic and belongs to its app.
 func TestThemisWorkloads(t *testing.T) {
 	for kind := 1; kind <= 2; kind++ {
 		w := themisWorkload(kind, 40, -1, 168, 1)
@@ -40,19 +41,34 @@ func TestThemisWorkloads(t *testing.T) {
 		}
 		jobs := map[string]int{}
 		most := map[string]int{}
+		phase := map[string]map[int]int{} // GPUs of each phase
 		for _, j := range w.Jobs {
 			if !j.Elastic || j.Owner == "" {
 				t.Fatalf("workload %d: job %s elastic %v, owner %q", kind, j.ID, j.Elastic, j.Owner)
 			}
-			jobs[string(j.Owner)]++
-			most[string(j.Owner)] = max(most[string(j.Owner)], j.Gang)
+			if j.Gang != 1<<j.Phase && kind == 2 || j.Phase != 0 && kind == 1 {
+				t.Fatalf("workload %d: job %s of phase %d has a gang of %d", kind, j.ID, j.Phase, j.Gang)
+			}
+			app := string(j.Owner)
+			jobs[app]++
+			most[app] = max(most[app], j.Gang)
+			if phase[app] == nil {
+				phase[app] = map[int]int{}
+			}
+			phase[app][j.Phase] += j.Gang
 		}
 		for app, n := range jobs {
 			switch {
 			case kind == 1 && !(n == 1 || (n >= 4 && n <= 24)) || kind == 1 && most[app] > 2:
 				t.Errorf("workload 1: %s has %d jobs of up to %d GPUs", app, n, most[app])
-			case kind == 2 && !(n == 8 && most[app] == 8 || n == 16 && most[app] == 16):
+			case kind == 2 && !(n == 2*8-1 && most[app] == 8 || n == 2*16-1 && most[app] == 16):
 				t.Errorf("workload 2: %s has %d jobs of up to %d GPUs", app, n, most[app])
+			case kind == 2:
+				for p, g := range phase[app] {
+					if g != most[app] {
+						t.Errorf("workload 2: %s's phase %d uses %d GPUs, want %d", app, p, g, most[app])
+					}
+				}
 			}
 		}
 	}
