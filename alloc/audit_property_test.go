@@ -77,7 +77,7 @@ func TestPropertyAuditEveryPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pol := range everyPolicy(len(p.Jobs), 1) {
+		for _, pol := range everyPolicy(p, 1) {
 			a, err := pol.Allocate(ctx, p)
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)

@@ -17,7 +17,9 @@ import (
 // share), build the Problem from speedup.Matrix.RelativeToEqualShare or
 // RelativeTo. Jobs with a zero row get nothing.
 //
-// Cost: one LP with jobs×types columns and jobs+types rows.
+// Cost: one LP with classes×types columns and classes+types rows, a class
+// being the jobs of equal rates and gang (interchangeable here: the
+// optimum that splits each class evenly is returned).
 //
 // Properties: Pareto-efficient in effective throughput (any improvement for
 // one job that hurts nobody would raise the sum) and work-conserving. It is
@@ -40,9 +42,9 @@ func (pol MaxTotalThroughput) Allocate(ctx context.Context, p *Problem) (*Alloca
 		return nil, err
 	}
 	m := lp.NewModel(lp.Maximize)
-	v := addTimeFractions(m, p)
-	for i := range p.Jobs {
-		for _, t := range v.throughput(i, 1) {
+	v := addClassTimeFractions(m, p, p.rateClasses(nil))
+	for c := range v.rc.numClasses() {
+		for _, t := range v.throughput(c, 1) {
 			m.SetObjective(t.Var, t.Coef)
 		}
 	}
