@@ -51,7 +51,8 @@ type Model struct {
 	obj    []float64 // per column
 	lower  []float64
 	upper  []float64
-	names  []string
+	names  []string    // per column; "" for a Grid's, named by grids
+	grids  []gridNames // the grids, in order of their first column
 	rowLo  []float64
 	rowHi  []float64
 	rows   [][]Term // sparse rows, duplicates merged
@@ -91,7 +92,7 @@ func (m *Model) AddVar(name string, lower, upper, obj float64) Var {
 // SetObjective sets the objective coefficient of v.
 func (m *Model) SetObjective(v Var, coef float64) {
 	if m.err == nil && (math.IsNaN(coef) || math.IsInf(coef, 0)) {
-		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.names[v])
+		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.varName(v))
 	}
 	m.obj[v] = coef
 }
@@ -106,7 +107,7 @@ func (m *Model) SetObjective(v Var, coef float64) {
 // malformed input.
 func (m *Model) SetStart(v Var, x float64) {
 	if m.err == nil && (math.IsNaN(x) || math.IsInf(x, 0)) {
-		m.err = fmt.Errorf("%w: start %v of variable %q", ErrInvalidModel, x, m.names[v])
+		m.err = fmt.Errorf("%w: start %v of variable %q", ErrInvalidModel, x, m.varName(v))
 	}
 	if m.start == nil {
 		m.start = make([]float64, len(m.obj))
@@ -160,7 +161,7 @@ func (m *Model) AddRange(name string, terms []Term, lo, hi float64) Row {
 			continue
 		}
 		if math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
-			m.fail(fmt.Errorf("%w: row %q has coefficient %v for variable %q", ErrInvalidModel, name, t.Coef, m.names[t.Var]))
+			m.fail(fmt.Errorf("%w: row %q has coefficient %v for variable %q", ErrInvalidModel, name, t.Coef, m.varName(t.Var)))
 			continue
 		}
 		if p, ok := idx[t.Var]; ok {
@@ -202,6 +203,7 @@ func (m *Model) Clone() *Model {
 		lower:  append([]float64(nil), m.lower...),
 		upper:  append([]float64(nil), m.upper...),
 		names:  append([]string(nil), m.names...),
+		grids:  append([]gridNames(nil), m.grids...),
 		rowLo:  append([]float64(nil), m.rowLo...),
 		rowHi:  append([]float64(nil), m.rowHi...),
 		rows:   make([][]Term, len(m.rows)),
