@@ -53,6 +53,9 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	} else if s.Objective != SharingMaxTotal {
 		return nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
 	}
+	if err := ctx.Err(); err != nil { // classes and norms take long at scale
+		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
+	}
 	m, x, y, thr := sc.model(p, norm)
 	sol, err := gavelSolve(ctx, s.Name(), m, nil)
 	if err != nil {
