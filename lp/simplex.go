@@ -527,10 +527,27 @@ func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 		if s.where[j] >= 0 {
 			continue
 		}
+		d, known := 0.0, false
 		if pending && j != s.devexOut {
 			// Devex: the weight of j grows with its entry in the pivot
-			// row of the last basis change.
-			if a := s.pivotRowEntry(j) / s.devexAlpha; a != 0 {
+			// row of the last basis change. A structural column's entry
+			// and reduced cost are summed in one pass over the column
+			// (the same sums, in the same order, as pivotRowEntry and
+			// reducedCost): pricing is most of a pivot's cost.
+			var a float64
+			if j < s.n {
+				if !phase1 {
+					d = s.cost[j]
+				}
+				for _, e := range s.col(j) {
+					a += e.val * s.rho[e.row]
+					d -= e.val * s.y[e.row]
+				}
+				known = true
+			} else {
+				a = s.rho[j-s.n]
+			}
+			if a /= s.devexAlpha; a != 0 {
 				s.devex[j] = max(s.devex[j], a*a*s.devexWeight)
 			}
 		}
@@ -541,7 +558,9 @@ func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 		if !canUp && !canDown {
 			continue
 		}
-		d := s.reducedCost(j, phase1)
+		if !known {
+			d = s.reducedCost(j, phase1)
+		}
 		var dj float64
 		switch {
 		case d < 0 && canUp:
