@@ -239,34 +239,48 @@ func TestDeadlineAtScale(t *testing.T) {
 	}
 }
 
-// TestCountScaleInvariance: OEF, whose LPs are homogeneous in the counts
-// (no job is capped at its gang), gives f times the allocation when every
-// count is multiplied by f. The Gavel policies cap each job's time at 1 and
-// so are not invariant to counts; neither is OEF with DemandCaps.
+// TestCountScaleInvariance: OEF's LPs are homogeneous in the counts (no
+// job is capped at its gang), so multiplying every count by f multiplies
+// the optimum by f: non-cooperative OEF, whose allocation is unique, gives
+// f times the allocation; cooperative OEF, whose optimal allocation need
+// not be unique, f times the certified throughput (per unit of weight and
+// in slowest-GPU equivalents, which do not depend on the counts). The
+// Gavel policies cap each job's time at 1 and so are not invariant to
+// counts; neither is OEF with DemandCaps.
 func TestCountScaleInvariance(t *testing.T) {
 	ctx := context.Background()
 	base := robustProblem(t, 1)
-	for _, pol := range []Policy{OEF{Mode: NonCooperative}, OEF{Mode: Cooperative}} {
-		want, err := pol.Allocate(ctx, base)
-		if err != nil {
-			t.Fatalf("%s: %v", pol.Name(), err)
+	pol := OEF{Mode: NonCooperative}
+	want, err := pol.Allocate(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cert, err := OEF{Mode: Cooperative}.AllocateCertified(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []float64{1e-3, 0.5, 3, 1e3, 1e6} {
+		p := robustProblem(t, 1)
+		for k := range p.Capacity.Count {
+			p.Capacity.Count[k] *= f
 		}
-		for _, f := range []float64{1e-3, 0.5, 3, 1e3, 1e6} {
-			p := robustProblem(t, 1)
-			for k := range p.Capacity.Count {
-				p.Capacity.Count[k] *= f
-			}
-			got, err := pol.Allocate(ctx, p)
-			if err != nil {
-				t.Fatalf("%s with counts x%g: %v", pol.Name(), f, err)
-			}
-			for i := range got.GPUs {
-				for k, x := range got.GPUs[i] {
-					if w := f * want.GPUs[i][k]; math.Abs(x-w) > scaleTol*math.Max(1, math.Abs(w)) {
-						t.Fatalf("%s with counts x%g: job %d type %d holds %v, want %v", pol.Name(), f, i, k, x, w)
-					}
+		got, err := pol.Allocate(ctx, p)
+		if err != nil {
+			t.Fatalf("%s with counts x%g: %v", pol.Name(), f, err)
+		}
+		for i := range got.GPUs {
+			for k, x := range got.GPUs[i] {
+				if w := f * want.GPUs[i][k]; math.Abs(x-w) > scaleTol*math.Max(1, math.Abs(w)) {
+					t.Fatalf("%s with counts x%g: job %d type %d holds %v, want %v", pol.Name(), f, i, k, x, w)
 				}
 			}
+		}
+		_, c, err := OEF{Mode: Cooperative}.AllocateCertified(ctx, p)
+		if err != nil {
+			t.Fatalf("cooperative OEF with counts x%g: %v", f, err)
+		}
+		if w := f * cert.Throughput; math.Abs(c.Throughput-w) > scaleTol*math.Max(1, w) {
+			t.Fatalf("cooperative OEF with counts x%g: throughput %v, want %v", f, c.Throughput, w)
 		}
 	}
 }

@@ -146,9 +146,12 @@ type simplex struct {
 	// the shifted variables (isShifted marks them), all restored before
 	// a run returns.
 	shifting  bool
-	hinted    bool // nonbasic values come from SetStart; see startsFeasible
 	shifts    []shift
 	isShifted []bool
+	hinted    bool // nonbasic values come from SetStart; see startsFeasible
+	// flipHeap, flips and rest are boundFlips' buffers.
+	flipHeap    []int
+	flips, rest []blocker
 }
 
 // newSimplex loads m, scaled as for CLP (scale.go), with the slack basis;
@@ -329,7 +332,7 @@ func (s *simplex) dropRows(rows []Row) []Row {
 }
 
 // tol is the feasibility tolerance at bound b.
-func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
+func tol(b float64) float64 { return spxPrimalTol * max(1, math.Abs(b)) }
 
 // column scatters the column of variable j into w, which must be zero.
 func (s *simplex) column(j int, w []float64) {
