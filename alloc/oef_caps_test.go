@@ -24,7 +24,13 @@ type cappedCase struct {
 	demand []float64 // each tenant's Σ gangs
 }
 
-func genCappedCase() *rapid.Generator[cappedCase] {
+func genCappedCase() *rapid.Generator[cappedCase] { return genCappedCaseOf(0) }
+
+// genCappedCaseOf draws a cappedCase; with jobTypes > 0 the tenants draw
+// their rows from that many (so that demand caps split job types into
+// several classes, as in oefCappedBenchProblem), and with 0 each tenant
+// draws its own.
+func genCappedCaseOf(jobTypes int) *rapid.Generator[cappedCase] {
 	return rapid.Custom(func(t *rapid.T) cappedCase {
 		n := rapid.IntRange(2, oefMaxUsers).Draw(t, "tenants")
 		K := rapid.IntRange(2, 3).Draw(t, "types")
@@ -38,12 +44,7 @@ func genCappedCase() *rapid.Generator[cappedCase] {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cc := cappedCase{demand: make([]float64, n)}
-		var tenants []alloc.Tenant
-		var jobs []alloc.Job
-		for u := range n {
-			id := alloc.TenantID(fmt.Sprintf("u%d", u+1))
-			tenants = append(tenants, alloc.Tenant{ID: id, Weight: float64(rapid.IntRange(1, 2).Draw(t, "weight"))})
+		drawRow := func() []float64 {
 			row := make([]float64, K)
 			for k := range K {
 				if rapid.IntRange(0, 4).Draw(t, "zero") > 0 {
@@ -52,6 +53,24 @@ func genCappedCase() *rapid.Generator[cappedCase] {
 			}
 			if slices.Max(row) == 0 {
 				row[K-1] = 1
+			}
+			return row
+		}
+		var pool [][]float64
+		for range jobTypes {
+			pool = append(pool, drawRow())
+		}
+		cc := cappedCase{demand: make([]float64, n)}
+		var tenants []alloc.Tenant
+		var jobs []alloc.Job
+		for u := range n {
+			id := alloc.TenantID(fmt.Sprintf("u%d", u+1))
+			tenants = append(tenants, alloc.Tenant{ID: id, Weight: float64(rapid.IntRange(1, 2).Draw(t, "weight"))})
+			var row []float64
+			if jobTypes > 0 {
+				row = pool[rapid.IntRange(0, jobTypes-1).Draw(t, "job type")]
+			} else {
+				row = drawRow()
 			}
 			for range rapid.IntRange(1, 4).Draw(t, "jobs") {
 				g := rapid.IntRange(1, 4).Draw(t, "gang")
@@ -190,6 +209,39 @@ func TestOEFCappedCooperative(t *testing.T) {
 			}
 			if own < floor-oefTol*max(1, floor) {
 				rt.Fatalf("tenant %d: %v per unit of weight, below its capped equal split %v", v, own, floor)
+			}
+		}
+	})
+}
+
+// TestOEFCappedStructuredMatchesFullModel: with demand caps and tenants
+// that share job types (so that classes form cap ladders, and row
+// generation starts from jobTypeSeed's rows and column mask), cooperative
+// OEF's structured method is certified exact and reaches the full model's
+// throughput, and no tenant holds more than its demand.
+func TestOEFCappedStructuredMatchesFullModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genCappedCaseOf(rapid.IntRange(1, 3).Draw(rt, "job types")).Draw(rt, "case")
+		certified := func(m alloc.OEFMethod) (*alloc.Allocation, alloc.OEFCertificate) {
+			pol := alloc.OEF{Mode: alloc.Cooperative, DemandCaps: true, Settings: &alloc.OEFSettings{Method: m}}
+			a, cert, err := pol.AllocateCertified(context.Background(), c.p)
+			if err != nil {
+				rt.Fatalf("AllocateCertified(%v) error = %v", m, err)
+			}
+			if cert.Envy > 1e-6 || cert.Gap() > 1e-6 {
+				rt.Fatalf("%v: certificate %+v (gap %v) is not exact", m, cert, cert.Gap())
+			}
+			return a, cert
+		}
+		_, full := certified(alloc.OEFFullModel)
+		a, fast := certified(alloc.OEFStructured)
+		if math.Abs(fast.Throughput-full.Throughput) > oefTol*max(1, full.Throughput) {
+			rt.Fatalf("structured throughput %v, full model %v", fast.Throughput, full.Throughput)
+		}
+		bundle, _, _ := tenantView(c.p, a)
+		for u, b := range bundle {
+			if got := sum(b); got > c.demand[u]+oefTol {
+				rt.Fatalf("tenant %d holds %v GPUs, its jobs run on %v", u, got, c.demand[u])
 			}
 		}
 	})

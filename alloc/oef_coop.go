@@ -39,24 +39,33 @@ const (
 	maxEnvyRounds = 2000
 )
 
-// envyPair (c, d) names class c's envy row against class d.
+// envyPair (c, d) names class c's envy row against class d, or with d =
+// capRow or floorRow c's cap row or sharing floor: the rows that row
+// generation adds.
 type envyPair [2]int
 
 // solveCoopRowGen solves cooperative OEF by row generation with pruning.
 // With CLP the model starts from seedEnvyRows: with two GPU types the
 // neighbour rows, which imply all others (one round suffices), with more
-// the rows between near neighbours. Rounds solve the model warm (lp.Incremental), then add for each class c
+// the rows between near neighbours; with caps where classes share job
+// types, the rows of jobTypeSeed, with most bundle columns held at zero.
+// Rounds solve the model warm (lp.Incremental), then add for each class c
 // one violated envy row s_c·y_c ≥ s_c·y_d per distinct bundle it envies,
-// with its reverse (violatedEnvy says why). A warm dual
+// with its reverse (violatedEnvy says why), the cap rows and floors that
+// are broken (violatedSides), and free the held columns whose reduced
+// cost is positive (attractiveColumns). With caps only the rows of a basis
+// that implies the rest are candidates (capLadders.impliedEnvy). A warm dual
 // simplex restart costs time quadratic in the model's rows (CLP recomputes
 // its pricing weights), so once the model would exceed
 // envyModelRowsPerColumn rows per column it is rebuilt from the rows with
 // nonzero duals plus the new ones. Dropping rows that carry no dual keeps
 // the current optimum optimal, so the objective never rises; rebuilding
 // only after it has fallen makes every rebuilt row set distinct, and the
-// method finite. Rows without duals are also dropped from the loaded model
+// method finite (freeing columns may raise the objective, but only C·K
+// times). Rows without duals are also dropped from the loaded model
 // without a rebuild, under the same rule, where their slack is basic
-// (dropIdleEnvyRows). It ends when no envy row is violated, and the result is
+// (dropIdleEnvyRows). It ends when no row is violated and no held column
+// prices in, so the point is optimal for the full LP, and the result is
 // checked against all C·(C-1) rows. If a cold solve of a rebuilt model
 // returns a point that breaks its rows (CLP without a warm basis can, by
 // ~1e-6; LP-NOTES.md), or the final check fails, it falls back to the full
@@ -77,9 +86,14 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// keeps the plain rule of the most violated rows, with no seed, meant
 	// for the tiny models that backend is for.
 	gonum := gonumBackend(set)
-	var rows []envyPair
+	lad := q.capLadders()
+	rows := q.sideRows()
+	var cols *columnMask
 	if !gonum {
-		rows = q.seedEnvyRows()
+		var err error
+		if rows, cols, err = q.seedEnvyRows(ctx, set, lad); err != nil {
+			return nil, coopDual{}, err
+		}
 	}
 	inModel := make(map[envyPair]bool)
 	for _, r := range rows {
@@ -89,22 +103,33 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	lastObj, lastDrop := math.Inf(1), math.Inf(1)
 	round := 0
 	for round < maxEnvyRounds {
-		in, y, ids, err := q.envyModel(rows, set)
+		in, y, ids, err := q.envyModel(rows, cols, set)
 		if err != nil {
 			return nil, coopDual{}, err
 		}
 		for cold := true; round < maxEnvyRounds; round, cold = round+1, false {
 			sol, err := solveEnvyModel(ctx, in, cold)
+			if errors.Is(err, lp.ErrInfeasible) && cols.any() {
+				// The columns held at zero left the floors or envy rows
+				// out of reach: free them all (the full LP is feasible).
+				cols.releaseAll(in, y)
+				continue
+			}
 			if err != nil {
 				in.Close()
 				return nil, coopDual{}, err
 			}
 			x := y.Values(sol)
-			add := q.violatedEnvy(x, inModel, gonum)
-			if len(add) == 0 {
+			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, lad)...)
+			var free [][2]int
+			if cols.any() {
+				free = q.attractiveColumns(cols, q.rowDuals(sol, rows, ids))
+			}
+			if len(add) == 0 && len(free) == 0 {
 				in.Close()
 				return x, q.rowDuals(sol, rows, ids), nil
 			}
+			cols.release(in, y, free)
 			if !gonum && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
 				lastDrop = sol.Objective
 				rows, ids = dropIdleEnvyRows(in, sol, rows, ids, inModel)
@@ -130,7 +155,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 			for _, r := range add {
 				inModel[r] = true
 				rows = append(rows, r)
-				ids = append(ids, in.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0))
+				ids = append(ids, q.addRow(in.AddConstraint, y, r))
 			}
 		}
 	}
@@ -138,18 +163,22 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 }
 
 // envyModel returns a warm-startable model with the capacity rows and the
-// envy rows of rows, and the row ids of the latter. Its first solve is
+// rows of rows (addRow), and the row ids of the latter, with the columns
+// cols holds fixed at zero. Its first solve is
 // cold, with presolve: CLP's cold solves without it break rows by ~1e-6
 // (LP-NOTES.md).
-func (q *oefLP) envyModel(rows []envyPair, set *lp.Settings) (*lp.Incremental, lp.Grid, []lp.Row, error) {
+func (q *oefLP) envyModel(rows []envyPair, cols *columnMask, set *lp.Settings) (*lp.Incremental, lp.Grid, []lp.Row, error) {
 	m := lp.NewModel(lp.Maximize)
-	y := q.addBundles(m)
+	y := q.addCapacity(m)
 	q.setThroughputObjective(m, y)
 	ids := make([]lp.Row, len(rows))
 	for i, r := range rows {
-		ids[i] = m.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0)
+		ids[i] = q.addRow(m.AddConstraint, y, r)
 	}
 	in, err := lp.NewIncremental(m, withPresolve(set))
+	if err == nil {
+		cols.apply(in, y)
+	}
 	return in, y, ids, err
 }
 
@@ -171,9 +200,11 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // order, one row (c, d) per distinct bundle that c envies by more than
 // envyTol (at most envyBundlesPerClass, the most envied first), against
 // the lowest-numbered class d holding it, each followed by its reverse
-// (d, c); rows in skip, or already chosen, are left out. Bundles are told
-// apart by c's value of them. With plain, it returns instead each class's
-// envyRowsPerClassGonum most violated rows, without reverse rows.
+// (d, c); rows in skip, or already chosen, are left out, and with caps
+// every row outside lad's basis (capLadders.impliedEnvy: the rest follow
+// from it). Bundles are told apart by c's value of them. With plain, it
+// returns instead each class's envyRowsPerClassGonum most violated rows,
+// without reverse rows.
 //
 // Why one row per envied bundle: the optimum pools users on a few bundles
 // (docs/benchmarks/oef.md), and a class that envies one member of a pool
@@ -183,11 +214,11 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // reverse row: c and d end up pooled or adjacent, and the row keeping d
 // from envying c is then needed as well. Together they bring 256 × 3 down
 // to 4 to 8 rounds. Any choice of rows keeps row generation exact.
-func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool) []envyPair {
+func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, lad *capLadders) []envyPair {
 	var rows []envyPair
 	chosen := make(map[envyPair]bool)
 	add := func(r envyPair) {
-		if !skip[r] && !chosen[r] {
+		if !skip[r] && !chosen[r] && lad.impliedEnvy(r[0], r[1]) {
 			chosen[r] = true
 			rows = append(rows, r)
 		}
@@ -201,9 +232,20 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool) 
 		own := dot(s, y[c])
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
-		for d := range y {
-			if v := q.envyScale(c, d)*dot(s, y[d]) - own; d != c && v > tol && !skip[envyPair{c, d}] {
+		consider := func(d int) {
+			if v := q.envyScale(c, d)*dot(s, y[d]) - own; v > tol && !skip[envyPair{c, d}] {
 				worst = append(worst, envy{d, v})
+			}
+		}
+		if lad != nil {
+			for _, d := range lad.basis[c] {
+				consider(d)
+			}
+		} else {
+			for d := range y {
+				if d != c {
+					consider(d)
+				}
 			}
 		}
 		sort.Slice(worst, func(i, j int) bool {

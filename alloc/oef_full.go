@@ -9,11 +9,18 @@ import (
 // addBundles adds y[c][k] ≥ 0, one unit of weight's bundle per class, the
 // capacity rows Σ_c w_c·y_ck ≤ m_k, and with caps the rows of addCaps.
 func (q *oefLP) addBundles(m *lp.Model) lp.Grid {
+	y := q.addCapacity(m)
+	q.addCaps(m, y)
+	return y
+}
+
+// addCapacity adds y[c][k] ≥ 0 and the capacity rows Σ_c w_c·y_ck ≤ m_k,
+// the first len(q.count) rows of m.
+func (q *oefLP) addCapacity(m *lp.Model) lp.Grid {
 	y := m.AddGrid("y", len(q.s), len(q.count), 0, lp.Inf)
 	for k, n := range q.count {
 		m.AddConstraint("capacity", y.ColTerms(k, q.w), lp.LE, n)
 	}
-	q.addCaps(m, y)
 	return y
 }
 
@@ -36,21 +43,23 @@ func (q *oefLP) solveNonCoopFull(ctx context.Context, set *lp.Settings) ([][]flo
 }
 
 // solveCoopFull solves cooperative OEF (10) as one LP with every envy row
-// s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows.
-// It is solved with presolve (withPresolve).
+// s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows, and with caps every cap row and
+// sharing floor (sideRows). It is solved with presolve (withPresolve).
 func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
 	m := lp.NewModel(lp.Maximize)
-	y := q.addBundles(m)
+	y := q.addCapacity(m)
 	q.setThroughputObjective(m, y)
-	var rows []envyPair
-	var ids []lp.Row
+	rows := q.sideRows()
 	for c := range q.s {
 		for d := range q.s {
 			if c != d {
 				rows = append(rows, envyPair{c, d})
-				ids = append(ids, m.AddConstraint("envy", q.envyTerms(y, c, d), lp.GE, 0))
 			}
 		}
+	}
+	ids := make([]lp.Row, len(rows))
+	for i, r := range rows {
+		ids[i] = q.addRow(m.AddConstraint, y, r)
 	}
 	sol, err := solveWarmTwice(ctx, m, withPresolve(set))
 	if err != nil {
@@ -66,6 +75,20 @@ func (q *oefLP) setThroughputObjective(m *lp.Model, y lp.Grid) {
 			m.SetObjective(y.At(c, k), q.w[c]*r)
 		}
 	}
+}
+
+// addRow adds row r of cooperative OEF's LP through add (Model's or
+// Incremental's AddConstraint): class r[0]'s envy row against r[1], or
+// with r[1] = capRow or floorRow its cap row or sharing floor.
+func (q *oefLP) addRow(add func(string, []lp.Term, lp.Op, float64) lp.Row, y lp.Grid, r envyPair) lp.Row {
+	c := r[0]
+	switch r[1] {
+	case capRow:
+		return add("cap", y.RowTerms(c, allOnes(len(q.count))), lp.LE, q.cap[c])
+	case floorRow:
+		return add("sharing", y.RowTerms(c, q.s[c]), lp.GE, q.floor[c])
+	}
+	return add("envy", q.envyTerms(y, c, r[1]), lp.GE, 0)
 }
 
 // envyTerms returns s_c·y_c - r·s_c·y_d, r = envyScale(c, d): class c's

@@ -8,17 +8,25 @@ import (
 	"github.com/gpufair/gpufair/lp"
 )
 
-// seedEnvyRows returns the envy rows cooperative OEF's row generation
-// starts from: with two GPU types, the neighbour rows in speedup-ratio
-// order, which imply all others (twoTypeEnvyRows); with more, the rows
-// between near neighbours (neighbourEnvyRows). Any seed keeps row
-// generation exact; a good one saves the rounds in which a relaxation far
-// from the optimum grows a large model.
-func (q *oefLP) seedEnvyRows() []envyPair {
-	if len(q.count) == 2 {
-		return q.twoTypeEnvyRows()
+// seedEnvyRows returns the rows cooperative OEF's row generation starts
+// from, and the bundle columns it holds at zero until they price in (nil:
+// none). With caps, where classes share job types, those of jobTypeSeed;
+// otherwise every cap row and sharing floor (sideRows) and, with two GPU
+// types, the neighbour rows in speedup-ratio order, which imply all others
+// (twoTypeEnvyRows), with more, the rows between near neighbours
+// (neighbourEnvyRows). Any seed keeps row generation exact; a good one
+// saves the rounds in which a relaxation far from the optimum grows a
+// large model.
+func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
+	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
+		return q.jobTypeSeed(ctx, set, lad)
 	}
-	return q.neighbourEnvyRows(neighboursPerClass(len(q.count)))
+	rows := q.sideRows()
+	if len(q.count) == 2 {
+		return append(rows, q.twoTypeEnvyRows()...), nil, nil
+	}
+	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
+	return append(rows, near...), nil, err
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied
@@ -42,12 +50,14 @@ func neighboursPerClass(k int) int { return 2 * (k - 1) }
 // above it at 256 × 10, against 8% without rows), and the rest are found
 // in a few rounds.
 //
-// Cost: O(C²·(K + n)) for C classes.
-func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
+// Cost: O(C²·(K + n)) for C classes: minutes at 100,000 distinct rows, so
+// it checks ctx every ctxClasses classes (it ran past a 300 ms deadline
+// for 20 minutes).
+func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int) ([]envyPair, error) {
 	nc := len(q.s)
 	n = min(n, nc-1)
 	if n <= 0 {
-		return nil
+		return nil, nil
 	}
 	logs := make([][]float64, nc)
 	for c, s := range q.s {
@@ -72,6 +82,11 @@ func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
 		}
 	}
 	for c := range nc {
+		if c%ctxClasses == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		best = best[:0]
 		for d := range nc {
 			if d == c {
@@ -98,8 +113,12 @@ func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
 			add(envyPair{b.d, c})
 		}
 	}
-	return rows
+	return rows, nil
 }
+
+// ctxClasses is how many classes neighbourEnvyRows scans between context
+// checks: at 100,000 classes, each scan takes about a millisecond.
+const ctxClasses = 64
 
 // dropIdleEnvyRows drops from the loaded model in the envy rows (rows[i]
 // at ids[i]) with a zero dual whose slack is basic (lp.Incremental.DropRows),
