@@ -17,7 +17,11 @@ import (
 // Stride realises it with each tenant's own tickets (see Fair's
 // retuneType): on one server of 4 to 8 GPUs, a tenant with one 1-GPU job
 // and tenants with many jobs, of 1 to 4 tickets each, get over 1,200
-// quanta their readjusted share within 0.02 GPU.
+// quanta their readjusted share within stride's error: each GPU's stride
+// puts a tenant at most about one quantum from its share per competing
+// tenant, so n·gpus GPU-quanta over the run (a fixed 0.02 GPU failed at 8
+// GPUs, tickets 1, 1, 1, 4: 4.647 against 4.667, a rapid case kept under
+// testdata).
 func TestBonusShareRealised(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		gpus := rapid.IntRange(4, 8).Draw(t, "gpus")
@@ -55,7 +59,7 @@ func TestBonusShareRealised(t *testing.T) {
 			}
 		}
 		for u, w := range want {
-			if g := float64(got[u]) / quanta; math.Abs(g-w) > 0.02 {
+			if g := float64(got[u]) / quanta; math.Abs(g-w) > float64(n*gpus)/quanta {
 				t.Fatalf("%s got %.3f GPUs on average, readjusted share %.3f", u, g, w)
 			}
 		}
