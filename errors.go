@@ -27,8 +27,11 @@ var (
 	// ErrUnknownType reports a GPU type the cluster (or market, or
 	// mechanism) does not have.
 	ErrUnknownType = errors.New("gpufair: unknown GPU type")
-	// ErrTooLarge reports a gang larger than the GPUs it may use.
-	ErrTooLarge = errors.New("gpufair: gang larger than the GPUs it may use")
+	// ErrTooLarge reports a value beyond what it must fit in or what the
+	// library supports: a gang larger than the GPUs it may use, or a
+	// count, size, time or rate beyond a stated limit (alloc.MaxCount,
+	// topology.MaxServerGPUs, sim.MaxJobs, ...).
+	ErrTooLarge = errors.New("gpufair: too large")
 	// ErrOrder reports an event or round whose time or index goes backwards.
 	ErrOrder = errors.New("gpufair: out of order")
 	// ErrSnapshot reports a snapshot that cannot be restored: corrupt, of

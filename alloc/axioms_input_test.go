@@ -48,9 +48,6 @@ func TestAxiomInputErrors(t *testing.T) {
 		{"Inf rate", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
 			(*v)[0] = alloc.Linear{1, math.Inf(1)}
 		}, "Valuations", gpufair.ErrValue},
-		{"zero-valued share", func(_ *alloc.Allocation, _ *alloc.Capacity, v *[]alloc.Valuation, _ *[]float64) {
-			(*v)[0] = alloc.Linear{0, 0}
-		}, "Valuations", gpufair.ErrValue},
 		{"weights length", func(_ *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1} }, "Weights", gpufair.ErrShape},
 		{"zero weight", func(_ *alloc.Allocation, _ *alloc.Capacity, _ *[]alloc.Valuation, w *[]float64) { *w = []float64{1, 0} }, "Weights", gpufair.ErrValue},
 	} {
@@ -80,6 +77,38 @@ func TestAxiomInputErrors(t *testing.T) {
 		t.Errorf("Audit(probe with BestOf truth) error = %v, want gpufair.ErrValue", err)
 	}
 }
+
+// TestWorthlessRow: a row that values every bundle at 0 (a user whose
+// jobs all left, a job with a zero row) is audited, not refused: it gains
+// nothing from its equal share, so sharing incentive holds for it with
+// margin 0, and it envies no one. Audit refused it with "the row values its
+// equal share at 0", so no allocation with such a user could be audited.
+func TestWorthlessRow(t *testing.T) {
+	a := alloc.NewAllocation([]string{"idle", "busy"}, twoTypes)
+	a.GPUs = [][]float64{{0, 0}, {1, 1}}
+	vals := []alloc.Valuation{alloc.Linear{0, 0}, alloc.Linear{1, 3}}
+	r, err := alloc.Audit(context.Background(), a, twoTypes, vals, nil, nil)
+	if err != nil {
+		t.Fatalf("Audit() error = %v", err)
+	}
+	if si := r.SharingIncentive; !si.Holds || si.Margin[0] != 0 || si.Worst != 0 {
+		t.Errorf("sharing incentive = %+v, want it to hold with margin 0 for the worthless row", si)
+	}
+	if !r.Envy.Holds || r.Envy.Envy[0][1] != 0 {
+		t.Errorf("envy = %+v, want none", r.Envy)
+	}
+	a.GPUs = [][]float64{{1, 0}, {0, 1}}
+	vals[0] = gangValuation{}
+	if r, err = alloc.Audit(context.Background(), a, twoTypes, vals, nil, &alloc.AuditSettings{SkipPareto: true}); err != nil || !math.IsInf(r.SharingIncentive.Margin[0], 1) {
+		t.Errorf("Audit(row worth 0 on its share, more on its bundle) margin = %v (%v), want +Inf", r.SharingIncentive.Margin, err)
+	}
+}
+
+// gangValuation values only whole GPUs of the first type: worth 0 on an
+// equal share (half of twoTypes' one GPU), 1 on a bundle holding it.
+type gangValuation struct{}
+
+func (gangValuation) Value(b []float64) float64 { return math.Floor(b[0]) }
 
 func TestByOwnerErrors(t *testing.T) {
 	a := alloc.NewAllocation([]string{"j1", "j2"}, twoTypes)

@@ -126,6 +126,14 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Capacity, vals []Lin
 	for k := range m {
 		model.AddConstraint("capacity", z.ColTerms(k, nil), lp.LE, 1)
 	}
+	// x itself is feasible: starting from it spares the pure-Go simplex a
+	// phase 1 that ill-conditioned rows (two rows valuing the types equally
+	// to 8 digits) could end with a roundoff verdict of infeasibility.
+	for i, row := range a.GPUs {
+		for k, x := range row {
+			model.SetStart(z.At(i, k), x/caps[k])
+		}
+	}
 	sol, err := lp.Solve(ctx, model, s.LP)
 	if err != nil {
 		return nil, fmt.Errorf("alloc: Pareto LP: %w", err)

@@ -263,7 +263,11 @@ func jobLinear(p *alloc.Problem) []alloc.Linear {
 
 // TestParetoRegressions holds cases rapid found: rows holding almost
 // nothing used to put coefficients of 1e13 into the LP (s_i was u_i(x_i)
-// alone), which CLP then failed to satisfy.
+// alone), which CLP then failed to satisfy; rows valuing two types equally
+// to 8 digits made the pure-Go simplex cycle between phases for 100,000
+// iterations (it now counts pivots that do not lower the phase's best
+// measure as degenerate, and the LP starts from x). Each case runs with
+// the default backend and with lp.PureGo.
 func TestParetoRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		reason    string
@@ -271,13 +275,18 @@ func TestParetoRegressions(t *testing.T) {
 		count     []float64
 		rates     [][]float64
 		gpus      [][]float64
+		rowCap    []float64
 	}{
+		{"rapid: near-equal rates, pure-Go cycling", false, []float64{2, 15, 1},
+			[][]float64{{4.942302266335172, 0.26228611048125505, 1}, {0.4096853182003504, 0.5, 0.5}, {7.461568337286036, 1.3587267904901144, 1}, {1.3852648229556876, 0.49999999841315307, 3.0359633089968483}, {1, 9.770265151499114, 1.0000695704953424}, {2.4040752530299008, 0.08840904828123296, 0.42132131218825536}, {0.0625823380438301, 0, 0}, {0.1849813999073043, 1, 0}, {2.829863187513662, 1, 3.4790151015109467}, {1, 0.9999999733990993, 0.2946807261509895}, {0.0421644120707922, 0.04313065107117726, 0}, {0.03493807113611209, 2.4935456137036796, 0.054325052270716635}},
+			[][]float64{{0.3044243773664252, 0.5441975066585119, 0.15137811597506287}, {0, 2, 0}, {0.25871876496658885, 0.7412812350334111, 0}, {0, 0.9086244262413318, 0.2871824771786476}, {0, 1, 0}, {0.26725823318046227, 1.7327417668195377, 0}, {0.24275368832707636, 0, 0}, {0, 1, 0}, {0, 0, 0.5614394068462896}, {0.926844934855697, 0.07315506514430305, 0}, {0, 3, 0}, {0, 4, 0}},
+			[]float64{1, 2, 1, 2, 1, 2, 2, 1, 1, 1, 3, 4}},
 		{"rapid: tiny holding, 3 types, the idle types valued by no one", true, []float64{1, 1, 1}, [][]float64{{math.E, 0, 0}, {math.E, 0, 0}, {math.E, 0, 0}, {math.E, 0, 0}},
-			[][]float64{{0, 0, 0}, {0.9999999999999432, 0, 0}, {5.6843418860804784e-14, 0, 0}, {0, 0, 0}}},
+			[][]float64{{0, 0, 0}, {0.9999999999999432, 0, 0}, {5.6843418860804784e-14, 0, 0}, {0, 0, 0}}, nil},
 		{"rapid: tiny holding, idle GPUs", false, []float64{33}, [][]float64{{1.0157477085866857}, {math.E}, {math.E}, {math.E}},
-			[][]float64{{1.0258460747536415e-13}, {0}, {0}, {0}}},
+			[][]float64{{1.0258460747536415e-13}, {0}, {0}, {0}}, nil},
 		{"rapid: 6e-8 GPUs, half idle", false, []float64{1}, [][]float64{{math.E}, {math.E}, {math.E}},
-			[][]float64{{5.960464122267716e-08}, {0}, {0.4999999701976794}}},
+			[][]float64{{5.960464122267716e-08}, {0}, {0.4999999701976794}}, nil},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			c := alloc.Capacity{Count: tc.count}
@@ -286,24 +295,33 @@ func TestParetoRegressions(t *testing.T) {
 			}
 			a := alloc.NewAllocation(make([]string, len(tc.gpus)), c)
 			a.GPUs = tc.gpus
-			r, err := alloc.ParetoEfficiency(context.Background(), a, c, gen.Linear(tc.rates), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Holds != tc.wantHolds {
-				t.Fatalf("Holds = %v, want %v (gain %v)", r.Holds, tc.wantHolds, r.Gain)
-			}
-			if r.Holds {
-				return
-			}
-			if err := r.Witness.Validate(c); err != nil {
-				t.Fatal(err)
-			}
-			for i, g := range r.Gains {
-				if g < -alloc.AxiomTol {
-					t.Errorf("Gains[%d] = %v, below −AxiomTol", i, g)
-				}
+			for _, b := range []lp.Backend{lp.Default, lp.PureGo} {
+				checkParetoRegression(t, a, c, gen.Linear(tc.rates), &alloc.ParetoSettings{RowCap: tc.rowCap, LP: &lp.Settings{Backend: b}}, tc.wantHolds)
 			}
 		})
+	}
+}
+
+// checkParetoRegression runs ParetoEfficiency with s and checks the
+// verdict, and a witness's validity and gains when it fails.
+func checkParetoRegression(t *testing.T, a *alloc.Allocation, c alloc.Capacity, vals []alloc.Linear, s *alloc.ParetoSettings, wantHolds bool) {
+	t.Helper()
+	r, err := alloc.ParetoEfficiency(context.Background(), a, c, vals, s)
+	if err != nil {
+		t.Fatalf("%v: %v", s.LP.Backend, err)
+	}
+	if r.Holds != wantHolds {
+		t.Fatalf("%v: Holds = %v, want %v (gain %v)", s.LP.Backend, r.Holds, wantHolds, r.Gain)
+	}
+	if r.Holds {
+		return
+	}
+	if err := r.Witness.Validate(c); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range r.Gains {
+		if g < -alloc.AxiomTol {
+			t.Errorf("%v: Gains[%d] = %v, below −AxiomTol", s.LP.Backend, i, g)
+		}
 	}
 }

@@ -1,13 +1,14 @@
 package alloc
 
-import "github.com/gpufair/gpufair"
-
 // SharingIncentiveReport is the verdict of SharingIncentive.
 type SharingIncentiveReport struct {
 	// Holds reports that every margin is at least −AxiomTol.
 	Holds bool
 	// Margin[i] is row i's relative margin u_i(own)/u_i(share_i) − 1:
-	// negative when the row would rather have its weighted equal share.
+	// negative when the row would rather have its weighted equal share. A
+	// row that values its share at 0 (a user without jobs, a job with a
+	// zero row) has margin 0 when it values its own bundle at 0 too, and
+	// +Inf otherwise, as EnvyFreeness compares worthless bundles.
 	Margin []float64
 	// Worst is the row with the smallest margin (the witness when Holds is
 	// false); ties go to the lowest index.
@@ -26,8 +27,7 @@ type SharingIncentiveReport struct {
 //
 // The allocation must be valid for c (Allocation.Validate), vals must hold
 // one valuation per row and weights, when not nil, one positive weight per
-// row; a share a row values at zero cannot be compared with and is an input
-// error too. Errors are *gpufair.InputError values naming the input.
+// row. Errors are *gpufair.InputError values naming the input.
 func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
 	if err := checkAllocation(a, c); err != nil {
 		return nil, err
@@ -51,14 +51,11 @@ func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []flo
 		if err != nil {
 			return nil, err
 		}
-		if s == 0 {
-			return nil, gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrValue, "the row values its equal share at 0")
-		}
 		own, err := value(a, i, v, a.GPUs[i])
 		if err != nil {
 			return nil, err
 		}
-		r.Own[i], r.Share[i], r.Margin[i] = own, s, own/s-1
+		r.Own[i], r.Share[i], r.Margin[i] = own, s, relativeEnvy(s, own)
 		if r.Margin[i] < r.Margin[r.Worst] {
 			r.Worst = i
 		}

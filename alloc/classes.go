@@ -46,3 +46,16 @@ func groupRows(n int, key func(i int) []float64) rowClasses {
 
 // numClasses returns the number of classes.
 func (rc rowClasses) numClasses() int { return len(rc.rep) }
+
+// split returns one row per member from one row per class, each class's
+// row divided evenly among its members.
+func (rc rowClasses) split(perClass [][]float64) [][]float64 {
+	out := make([][]float64, len(rc.of))
+	for i, c := range rc.of {
+		out[i] = make([]float64, len(perClass[c]))
+		for k, x := range perClass[c] {
+			out[i][k] = x / float64(rc.size[c])
+		}
+	}
+	return out
+}

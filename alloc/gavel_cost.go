@@ -38,7 +38,10 @@ import (
 // m must finish, in the time unit of the throughputs, +Inf for none.
 // SLOs no allocation can meet give an *SLOError wrapping lp.ErrInfeasible.
 //
-// Cost: one LP of jobs×types+1 columns and 2·jobs+types+1 rows.
+// Cost: one LP of classes×types+1 columns and 2·classes+types+1 rows, a
+// class being the jobs of equal rates, gang and required throughput
+// (interchangeable here: the optimum that splits each class evenly is
+// returned).
 //
 // Properties: without SLOs the optimum runs only the (job, type) pairs of
 // the best throughput per cost and starves every other job; it has none of
@@ -88,26 +91,31 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 	if err != nil {
 		return nil, err
 	}
-	jobs, types := len(p.Jobs), p.Capacity.NumTypes()
+	// Jobs of equal rates, gang and required throughput share variables:
+	// Y[c] is class c's total, and each of its rows is its members' sum.
+	rc := p.rateClasses(func(i int) []float64 { return need[i : i+1] })
+	classes, types := rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
-	y := m.AddGrid("Y", jobs, types, 0, lp.Inf)
+	y := m.AddGrid("Y", classes, types, 0, lp.Inf)
 	u := m.AddVar("u", 0, lp.Inf, 0)
 	ones := allOnes(types)
-	bill := make([]lp.Term, 0, jobs*types)
-	for i, j := range p.Jobs {
-		m.AddConstraint("time", append(y.RowTerms(i, ones), lp.Term{Var: u, Coef: -1}), lp.LE, 0)
+	bill := make([]lp.Term, 0, classes*types)
+	gang := make([]float64, classes)
+	for c, i := range rc.rep {
+		size := float64(rc.size[c])
+		gang[c] = float64(p.Jobs[i].Gang)
+		m.AddConstraint("time", append(y.RowTerms(c, ones), lp.Term{Var: u, Coef: -size}), lp.LE, 0)
 		rates := p.Throughputs.Row(i)
 		for k, r := range rates {
 			if r != 0 {
-				m.SetObjective(y.At(i, k), r)
+				m.SetObjective(y.At(c, k), r)
 			}
-			bill = append(bill, lp.Term{Var: y.At(i, k), Coef: pol.Cost[k] * float64(j.Gang)})
+			bill = append(bill, lp.Term{Var: y.At(c, k), Coef: pol.Cost[k] * gang[c]})
 		}
 		if need[i] > 0 {
-			m.AddConstraint("slo", append(y.RowTerms(i, rates), lp.Term{Var: u, Coef: -need[i]}), lp.GE, 0)
+			m.AddConstraint("slo", append(y.RowTerms(c, rates), lp.Term{Var: u, Coef: -need[i] * size}), lp.GE, 0)
 		}
 	}
-	gang := p.gangs()
 	for k, n := range p.Capacity.Count {
 		m.AddConstraint("capacity", append(y.ColTerms(k, gang), lp.Term{Var: u, Coef: -n}), lp.LE, 0)
 	}
@@ -119,7 +127,7 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 	if err != nil {
 		return nil, err
 	}
-	return timeFractionsToAllocation(p, scaleToCapacity(p, y.Values(sol))), nil
+	return timeFractionsToAllocation(p, scaleToCapacity(p, rc.split(y.Values(sol)))), nil
 }
 
 // inputs validates the policy's fields and returns each job's required

@@ -91,7 +91,7 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		if err != nil {
 			return nil, err
 		}
-		nx := v.x.Values(sol)
+		nx := v.values(sol)
 		nthr := p.throughputsOf(nx)
 		if nrho := in.maxRho(nthr); nrho <= rho {
 			x, thr, rho = nx, nthr, nrho

@@ -1,7 +1,9 @@
 package alloc
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/gpufair/gpufair/lp"
 )
@@ -17,7 +19,9 @@ import (
 // share), build the Problem from speedup.Matrix.RelativeToEqualShare or
 // RelativeTo. Jobs with a zero row get nothing.
 //
-// Cost: one LP with jobs×types columns and jobs+types rows.
+// Cost: one LP with classes×types columns and classes+types rows, a class
+// being the jobs of equal rates and gang (interchangeable here: the
+// optimum that splits each class evenly is returned).
 //
 // Properties: Pareto-efficient in effective throughput (any improvement for
 // one job that hurts nobody would raise the sum) and work-conserving. It is
@@ -40,15 +44,63 @@ func (pol MaxTotalThroughput) Allocate(ctx context.Context, p *Problem) (*Alloca
 		return nil, err
 	}
 	m := lp.NewModel(lp.Maximize)
-	v := addTimeFractions(m, p)
-	for i := range p.Jobs {
-		for _, t := range v.throughput(i, 1) {
+	v := addClassTimeFractions(m, p, p.rateClasses(nil))
+	for c := range v.rc.numClasses() {
+		for _, t := range v.throughput(c, 1) {
 			m.SetObjective(t.Var, t.Coef)
 		}
 	}
+	v.greedyStart(m)
 	sol, err := gavelSolve(ctx, pol.Name(), m, pol.LP)
 	if err != nil {
 		return nil, err
 	}
 	return v.allocation(sol), nil
+}
+
+// greedyStart hints a feasible start to the LP solver (lp.Model.SetStart):
+// (class, type) pairs in order of throughput per GPU, each given as much
+// time as its class and the type have left. The pure-Go simplex then
+// skips its first phase and starts from a vertex close to the optimum;
+// CLP ignores the hints.
+func (v timeFractions) greedyStart(m *lp.Model) {
+	type cell struct {
+		c, k  int
+		value float64
+	}
+	n, types := v.rc.numClasses(), v.p.Capacity.NumTypes()
+	cells := make([]cell, 0, n*types)
+	gang := make([]float64, n)
+	for c, i := range v.rc.rep {
+		gang[c] = float64(v.p.Jobs[i].Gang)
+		for k, r := range v.p.Throughputs.Row(i) {
+			if r > 0 {
+				cells = append(cells, cell{c, k, r / gang[c]})
+			}
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b cell) int { return cmp.Compare(b.value, a.value) })
+	time := make([]float64, n)
+	for c := range time {
+		time[c] = float64(v.rc.size[c])
+	}
+	left := slices.Clone(v.p.Capacity.Count)
+	x := make([][]float64, n)
+	for c := range x {
+		x[c] = make([]float64, types)
+	}
+	for _, e := range cells {
+		t := min(time[e.c], left[e.k]/gang[e.c])
+		if t <= 0 {
+			continue
+		}
+		x[e.c][e.k] = t
+		time[e.c] -= t
+		left[e.k] -= t * gang[e.c]
+	}
+	for c, row := range x {
+		for k, t := range row {
+			m.SetStart(v.x.At(c, k), t)
+		}
+	}
 }

@@ -99,12 +99,15 @@ func (pol ShortestJobFirst) Allocate(ctx context.Context, p *Problem) (*Allocati
 
 // priorityRanks returns each job's rank when jobs are sorted by key,
 // ascending, ties kept in job order.
+// Each key is computed once: the comparisons call it n·log n times, and
+// shortest-job-first's key reads a row of rates (4 s at 100,000 jobs).
 func priorityRanks(n int, key func(i int) float64) []int {
 	order := make([]int, n)
+	keys := make([]float64, n)
 	for i := range order {
-		order[i] = i
+		order[i], keys[i] = i, key(i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return key(order[a]) < key(order[b]) })
+	sort.SliceStable(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
 	rank := make([]int, n)
 	for r, i := range order {
 		rank[i] = r

@@ -220,3 +220,65 @@ func bestAssignment(rates [][]float64, count []float64, k int, busy []bool) floa
 	}
 	return best
 }
+
+// TestPropertyClassesMatchPerJob: MaxTotalThroughput and MinCost solve one
+// LP per class of interchangeable jobs and split each class evenly.
+// Duplicating every job and every GPU must then double the total
+// throughput (MaxTotalThroughput) and keep the throughput per cost
+// (MinCost), and the two copies of a job get the same allocation.
+func TestPropertyClassesMatchPerJob(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := genGavelProblem(4, true).Draw(t, "problem")
+		n := len(p.Jobs)
+		rates := make([][]float64, 2*n)
+		gangs := make([]int, 2*n)
+		for i, j := range p.Jobs {
+			rates[i], rates[n+i] = p.Throughputs.Row(i), p.Throughputs.Row(i)
+			gangs[i], gangs[n+i] = j.Gang, j.Gang
+		}
+		count := make([]float64, len(p.Capacity.Count))
+		cost := make([]float64, len(count))
+		for k, c := range p.Capacity.Count {
+			count[k], cost[k] = 2*c, float64(1+k)
+		}
+		double := gavelProblem(t, count, gangs, rates)
+		for _, pol := range []Policy{MaxTotalThroughput{}, MinCost{Cost: cost}} {
+			a, err := pol.Allocate(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := pol.Allocate(context.Background(), double)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				for k := range count {
+					if math.Abs(b.GPUs[i][k]-b.GPUs[n+i][k]) > 1e-9 {
+						t.Fatalf("%s: copies of job %d get %v and %v", pol.Name(), i, b.GPUs[i], b.GPUs[n+i])
+					}
+				}
+			}
+			total := func(q *Problem, x *Allocation) (thr, bill float64) {
+				for i, r := range throughputs(q, x) {
+					thr += r
+					for k, g := range x.GPUs[i] {
+						bill += cost[k] * g
+					}
+				}
+				return thr, bill
+			}
+			ta, ba := total(p, a)
+			tb, bb := total(double, b)
+			switch pol.(type) {
+			case MaxTotalThroughput:
+				if !relClose(tb, 2*ta, 1e-7) {
+					t.Fatalf("total throughput %v doubled, want %v", tb, 2*ta)
+				}
+			case MinCost:
+				if ba > 0 && bb > 0 && !relClose(tb/bb, ta/ba, 1e-7) {
+					t.Fatalf("throughput per cost %v doubled, want %v", tb/bb, ta/ba)
+				}
+			}
+		}
+	})
+}

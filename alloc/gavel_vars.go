@@ -15,33 +15,60 @@ import (
 // throughputs (the rate of the whole job at its gang size). Every Gavel
 // policy is an objective and a few rows over these variables.
 type timeFractions struct {
-	p *Problem
-	x lp.Grid
+	p  *Problem
+	rc rowClasses // the classes of jobs that share variables
+	x  lp.Grid    // one row per class
 }
 
-// addTimeFractions adds X and its time and capacity rows to m.
+// addTimeFractions adds X, one row per job, and its time and capacity rows
+// to m.
 func addTimeFractions(m *lp.Model, p *Problem) timeFractions {
-	jobs, types := len(p.Jobs), p.Capacity.NumTypes()
-	x := m.AddGrid("X", jobs, types, 0, 1)
-	ones := allOnes(types)
-	for i := range jobs {
-		m.AddConstraint("time", x.RowTerms(i, ones), lp.LE, 1)
-	}
-	gang := p.gangs()
-	for k, n := range p.Capacity.Count {
-		m.AddConstraint("capacity", x.ColTerms(k, gang), lp.LE, n)
-	}
-	return timeFractions{p: p, x: x}
+	return addClassTimeFractions(m, p, identityClasses(len(p.Jobs)))
 }
 
-// throughput returns job i's effective throughput Σ_k T_ik·X_ik, each rate
-// multiplied by scale (for example 1/(weight·normaliser)).
-func (v timeFractions) throughput(i int, scale float64) []lp.Term {
-	r := v.p.Throughputs.Row(i)
+// addClassTimeFractions adds X over classes of interchangeable jobs (same
+// rates, gang and whatever else the policy reads), with its time and
+// capacity rows: X[c][k] is the total time fraction of class c's jobs on
+// type k, so that Σ_k X_ck ≤ size_c and Σ_c Gang_c·X_ck ≤ Count_k. A
+// policy whose objective and rows are symmetric within a class has an
+// optimum that splits each class evenly, which allocation returns: the LP
+// is as small as the number of classes (26 job types × 4 scale factors in
+// Gavel's data) rather than of jobs.
+func addClassTimeFractions(m *lp.Model, p *Problem, rc rowClasses) timeFractions {
+	n, types := rc.numClasses(), p.Capacity.NumTypes()
+	hi := 1.0
+	if n < len(p.Jobs) {
+		hi = lp.Inf // bounded by the class's time row
+	}
+	x := m.AddGrid("X", n, types, 0, hi)
+	ones := allOnes(types)
+	for c := range n {
+		m.AddConstraint("time", x.RowTerms(c, ones), lp.LE, float64(rc.size[c]))
+	}
+	gang := make([]float64, n)
+	for c, i := range rc.rep {
+		gang[c] = float64(p.Jobs[i].Gang)
+	}
+	for k, count := range p.Capacity.Count {
+		m.AddConstraint("capacity", x.ColTerms(k, gang), lp.LE, count)
+	}
+	return timeFractions{p: p, rc: rc, x: x}
+}
+
+// throughput returns class c's effective throughput Σ_k T_ck·X_ck (job c's
+// when X is per job), each rate multiplied by scale (for example
+// 1/(weight·normaliser)).
+func (v timeFractions) throughput(c int, scale float64) []lp.Term {
+	r := v.p.Throughputs.Row(v.rc.rep[c])
 	for k := range r {
 		r[k] *= scale
 	}
-	return v.x.RowTerms(i, r)
+	return v.x.RowTerms(c, r)
+}
+
+// values returns X per job: each class's time split evenly among its jobs.
+func (v timeFractions) values(s *lp.Solution) [][]float64 {
+	return v.rc.split(v.x.Values(s))
 }
 
 // allocation converts a solution into an Allocation in GPUs (X·Gang), after
@@ -50,7 +77,7 @@ func (v timeFractions) throughput(i int, scale float64) []lp.Term {
 // whose time exceeds 1 is scaled down to 1, and a type used beyond its count
 // is scaled down to it. Scaling down keeps every other row satisfied.
 func (v timeFractions) allocation(s *lp.Solution) *Allocation {
-	return timeFractionsToAllocation(v.p, v.x.Values(s))
+	return timeFractionsToAllocation(v.p, v.values(s))
 }
 
 // timeFractionsToAllocation repairs X as allocation describes and returns
@@ -83,6 +110,18 @@ func timeFractionsToAllocation(p *Problem, x [][]float64) *Allocation {
 		}
 	}
 	return a
+}
+
+// rateClasses groups p's jobs by their rates, gang and, when extra is not
+// nil, the values extra(i) returns (a policy's per-job inputs).
+func (p *Problem) rateClasses(extra func(i int) []float64) rowClasses {
+	return groupRows(len(p.Jobs), func(i int) []float64 {
+		key := append(p.Throughputs.Row(i), float64(p.Jobs[i].Gang))
+		if extra != nil {
+			key = append(key, extra(i)...)
+		}
+		return key
+	})
 }
 
 // gangs returns each job's gang size as a float64, in job order.

@@ -170,7 +170,8 @@ func (q *oefLP) jobTypeSeed(ctx context.Context, set *lp.Settings, l *capLadders
 		if ctx.Err() != nil {
 			return nil, nil, err
 		}
-		return append(q.sideRows(), q.neighbourEnvyRows(neighboursPerClass(len(q.count)))...), nil, nil
+		near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
+		return append(q.sideRows(), near...), nil, err
 	}
 	rows := l.ladderRows()
 	seen := make(map[envyPair]bool)

@@ -25,7 +25,8 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 	if len(q.count) == 2 {
 		return append(rows, q.twoTypeEnvyRows()...), nil, nil
 	}
-	return append(rows, q.neighbourEnvyRows(neighboursPerClass(len(q.count)))...), nil, nil
+	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
+	return append(rows, near...), nil, err
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied
@@ -49,12 +50,14 @@ func neighboursPerClass(k int) int { return 2 * (k - 1) }
 // above it at 256 × 10, against 8% without rows), and the rest are found
 // in a few rounds.
 //
-// Cost: O(C²·(K + n)) for C classes.
-func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
+// Cost: O(C²·(K + n)) for C classes: minutes at 100,000 distinct rows, so
+// it checks ctx every ctxClasses classes (it ran past a 300 ms deadline
+// for 20 minutes).
+func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int) ([]envyPair, error) {
 	nc := len(q.s)
 	n = min(n, nc-1)
 	if n <= 0 {
-		return nil
+		return nil, nil
 	}
 	logs := make([][]float64, nc)
 	for c, s := range q.s {
@@ -79,6 +82,11 @@ func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
 		}
 	}
 	for c := range nc {
+		if c%ctxClasses == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		best = best[:0]
 		for d := range nc {
 			if d == c {
@@ -105,8 +113,12 @@ func (q *oefLP) neighbourEnvyRows(n int) []envyPair {
 			add(envyPair{b.d, c})
 		}
 	}
-	return rows
+	return rows, nil
 }
+
+// ctxClasses is how many classes neighbourEnvyRows scans between context
+// checks: at 100,000 classes, each scan takes about a millisecond.
+const ctxClasses = 64
 
 // dropIdleEnvyRows drops from the loaded model in the envy rows (rows[i]
 // at ids[i]) with a zero dual whose slack is basic (lp.Incremental.DropRows),

@@ -36,7 +36,7 @@ func FuzzPolicies(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, pol := range everyPolicy(nj, 1) {
+		for _, pol := range everyPolicy(p, 1) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			a, err := pol.Allocate(ctx, p)
 			cancel()

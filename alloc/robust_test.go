@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
@@ -40,25 +41,50 @@ func robustProblem(t fataler, scale float64) *Problem {
 	return p
 }
 
-// everyPolicy returns every policy of the package, with inputs for a
-// problem of n jobs over 3 types. Work (remaining steps, the rates of
-// co-located pairs) is given in units of scale, as the rates are.
-func everyPolicy(n int, scale float64) []Policy {
+// everyPolicy returns every policy of the package, with inputs for p:
+// remaining steps, arrivals, elapsed times, one SLO (on the first job), a
+// cost per type, co-located pairs (two jobs with the gang of the next job
+// of equal gang, on the last and on the second type) and FIFO for the
+// second tenant. Work (remaining steps, the rates of co-located pairs) is
+// given in units of scale, as the rates are.
+func everyPolicy(p *Problem, scale float64) []Policy {
+	n := len(p.Jobs)
 	steps := make([]float64, n)
 	arrival := make([]float64, n)
 	elapsed := make([]float64, n)
-	for i := range steps {
-		steps[i] = float64(100*(i+1)) * scale
-		arrival[i] = float64(n - i)
-		elapsed[i] = float64(10 * i)
-	}
-	cost := []float64{1, 2.5, 4}
 	slo := make([]float64, n)
-	for i := range slo {
+	for i := range steps {
+		steps[i] = float64(100*(i%1000+1)) * scale
+		arrival[i] = float64(n - i)
+		elapsed[i] = float64(10 * (i % 1000))
 		slo[i] = math.Inf(1)
 	}
-	slo[0] = 1e4
-	pairs := []PairRate{{A: "j0", B: "j2", Type: "v100", RateA: 3 * scale, RateB: 2 * scale}, {A: "j3", B: "j5", Type: "p100", RateA: 4 * scale, RateB: 5 * scale}}
+	if n > 0 {
+		slo[0] = 1e4
+	}
+	types := p.Capacity.Types
+	cost := make([]float64, len(types))
+	for k := range cost {
+		cost[k] = 1 + 1.5*float64(k)
+	}
+	var pairs []PairRate
+	for i := 0; i < n && len(pairs) < 2; i++ {
+		for j := i + 1; j < n; j++ {
+			if p.Jobs[j].Gang == p.Jobs[i].Gang {
+				t := types[len(types)-1]
+				if len(pairs) == 1 {
+					t = types[min(1, len(types)-1)]
+				}
+				pairs = append(pairs, PairRate{A: string(p.Jobs[i].ID), B: string(p.Jobs[j].ID), Type: t, RateA: (3 + float64(len(pairs))) * scale, RateB: (2 + 3*float64(len(pairs))) * scale})
+				i = j
+				break
+			}
+		}
+	}
+	var fifo []TenantID
+	if len(p.Tenants) > 1 {
+		fifo = []TenantID{p.Tenants[1].ID}
+	}
 	return []Policy{
 		MaxMin{},
 		MaxMinAgnostic{},
@@ -71,7 +97,7 @@ func everyPolicy(n int, scale float64) []Policy {
 		MinCost{Cost: cost, RemainingSteps: steps, SLO: slo},
 		WaterFilling{},
 		Hierarchical{},
-		Hierarchical{FIFO: []TenantID{"u1"}},
+		Hierarchical{FIFO: fifo},
 		SpaceSharing{Pairs: pairs},
 		SpaceSharing{Objective: SharingMaxMin, Pairs: pairs},
 		OEF{Mode: NonCooperative},
@@ -92,16 +118,18 @@ func TestScaleInvariance(t *testing.T) {
 	ctx := context.Background()
 	base := robustProblem(t, 1)
 	want := map[string]*Allocation{}
-	for i, pol := range everyPolicy(len(base.Jobs), 1) {
+	for i, pol := range everyPolicy(base, 1) {
 		a, err := pol.Allocate(ctx, base)
 		if err != nil {
 			t.Fatalf("%s: %v", pol.Name(), err)
 		}
 		want[fmt.Sprint(i)] = a
 	}
-	for _, f := range []float64{0.125, 8, 1048576, 1e-12, 1e-8, 3.7e-5, 0.1, 7, 1e6, 1e12} {
+	// Beyond the stated range [1e-12, 1e12] too: rates of 1e20 gave
+	// ErrInfeasible (the zero allocation is always feasible).
+	for _, f := range []float64{0.125, 8, 1048576, 1e-12, 1e-8, 3.7e-5, 0.1, 7, 1e6, 1e12, 1e20, 1e-20, 1e300, 1e-300} {
 		p := robustProblem(t, f)
-		for i, pol := range everyPolicy(len(p.Jobs), f) {
+		for i, pol := range everyPolicy(p, f) {
 			t.Run(fmt.Sprintf("%s/%d/x%g", pol.Name(), i, f), func(t *testing.T) {
 				got, err := pol.Allocate(ctx, p)
 				if err != nil {
@@ -123,7 +151,7 @@ func TestScaleInvariance(t *testing.T) {
 // TestAllocateNil: a nil problem is an input error for every policy, and
 // so is a Problem without parts.
 func TestAllocateNil(t *testing.T) {
-	for _, pol := range everyPolicy(6, 1) {
+	for _, pol := range everyPolicy(robustProblem(t, 1), 1) {
 		for _, p := range []*Problem{nil, {}} {
 			_, err := pol.Allocate(context.Background(), p)
 			var ie *gpufair.InputError
@@ -163,5 +191,96 @@ func TestHugeCounts(t *testing.T) {
 	c := Capacity{Types: []topology.GPUType{"a", "b"}, Count: []float64{1e308, 1e308}}
 	if err := c.Validate(); !errors.Is(err, gpufair.ErrTooLarge) {
 		t.Errorf("Validate() = %v, want ErrTooLarge", err)
+	}
+	// OEF with counts of 1e300 reported lp.ErrUnbounded; every policy now
+	// refuses counts above MaxCount before any LP.
+	p := robustProblem(t, 1)
+	p.Capacity.Count = []float64{1e300, 1e300, 1e300}
+	for _, pol := range everyPolicy(p, 1) {
+		var ie *gpufair.InputError
+		if _, err := pol.Allocate(context.Background(), p); !errors.Is(err, gpufair.ErrTooLarge) || !errors.As(err, &ie) || ie.Field != "Capacity.Count" {
+			t.Errorf("%s with counts 1e300: error %v, want an *InputError on Capacity.Count wrapping ErrTooLarge", pol.Name(), err)
+		}
+	}
+}
+
+// TestDeadlineAtScale: at 100,000 jobs × 4 types (distinct rows), every
+// policy returns within its deadline plus 1 s, with an allocation or an
+// error that says the deadline passed. Cooperative OEF's near-neighbour
+// seed (quadratic in the classes) ran 20 minutes past a 300 ms deadline,
+// space sharing tested every pair of classes for co-location (hours), and
+// shortest-job-first recomputed its sort key on every comparison (4 s).
+func TestDeadlineAtScale(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	p := randomMaxMinProblem(t, 100000, 4, 1)
+	withEntities(p, 16)
+	for _, pol := range everyPolicy(p, 1) {
+		// Best of two: the time before the first solve (validation,
+		// classes, the model) checks no context, and on a machine
+		// shared with other test binaries it can take seconds.
+		var took time.Duration
+		for attempt := 0; attempt < 2 && (attempt == 0 || took > deadline+time.Second); attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			start := time.Now()
+			a, err := pol.Allocate(ctx, p)
+			took = time.Since(start)
+			cancel()
+			switch {
+			case err == nil:
+				checkGavelFeasible(t, p, a)
+			case !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("%s: %v, want an error wrapping context.DeadlineExceeded", pol.Name(), err)
+			}
+			t.Logf("%s: returned after %v", pol.Name(), took)
+		}
+		if took > deadline+time.Second {
+			t.Errorf("%s: returned after %v twice, deadline %v", pol.Name(), took, deadline)
+		}
+	}
+}
+
+// TestCountScaleInvariance: OEF's LPs are homogeneous in the counts (no
+// job is capped at its gang), so multiplying every count by f multiplies
+// the optimum by f: non-cooperative OEF, whose allocation is unique, gives
+// f times the allocation; cooperative OEF, whose optimal allocation need
+// not be unique, f times the certified throughput (per unit of weight and
+// in slowest-GPU equivalents, which do not depend on the counts). The
+// Gavel policies cap each job's time at 1 and so are not invariant to
+// counts; neither is OEF with DemandCaps.
+func TestCountScaleInvariance(t *testing.T) {
+	ctx := context.Background()
+	base := robustProblem(t, 1)
+	pol := OEF{Mode: NonCooperative}
+	want, err := pol.Allocate(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cert, err := OEF{Mode: Cooperative}.AllocateCertified(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []float64{1e-3, 0.5, 3, 1e3, 1e6} {
+		p := robustProblem(t, 1)
+		for k := range p.Capacity.Count {
+			p.Capacity.Count[k] *= f
+		}
+		got, err := pol.Allocate(ctx, p)
+		if err != nil {
+			t.Fatalf("%s with counts x%g: %v", pol.Name(), f, err)
+		}
+		for i := range got.GPUs {
+			for k, x := range got.GPUs[i] {
+				if w := f * want.GPUs[i][k]; math.Abs(x-w) > scaleTol*math.Max(1, math.Abs(w)) {
+					t.Fatalf("%s with counts x%g: job %d type %d holds %v, want %v", pol.Name(), f, i, k, x, w)
+				}
+			}
+		}
+		_, c, err := OEF{Mode: Cooperative}.AllocateCertified(ctx, p)
+		if err != nil {
+			t.Fatalf("cooperative OEF with counts x%g: %v", f, err)
+		}
+		if w := f * cert.Throughput; math.Abs(c.Throughput-w) > scaleTol*math.Max(1, w) {
+			t.Fatalf("cooperative OEF with counts x%g: throughput %v, want %v", f, c.Throughput, w)
+		}
 	}
 }

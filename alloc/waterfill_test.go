@@ -220,3 +220,32 @@ func TestWaterFillingParetoAndLeximin(t *testing.T) {
 		}
 	}
 }
+
+// TestWaterFillingCappedNearTie: a job whose rates on two types agree to
+// 5e-9 reached its cap in round 2 only by borrowing a little of the other
+// type within the solver's tolerance, so round 3, which demands that level
+// exactly, was infeasible and the pure-Go build failed the policy (a rapid
+// case of TestPropertyAuditEveryPolicy). Rounds now retry with levels
+// lowered by the LP's feasibility tolerance.
+func TestWaterFillingCappedNearTie(t *testing.T) {
+	e := math.E
+	rates := [][]float64{{e, 0, 0}, {e, 0, 0}, {e, 0, 0}, {0.36787944117144233, 1.2840254166877414, 1.1331484530668263}, {0.9999999962747097, 1.0000000009313226, 0}, {e, 0, 0}, {e, 7.389056098930649, 0}}
+	gangs := []int{1, 2, 1, 2, 1, 2, 1}
+	weights := []float64{1, 1, 1, 3, 3, 1, 1}
+	jobs := make([]Job, len(rates))
+	for i := range jobs {
+		jobs[i] = Job{ID: JobID(fmt.Sprint("j", i)), Owner: "u0", Gang: gangs[i], Weight: weights[i], Rates: rates[i]}
+	}
+	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{1, 3, 4}}
+	p, err := NewJobProblem(c, []Tenant{{ID: "u0", Weight: 1}, {ID: "u1", Weight: 1}}, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []lp.Backend{lp.Default, lp.PureGo} {
+		a, err := WaterFilling{LP: &lp.Settings{Backend: b}}.Allocate(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%v: %v", b, err)
+		}
+		checkGavelFeasible(t, p, a)
+	}
+}

@@ -659,5 +659,5 @@ func solveCLPWithRays(ctx context.Context, m *Model, set Settings, rays []Var) (
 	if err != nil && !errors.Is(err, ErrUnbounded) {
 		return sol, err
 	}
-	return &Solution{Status: Unbounded, Backend: CLP}, fmt.Errorf("%w: variable %q in no row improves the objective without limit", ErrUnbounded, m.names[rays[0]])
+	return &Solution{Status: Unbounded, Backend: CLP}, fmt.Errorf("%w: variable %q in no row improves the objective without limit", ErrUnbounded, m.varName(Var(rays[0])))
 }

@@ -163,7 +163,7 @@ func worstViolation(m *Model, x []float64) violation {
 		}
 	}
 	for j, v := range x {
-		consider(m.names[j], false, v, m.lower[j], m.upper[j])
+		consider(m.varName(Var(j)), false, v, m.lower[j], m.upper[j])
 	}
 	for i, row := range m.rows {
 		var a float64

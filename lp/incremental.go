@@ -103,7 +103,7 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 	case v < 0 || int(v) >= len(m.obj):
 		m.fail(fmt.Errorf("%w: variable %d of %d", ErrInvalidModel, v, len(m.obj)))
 	case emptyRange(lo, hi):
-		m.fail(fmt.Errorf("%w: variable %q has empty bounds [%v, %v]", ErrInvalidModel, m.names[v], lo, hi))
+		m.fail(fmt.Errorf("%w: variable %q has empty bounds [%v, %v]", ErrInvalidModel, m.varName(v), lo, hi))
 	default:
 		m.lower[v], m.upper[v] = lo, hi
 		in.bounded = true

@@ -51,12 +51,14 @@ type Model struct {
 	obj    []float64 // per column
 	lower  []float64
 	upper  []float64
-	names  []string
+	names  []string    // per column; "" for a Grid's, named by grids
+	grids  []gridNames // the grids, in order of their first column
 	rowLo  []float64
 	rowHi  []float64
 	rows   [][]Term // sparse rows, duplicates merged
 	rnames []string
-	err    error // first malformed input, reported by Solve
+	start  []float64 // SetStart's hints, per column; nil when none
+	err    error     // first malformed input, reported by Solve
 }
 
 // NewModel returns an empty model with the given sense.
@@ -90,9 +92,33 @@ func (m *Model) AddVar(name string, lower, upper, obj float64) Var {
 // SetObjective sets the objective coefficient of v.
 func (m *Model) SetObjective(v Var, coef float64) {
 	if m.err == nil && (math.IsNaN(coef) || math.IsInf(coef, 0)) {
-		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.names[v])
+		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.varName(v))
 	}
 	m.obj[v] = coef
+}
+
+// SetStart hints that the pure-Go simplex start from x_v = x (clamped to
+// v's bounds) rather than from a bound. When the hints of a model's
+// columns give a point that meets every row, the solve starts feasible and
+// skips its first phase, which a caller who already holds a feasible
+// point (an allocation being checked for improvements) should use: it is
+// faster, and it cannot end with a roundoff-made verdict of
+// infeasibility. CLP and gonum ignore hints. A NaN or infinite x is a
+// malformed input.
+func (m *Model) SetStart(v Var, x float64) {
+	if m.err == nil && (math.IsNaN(x) || math.IsInf(x, 0)) {
+		m.err = fmt.Errorf("%w: start %v of variable %q", ErrInvalidModel, x, m.varName(v))
+	}
+	if m.start == nil {
+		m.start = make([]float64, len(m.obj))
+		for j := range m.start {
+			m.start[j] = math.NaN() // no hint
+		}
+	}
+	for len(m.start) < len(m.obj) {
+		m.start = append(m.start, math.NaN())
+	}
+	m.start[v] = x
 }
 
 // AddConstraint adds the row Σ terms op rhs and returns it. Terms naming the
@@ -135,7 +161,7 @@ func (m *Model) AddRange(name string, terms []Term, lo, hi float64) Row {
 			continue
 		}
 		if math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
-			m.fail(fmt.Errorf("%w: row %q has coefficient %v for variable %q", ErrInvalidModel, name, t.Coef, m.names[t.Var]))
+			m.fail(fmt.Errorf("%w: row %q has coefficient %v for variable %q", ErrInvalidModel, name, t.Coef, m.varName(t.Var)))
 			continue
 		}
 		if p, ok := idx[t.Var]; ok {
@@ -177,10 +203,12 @@ func (m *Model) Clone() *Model {
 		lower:  append([]float64(nil), m.lower...),
 		upper:  append([]float64(nil), m.upper...),
 		names:  append([]string(nil), m.names...),
+		grids:  append([]gridNames(nil), m.grids...),
 		rowLo:  append([]float64(nil), m.rowLo...),
 		rowHi:  append([]float64(nil), m.rowHi...),
 		rows:   make([][]Term, len(m.rows)),
 		rnames: append([]string(nil), m.rnames...),
+		start:  append([]float64(nil), m.start...),
 		err:    m.err,
 	}
 	for i, r := range m.rows {

@@ -161,7 +161,7 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 	}
 	for j := range m.obj {
 		if c := math.Abs(sc.objective(m, j)); c > maxScaledCoef {
-			return sc, fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.names[j], c)
+			return sc, fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.varName(Var(j)), c)
 		}
 	}
 	return sc, sc.checkBounds(m, len(m.rows))
@@ -214,7 +214,7 @@ func (sc *scaling) check(m *Model, first int) error {
 			a := math.Abs(sc.coef(i, t))
 			sc.lo, sc.hi = math.Min(sc.lo, a), math.Max(sc.hi, a)
 			if a > maxScaledCoef || a < 1/maxScaledCoef || sc.hi/sc.lo > maxScaledCoef {
-				return fmt.Errorf("%w: coefficient %v of variable %q in row %q is %.3g after scaling, and the scaled coefficients span [%.3g, %.3g], wider than 1e15: no double-precision simplex solves this reliably", ErrInvalidModel, t.Coef, m.names[t.Var], m.rnames[i], a, sc.lo, sc.hi)
+				return fmt.Errorf("%w: coefficient %v of variable %q in row %q is %.3g after scaling, and the scaled coefficients span [%.3g, %.3g], wider than 1e15: no double-precision simplex solves this reliably", ErrInvalidModel, t.Coef, m.varName(t.Var), m.rnames[i], a, sc.lo, sc.hi)
 			}
 		}
 	}
@@ -266,7 +266,7 @@ func (sc *scaling) checkBoundsFrom(m *Model, first, rows int) error {
 	}
 	for j := range m.obj {
 		if lo, hi := sc.colBounds(m, j); bad(lo, hi) {
-			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.names[j], m.lower[j], m.upper[j])
+			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.varName(Var(j)), m.lower[j], m.upper[j])
 		}
 	}
 	for i := first; i < rows; i++ {

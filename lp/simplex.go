@@ -71,8 +71,9 @@ const (
 	// devexReset is the weight beyond which Devex pricing starts a new
 	// reference framework.
 	devexReset = 1e6
-	// blandAfter is the run of degenerate pivots after which pricing
-	// switches to Bland's rule until a pivot makes progress.
+	// blandAfter is the run of pivots without progress (degenerate, or
+	// raising the measure through roundoff) after which pricing switches
+	// to Bland's rule until a pivot makes progress.
 	blandAfter = 50
 )
 
@@ -147,6 +148,10 @@ type simplex struct {
 	shifting  bool
 	shifts    []shift
 	isShifted []bool
+	hinted    bool // nonbasic values come from SetStart; see startsFeasible
+	// flipHeap, flips and rest are boundFlips' buffers.
+	flipHeap    []int
+	flips, rest []blocker
 }
 
 // newSimplex loads m, scaled as for CLP (scale.go), with the slack basis;
@@ -174,6 +179,11 @@ func newSimplex(ctx context.Context, m *Model) (*simplex, error) {
 		s.lo[j], s.up[j] = sc.colBounds(m, j)
 		s.where[j] = -1
 		s.x[j] = restingValue(s.lo[j], s.up[j], s.cost[j])
+		if j < len(m.start) && !math.IsNaN(m.start[j]) {
+			lo, up := s.lo[j], s.up[j]
+			s.x[j] = min(max(ldexp(m.start[j], 1/sc.bound, 1/sc.col[j]), lo), up)
+			s.hinted = true
+		}
 	}
 	s.rejected = make([]int, n)
 	return s, s.addRows(ctx, m)
@@ -322,7 +332,7 @@ func (s *simplex) dropRows(rows []Row) []Row {
 }
 
 // tol is the feasibility tolerance at bound b.
-func tol(b float64) float64 { return spxPrimalTol * math.Max(1, math.Abs(b)) }
+func tol(b float64) float64 { return spxPrimalTol * max(1, math.Abs(b)) }
 
 // column scatters the column of variable j into w, which must be zero.
 func (s *simplex) column(j int, w []float64) {
@@ -520,10 +530,27 @@ func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 		if s.where[j] >= 0 {
 			continue
 		}
+		d, known := 0.0, false
 		if pending && j != s.devexOut {
 			// Devex: the weight of j grows with its entry in the pivot
-			// row of the last basis change.
-			if a := s.pivotRowEntry(j) / s.devexAlpha; a != 0 {
+			// row of the last basis change. A structural column's entry
+			// and reduced cost are summed in one pass over the column
+			// (the same sums, in the same order, as pivotRowEntry and
+			// reducedCost): pricing is most of a pivot's cost.
+			var a float64
+			if j < s.n {
+				if !phase1 {
+					d = s.cost[j]
+				}
+				for _, e := range s.col(j) {
+					a += e.val * s.rho[e.row]
+					d -= e.val * s.y[e.row]
+				}
+				known = true
+			} else {
+				a = s.rho[j-s.n]
+			}
+			if a /= s.devexAlpha; a != 0 {
 				s.devex[j] = max(s.devex[j], a*a*s.devexWeight)
 			}
 		}
@@ -534,7 +561,9 @@ func (s *simplex) price(phase1, bland bool) (q int, dir float64) {
 		if !canUp && !canDown {
 			continue
 		}
-		d := s.reducedCost(j, phase1)
+		if !known {
+			d = s.reducedCost(j, phase1)
+		}
 		var dj float64
 		switch {
 		case d < 0 && canUp:
@@ -788,13 +817,69 @@ func (s *simplex) run(ctx context.Context, maxIter int) (spxOutcome, error) {
 	}
 	s.shifting = true
 	s.resetDevex()
-	if _, err := s.dualPhase(ctx, maxIter); err != nil {
-		return spxStopped, err
+	if !s.startsFeasible() {
+		if _, err := s.dualPhase(ctx, maxIter); err != nil {
+			return spxStopped, err
+		}
 	}
 	s.resetDevex()
 	out, err := s.iterate(ctx, maxIter)
 	s.unshift()
 	return out, err
+}
+
+// farkasTol is the margin, relative to the sum of the terms, by which
+// farkas's bound must exclude 0.
+const farkasTol = 1e-9
+
+// farkas reports whether the phase-1 duals s.y prove the LP infeasible.
+// With r_j = yᵀa_j over every column of [A I], Σ_j r_j v_j = 0 for every v
+// that meets the rows, so if the box bounds keep Σ_j r_j v_j away from 0
+// by more than roundoff, no such v lies in the box. In an ill-conditioned
+// basis phase 1 can stop on a point it cannot improve although the LP is
+// feasible (a Pareto LP that starts from a feasible point, in alloc's
+// TestPropertyAuditEveryPolicy): its duals then prove nothing, and the
+// simplex goes on instead of reporting infeasibility.
+func (s *simplex) farkas() bool {
+	var lo, up, scale float64
+	for j := range s.n + s.m {
+		var r float64
+		if j >= s.n {
+			r = s.y[j-s.n]
+		} else {
+			for _, e := range s.col(j) {
+				r += e.val * s.y[e.row]
+			}
+		}
+		if r == 0 {
+			continue
+		}
+		a, b := r*s.lo[j], r*s.up[j]
+		if r < 0 {
+			a, b = b, a
+		}
+		lo += a
+		up += b
+		scale += math.Abs(r) * max(1, min(math.Abs(s.lo[j]), math.Abs(s.up[j])))
+	}
+	return lo > farkasTol*scale || up < -farkasTol*scale
+}
+
+// startsFeasible reports, once, whether the model's start hints (SetStart)
+// gave a basis that is feasible within the primal tolerance: the primal
+// simplex then proceeds from it directly, since the dual phase would first
+// move every nonbasic variable to a bound.
+func (s *simplex) startsFeasible() bool {
+	if !s.hinted {
+		return false
+	}
+	s.hinted = false
+	for _, j := range s.head {
+		if s.infeasibility(j) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxUnshifts is how many times a run restores shifted bounds before it
@@ -811,6 +896,7 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 	}
 	stuckCap := s.iters + 50*(s.n+s.m) + 100000
 	degenerate := 0
+	best := [2]float64{math.Inf(1), math.Inf(1)} // phase 1's, phase 2's
 	for k := 0; ; k++ {
 		if k%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -854,11 +940,12 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 				// the tolerances (finish checks feasibility).
 			}
 			if phase1 {
-				if s.maxInfeasibility() > spxLooseTol {
+				if s.maxInfeasibility() > spxLooseTol && s.farkas() {
 					return spxInfeasible, nil
 				}
 				// Infeasible by roundoff only, in an ill-conditioned
-				// basis: shift the bounds and optimise.
+				// basis: shift the bounds and optimise; finish's check
+				// against Settings.FeasibilityTol has the last word.
 				s.shiftInfeasible()
 				continue
 			}
@@ -899,11 +986,6 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 			continue
 		}
 		s.iters++
-		if step == 0 {
-			degenerate++
-		} else {
-			degenerate = 0
-		}
 		s.x[q] += dir * step
 		if step != 0 {
 			for i, wi := range s.w {
@@ -918,6 +1000,24 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 				}
 			}
 		}
+		// A pivot makes progress when it lowers the phase's measure by
+		// more than roundoff. Counting only zero steps as degenerate let
+		// ill-conditioned bases cycle through small steps that raise the
+		// objective (the Pareto LP of a rapid case, alloc's
+		// TestPropertyAuditEveryPolicy, ran 100,000 iterations).
+		// Each phase keeps its best measure across the other's
+		// interludes: a phase-2 pivot that leaves the basis infeasible by
+		// roundoff, and the phase 1 that repairs it, can otherwise cycle
+		// with every step looking like progress.
+		ph := 1
+		if phase1 {
+			ph = 0
+		}
+		if p := s.progressMeasure(phase1); math.IsInf(best[ph], 1) || p < best[ph]-progressTol*max(1, math.Abs(best[ph])) {
+			best[ph], degenerate = p, 0
+		} else {
+			degenerate++
+		}
 		if r < 0 {
 			continue // q moved to its other bound
 		}
@@ -928,6 +1028,26 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 		s.rejectEpoch++
 		s.pivotTol = spxPivotTol
 	}
+}
+
+// progressTol is the relative decrease of the phase's measure below which
+// a pivot counts as degenerate.
+const progressTol = 1e-12
+
+// progressMeasure is what the phase minimises: the sum of the basic
+// variables' scaled infeasibilities in phase 1, the objective in phase 2.
+func (s *simplex) progressMeasure(phase1 bool) float64 {
+	var p float64
+	if phase1 {
+		for _, j := range s.head {
+			p += max(0, s.lo[j]-s.x[j])/max(1, math.Abs(s.lo[j])) + max(0, s.x[j]-s.up[j])/max(1, math.Abs(s.up[j]))
+		}
+		return p
+	}
+	for j := range s.n {
+		p += s.cost[j] * s.x[j]
+	}
+	return p
 }
 
 // basisChange makes q basic at position r, with s.w = B⁻¹a_q; the

@@ -456,3 +456,32 @@ func TestBackendAvailability(t *testing.T) {
 		t.Errorf("Solve(CLP) error = %v without cgo, want ErrBackendUnavailable", err)
 	}
 }
+
+// TestSetStart: start hints change where the pure-Go simplex starts, not
+// the optimum it reaches, feasible hint or not, in every backend; a NaN
+// hint is a malformed model.
+func TestSetStart(t *testing.T) {
+	build := func(hint []float64) *Model {
+		m := NewModel(Maximize)
+		x := m.AddVar("x", 0, 4, 3)
+		y := m.AddVar("y", 0, Inf, 2)
+		m.AddConstraint("a", []Term{{x, 1}, {y, 1}}, LE, 5)
+		m.AddConstraint("b", []Term{{x, 1}, {y, 3}}, LE, 9)
+		if hint != nil {
+			m.SetStart(x, hint[0])
+			m.SetStart(y, hint[1])
+		}
+		return m
+	}
+	for _, b := range backends() {
+		for _, hint := range [][]float64{nil, {1, 1}, {4, 1}, {10, 10}, {-3, 0}} {
+			sol, err := Solve(context.Background(), build(hint), &Settings{Backend: b})
+			if err != nil || math.Abs(sol.Objective-14) > 1e-9 {
+				t.Errorf("%v, start %v: objective %v (%v), want 14", b, hint, sol.Objective, err)
+			}
+		}
+	}
+	if _, err := Solve(context.Background(), build([]float64{math.NaN(), 0}), nil); !errors.Is(err, ErrInvalidModel) {
+		t.Errorf("NaN start: error %v, want ErrInvalidModel", err)
+	}
+}

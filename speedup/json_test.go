@@ -36,4 +36,9 @@ func TestMatrixJSON(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Row != "a" || !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("Unmarshal(negative cell) error = %v, want a CellError on row a wrapping gpufair.ErrValue", err)
 	}
+	err = json.Unmarshal([]byte(`{"rows":["a"],"types":["k80"],"values":[[1]],"vaules":[[2]]}`), &bad)
+	var ie *gpufair.InputError
+	if !errors.As(err, &ie) || !errors.Is(err, gpufair.ErrValue) {
+		t.Errorf("Unmarshal(unknown field) error = %v, want an *InputError wrapping gpufair.ErrValue", err)
+	}
 }

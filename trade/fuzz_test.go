@@ -48,12 +48,21 @@ func FuzzMarket(f *testing.F) {
 				ids = ids[1:]
 			}
 		}
+		// Holdings are finite and non-negative, and no type is held
+		// beyond its count (counts of 1e308 once ended holding +Inf).
+		held := make([]float64, nt)
 		for _, id := range ids {
 			h, _ := m.Holdings(id)
 			for k, x := range h {
-				if math.IsNaN(x) {
+				if math.IsNaN(x) || math.IsInf(x, 0) || x < -1e-9*m.count[k] {
 					t.Fatalf("%s holds %v of %s", id, x, types[k])
 				}
+				held[k] += x
+			}
+		}
+		for k, x := range held {
+			if x > m.count[k]*(1+1e-9) {
+				t.Fatalf("%v of %s held, count %v", x, types[k], m.count[k])
 			}
 		}
 	})

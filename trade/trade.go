@@ -172,6 +172,15 @@ func (m *Market) member(u Bidder) (*member, error) {
 		}
 		mb.rate[k] = r
 	}
+	// Speedups are ratios of rates: a spread beyond alloc's limit makes
+	// them overflow (a rate of 1.8e-310 gave an infinite price and a
+	// million empty trades).
+	top := slices.Max(mb.rate)
+	for k, r := range mb.rate {
+		if r > 0 && r*alloc.MaxRateSpread < top {
+			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrValue, "rate %v on %q is more than %v times below the largest, %v", r, m.types[k], alloc.MaxRateSpread, top)
+		}
+	}
 	if len(u.Rates) != len(m.types) || m.s.Unprofiled {
 		for t := range u.Rates {
 			if !slices.Contains(m.types, t) {
@@ -186,8 +195,9 @@ func (m *Market) member(u Bidder) (*member, error) {
 // (only shrunk, with Settings.Selective); the records that undo them are
 // returned (and logged). It returns an
 // *gpufair.InputError for an empty or known ID, a weight or rates that are
-// not positive and finite (gpufair.ErrValue), and rates for unknown or
-// missing types (gpufair.ErrUnknownType).
+// not positive and finite or that spread over more than
+// alloc.MaxRateSpread (gpufair.ErrValue), and rates for unknown or missing
+// types (gpufair.ErrUnknownType).
 func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	mb, err := m.member(u)
 	if err != nil {
@@ -245,15 +255,20 @@ func (m *Market) undo(q int) []Trade {
 	return out
 }
 
-// reshare gives every bidder its Weight's share of every type.
+// reshare gives every bidder its Weight's share of every type. Weights are
+// taken relative to the largest, so that their sum cannot overflow (two
+// weights of 1e308 made a holding +Inf).
 func (m *Market) reshare() {
-	var T float64
+	var top, T float64
 	for _, u := range m.users {
-		T += u.Weight
+		top = max(top, u.Weight)
+	}
+	for _, u := range m.users {
+		T += u.Weight / top
 	}
 	for _, u := range m.users {
 		for k := range u.hold {
-			u.hold[k] = m.count[k] * u.Weight / T
+			u.hold[k] = m.count[k] * (u.Weight / top) / T
 		}
 	}
 }

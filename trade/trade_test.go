@@ -217,6 +217,9 @@ func TestBadInput(t *testing.T) {
 		{"zero weight", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 0}, Rates: rates(1, 2)}, gpufair.ErrValue, "Tenant.Weight"},
 		{"NaN rate", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(math.NaN(), 2)}, gpufair.ErrValue, "Bidder.Rates"},
 		{"zero rate", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(0, 2)}, gpufair.ErrValue, "Bidder.Rates"},
+		// A subnormal rate made the speedup +Inf: a million trades at an
+		// infinite price, each of nothing (found by FuzzMarket).
+		{"rate spread", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(1.8e-310, 6)}, gpufair.ErrValue, "Bidder.Rates"},
 		{"empty ID", trade.Bidder{Tenant: alloc.Tenant{Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrValue, "Tenant.ID"},
 		{"duplicate", trade.Bidder{Tenant: alloc.Tenant{ID: "a", Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrDuplicate, "Tenant.ID"},
 	} {

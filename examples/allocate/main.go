@@ -11,6 +11,7 @@
 //
 //	go run ./examples/allocate < problem.json
 //	go run ./examples/allocate -policies max-min,fifo -audit < problem.json
+//	go run ./examples/allocate -audit-tenants < problem.json
 package main
 
 import (
@@ -25,11 +26,12 @@ import (
 func main() {
 	fs := flag.NewFlagSet("allocate", flag.ContinueOnError)
 	policies := fs.String("policies", "", "comma-separated policies, overriding the input's \"policies\"")
-	audit := fs.Bool("audit", false, "audit every allocation, as if the input's \"audit\" were true")
+	audit := fs.Bool("audit", false, "audit every allocation job by job, as if the input's \"audit\" were true")
+	auditTenants := fs.Bool("audit-tenants", false, "audit every allocation tenant by tenant, as if the input's \"audit_tenants\" were true")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	o := options{audit: *audit}
+	o := options{audit: *audit, auditTenants: *auditTenants}
 	if *policies != "" {
 		o.policies = strings.Split(*policies, ",")
 	}
@@ -41,8 +43,9 @@ func main() {
 
 // options are the command-line overrides of the input.
 type options struct {
-	policies []string
-	audit    bool
+	policies     []string
+	audit        bool
+	auditTenants bool
 }
 
 // oneLine joins a multi-line error (errors.Join) with "; ".
@@ -60,6 +63,7 @@ func run(ctx context.Context, r io.Reader, w io.Writer, o options) error {
 		req.Policies = o.policies
 	}
 	req.Audit = req.Audit || o.audit
+	req.AuditTenants = req.AuditTenants || o.auditTenants
 	resp, err := solve(ctx, req)
 	if err != nil {
 		return err

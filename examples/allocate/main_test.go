@@ -56,8 +56,9 @@ func TestGolden(t *testing.T) {
 }
 
 // TestEveryPolicy runs every policy the command offers on an input that
-// gives all their inputs, with the audit: each returns a valid allocation
-// of the problem's jobs.
+// gives all their inputs, with both audits: each returns a valid
+// allocation of the problem's jobs, audited job by job and tenant by
+// tenant.
 func TestEveryPolicy(t *testing.T) {
 	f, err := os.Open("testdata/inputs.json")
 	if err != nil {
@@ -65,7 +66,7 @@ func TestEveryPolicy(t *testing.T) {
 	}
 	defer f.Close()
 	var out bytes.Buffer
-	if err := run(context.Background(), f, &out, options{audit: true}); err != nil {
+	if err := run(context.Background(), f, &out, options{audit: true, auditTenants: true}); err != nil {
 		t.Fatal(err)
 	}
 	var resp struct {
@@ -73,6 +74,11 @@ func TestEveryPolicy(t *testing.T) {
 			Policy     string
 			Allocation *alloc.Allocation
 			Audit      *json.RawMessage
+			// TenantAudit's witnesses name tenants.
+			TenantAudit *struct {
+				SharingIncentive struct{ Worst string } `json:"sharing_incentive"`
+				Pareto           *json.RawMessage       `json:"pareto_efficiency"`
+			} `json:"tenant_audit"`
 		}
 	}
 	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
@@ -89,6 +95,9 @@ func TestEveryPolicy(t *testing.T) {
 		}
 		if err := r.Allocation.Validate(c); err != nil || !cmp.Equal(r.Allocation.Rows, []string{"a1", "a2", "b1"}) || r.Audit == nil {
 			t.Errorf("%s: allocation %+v (%v), audit present %v", r.Policy, r.Allocation, err, r.Audit != nil)
+		}
+		if ta := r.TenantAudit; ta == nil || (ta.SharingIncentive.Worst != "alice" && ta.SharingIncentive.Worst != "bob") || ta.Pareto != nil {
+			t.Errorf("%s: tenant audit %+v, want one naming a tenant as the worst row, without Pareto", r.Policy, ta)
 		}
 	}
 }
@@ -109,6 +118,8 @@ func TestErrors(t *testing.T) {
 		{"zero weight", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, "problem: Jobs.Weight[j]"},
 		{"bad cell", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[-2]]}}}`, `problem.throughputs: row "j", type "k80"`},
 		{"rows mismatch", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["x"], "types": ["k80"], "values": [[1]]}}}`, "problem: Throughputs[x]"},
+		{"unknown field in throughputs", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]], "value": [[2]]}}}`, `problem.throughputs: Matrix: gpufair: invalid value: unknown field "value"`},
+		{"tenant audit without tenants", `{"problem": {` + ok + `}, "audit_tenants": true}`, "audit_tenants: problem.tenants: required"},
 		{"unknown policy", `{"problem": {` + ok + `}, "policies": ["fastest"]}`, `policies: unknown policy "fastest"`},
 		{"missing input", `{"problem": {` + ok + `}, "policies": ["makespan"]}`, "policy makespan: inputs.remaining_steps: required"},
 		{"throughput 1e300", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}, {"id": "k", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j", "k"], "types": ["k80"], "values": [[1e300], [1]]}}}`, "problem: Throughputs[k]"},

@@ -21,8 +21,11 @@ type request struct {
 	Policies []string `json:"policies,omitempty"`
 	// Inputs holds the per-job and per-type inputs some policies need.
 	Inputs inputs `json:"inputs"`
-	// Audit asks for the fairness audit of every allocation.
+	// Audit asks for the fairness audit of every allocation, job by job.
 	Audit bool `json:"audit,omitempty"`
+	// AuditTenants asks for the audit tenant by tenant (problem.tenants
+	// required).
+	AuditTenants bool `json:"audit_tenants,omitempty"`
 }
 
 // inputs are the policies' extra inputs, aligned with problem.jobs (or, for
@@ -46,6 +49,8 @@ type result struct {
 	Policy     string            `json:"policy"`
 	Allocation *alloc.Allocation `json:"allocation"`
 	Audit      *audit            `json:"audit,omitempty"`
+	// TenantAudit is the audit of the tenants' aggregate bundles.
+	TenantAudit *audit `json:"tenant_audit,omitempty"`
 }
 
 // audit is alloc.AuditReport with JSON-safe numbers: a non-finite margin

@@ -83,6 +83,9 @@ func solve(ctx context.Context, req *request) (*response, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("problem: %w", err)
 	}
+	if req.AuditTenants && p.Tenants == nil {
+		return nil, fmt.Errorf("audit_tenants: %w", errMissing("problem.tenants"))
+	}
 	type run struct {
 		name string
 		pol  alloc.Policy
@@ -116,6 +119,11 @@ func solve(ctx context.Context, req *request) (*response, error) {
 		if req.Audit {
 			if res.Audit, err = auditOf(ctx, p, a); err != nil {
 				return nil, fmt.Errorf("policy %s: audit: %w", r.name, err)
+			}
+		}
+		if req.AuditTenants {
+			if res.TenantAudit, err = tenantAuditOf(ctx, p, a); err != nil {
+				return nil, fmt.Errorf("policy %s: tenant audit: %w", r.name, err)
 			}
 		}
 		for _, row := range a.GPUs { // after the audit, which needs the exact values
@@ -152,6 +160,36 @@ func auditOf(ctx context.Context, p *alloc.Problem, a *alloc.Allocation) (*audit
 	if err != nil {
 		return nil, err
 	}
+	return auditJSON(r, a.Rows), nil
+}
+
+// tenantAuditOf holds a job allocation to the axioms tenant by tenant: each
+// tenant holds the sum of its jobs' bundles (Allocation.ByOwner) and values
+// it by the best use its jobs make of each type (alloc.BestOf), with the
+// tenants' weights. Those valuations are not linear, so Pareto efficiency
+// is not checked.
+func tenantAuditOf(ctx context.Context, p *alloc.Problem, a *alloc.Allocation) (*audit, error) {
+	owned, err := a.ByOwner(p.Jobs, p.Tenants)
+	if err != nil {
+		return nil, err
+	}
+	linear := make([]alloc.Linear, len(p.Jobs))
+	for i, v := range p.Valuations() {
+		linear[i] = v.(alloc.Linear) // Problem.Valuations are linear rates
+	}
+	vals, err := alloc.OwnerValuations(p.Jobs, p.Tenants, linear)
+	if err != nil {
+		return nil, err
+	}
+	r, err := alloc.Audit(ctx, owned, p.Capacity, vals, alloc.OwnerWeights(p.Tenants), nil)
+	if err != nil {
+		return nil, err
+	}
+	return auditJSON(r, owned.Rows), nil
+}
+
+// auditJSON converts a report on rows into the output's form.
+func auditJSON(r *alloc.AuditReport, rows []string) *audit {
 	out := &audit{}
 	si := &out.SharingIncentive
 	si.Holds = r.SharingIncentive.Holds
@@ -164,11 +202,11 @@ func auditOf(ctx context.Context, p *alloc.Problem, a *alloc.Allocation) (*audit
 			worst = i
 		}
 	}
-	si.Worst, si.WorstMargin = a.Rows[worst], si.Margins[worst]
+	si.Worst, si.WorstMargin = rows[worst], si.Margins[worst]
 	ef := &out.EnvyFreeness
 	ef.Holds, ef.MaxEnvy = r.Envy.Holds, finite(r.Envy.MaxEnvy)
 	if !r.Envy.Holds {
-		ef.Envier, ef.Envied = a.Rows[r.Envy.Envier], a.Rows[r.Envy.Envied]
+		ef.Envier, ef.Envied = rows[r.Envy.Envier], rows[r.Envy.Envied]
 	}
 	if r.Pareto != nil {
 		out.Pareto = &struct {
@@ -176,5 +214,5 @@ func auditOf(ctx context.Context, p *alloc.Problem, a *alloc.Allocation) (*audit
 			Gain  *float64 `json:"gain"`
 		}{r.Pareto.Holds, finite(r.Pareto.Gain)}
 	}
-	return out, nil
+	return out
 }
