@@ -60,9 +60,12 @@ type config struct {
 	rounds     []float64 // round lengths in seconds, -experiment gavel-fig15
 	cdfRate    float64   // the rate of a sweep's CDF plots; 0: the last
 	oefRounds  int       // rounds of the driven OEF experiments; 0: oefRounds
-	progress   io.Writer // nil: no bar
-	timings    io.Writer // nil: no timings
-	list       bool
+	appScale   string    // Themis' app sizes (themisScale); "": the trace's
+	// contentions are -experiment themis-fig14's; nil: 1, 2, 4.
+	contentions []float64
+	progress    io.Writer // nil: no bar
+	timings     io.Writer // nil: no timings
+	list        bool
 	// listExperiments prints the experiments instead of running one.
 	listExperiments bool
 }
@@ -107,6 +110,8 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.IntVar(&cfg.seeds, "seeds", 1, "seeds per point of a sweep (-experiment load and the papers' sweeps)")
 	sizes := fs.String("sizes", "100,200,400", "jobs of each static trace of -experiment gavel-makespan")
 	rounds := fs.String("round-lengths", "6,12,24,48", "round lengths in minutes of -experiment gavel-fig15")
+	fs.StringVar(&cfg.appScale, "app-scale", "trace", "size of the apps of Themis' experiments: trace (section 2.2's: 50 to 100 jobs, 3.75-hour tasks) or small (4 to 24 jobs of an hour)")
+	contentions := fs.String("contentions", "1,2,4", "contention levels of -experiment themis-fig14: the cluster divided by each (whole numbers)")
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -126,6 +131,9 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 		cfg.measure = [2]int{m[0], m[1]}
 	}
 	if cfg.rates, err = positives(*rates, "-rates"); err != nil {
+		return nil, err
+	}
+	if cfg.contentions, err = positives(*contentions, "-contentions"); err != nil {
 		return nil, err
 	}
 	if cfg.sizes, err = positives(*sizes, "-sizes"); err != nil {

@@ -57,25 +57,60 @@ const (
 // "heavily contended" (section 2.2).
 const appLoad = 1.2
 
+// appScale sizes the apps of Themis' workloads.
+type appScale struct {
+	jobsLo, jobsHi int     // jobs of a workload-1 app with several, uniform
+	hours          float64 // median time of a workload-1 job on its GPUs, and of a workload-2 trial through every phase on one GPU
+	trials         [2]int  // the trials of a workload-2 app, one or the other
+}
+
+// Themis' app sizes: the trace's (section 2.2: 85 apps, 10% of one job and
+// the others up to 100 jobs with a median of 75; the median task runs 3.75
+// GPU hours, and the median app 11.5 GPU days), and the small apps of the
+// earlier runs (4 to 24 jobs of a 1-hour median; 8 or 16 trials).
+var (
+	traceApps = appScale{jobsLo: 50, jobsHi: 100, hours: 3.75, trials: [2]int{32, 64}}
+	smallApps = appScale{jobsLo: 4, jobsHi: 24, hours: 1, trials: [2]int{8, 16}}
+)
+
+// themisScale returns the app sizes -app-scale names: "small", or the
+// trace's ("trace" or empty).
+func themisScale(name string) (appScale, error) {
+	switch name {
+	case "", "trace":
+		return traceApps, nil
+	case "small":
+		return smallApps, nil
+	}
+	return appScale{}, fmt.Errorf("-app-scale %q: want trace or small", name)
+}
+
 // themisWorkload draws n apps of workload kind (1: Hyperdrive apps with
-// performance-curve stopping; 2: successive halving), each app network-
-// intensive with probability net (negative: Table 4's mix, CV only), on a
-// cluster of gpus GPUs. Arrivals are Poisson at the rate that makes the
-// apps' work appLoad times the cluster's GPU time until the last arrival.
+// performance-curve stopping; 2: successive halving) of sizes sc, each app
+// network-intensive with probability net (negative: Table 4's mix, CV
+// only), on a cluster of gpus GPUs. Arrivals are Poisson at the rate that
+// makes the apps' work appLoad times the cluster's GPU time until the last
+// arrival.
 //
-// Workload 1, from section 6.1 and Figure 8, scaled down: 10% of apps have
-// one job, the others 4 to 24 (the trace's median is 75); every job uses
-// 1 or 2 GPUs (elastic: Themis' job_demand_max), and runs for a lognormal
-// time on its GPUs (median 1 hour); performance-curve stopping ends each
-// job but one at a uniform 20% to 100% of its iterations.
+// Workload 1, from sections 2.2 and 6.1: 10% of apps have one job, the
+// others a uniform sc.jobsLo to sc.jobsHi (the trace: 50 to 100, median 75);
+// every job uses 1 or 2 GPUs (elastic: Themis' job_demand_max), and runs for
+// a lognormal time on its GPUs (median sc.hours, the trace's median task
+// of 3.75 hours; σ = 0.8); performance-curve stopping ends each job but one
+// at a uniform 20% to 100% of its iterations. The trace's median app is
+// then about 75 × 1.5 GPUs × 3.75 h × 0.6 ≈ 10 GPU days (11.5 in section
+// 2.2).
 //
-// Workload 2: successive halving over n = 8 or 16 trials, log2(n)+1 phases
-// of I iterations each (section 4.3.2: "for the same number of iterations
-// I"), phase i's n/2^i trials each one elastic job of up to 2^i GPUs, so
-// that every phase's demand is n GPUs. A barrier separates the phases
+// Workload 2: successive halving over n = sc.trials trials (32 or 64 at
+// the trace's scale: 63 or 127 jobs an app, more GPUs per job than
+// workload 1, as section 6.1 says), log2(n)+1 phases of I iterations each
+// (section 4.3.2: "for the same number of iterations I"; a trial through
+// every phase runs a lognormal sc.hours on one GPU, σ = 0.5), phase i's
+// n/2^i trials each one elastic job of up to 2^i GPUs, so that every
+// phase's demand is n GPUs. A barrier separates the phases
 // (sim.Job.Phase): phase i+1's trials arrive when the last of phase i's
 // finishes.
-func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Workload {
+func themisWorkload(kind, n int, net float64, gpus int, seed uint64, sc appScale) *sim.Workload {
 	r := rand.New(rand.NewPCG(seed, 15))
 	w := &sim.Workload{Types: []topology.GPUType{"k80"}}
 	var apps [][]sim.Job
@@ -101,11 +136,11 @@ func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Worklo
 		case 1:
 			k := 1
 			if r.Float64() >= 0.1 {
-				k = 4 + r.IntN(21)
+				k = sc.jobsLo + r.IntN(sc.jobsHi-sc.jobsLo+1)
 			}
 			for i := range k {
 				gang := 1 + r.IntN(2)
-				hours := math.Exp(r.NormFloat64() * 0.8) // median 1 h on its GPUs
+				hours := sc.hours * math.Exp(r.NormFloat64()*0.8) // on its GPUs
 				frac := 1.0
 				if i > 0 {
 					frac = 0.2 + 0.8*r.Float64()
@@ -113,9 +148,9 @@ func themisWorkload(kind, n int, net float64, gpus int, seed uint64) *sim.Worklo
 				jobs = append(jobs, job(i, gang, hours*3600*frac*float64(gang)))
 			}
 		default:
-			trials := []int{8, 16}[r.IntN(2)]
+			trials := sc.trials[r.IntN(2)]
 			phases := int(math.Log2(float64(trials))) + 1
-			iters := 3600 * math.Exp(r.NormFloat64()*0.5) / float64(phases) // I, one GPU
+			iters := sc.hours * 3600 * math.Exp(r.NormFloat64()*0.5) / float64(phases) // I, one GPU
 			i := 0
 			for phase := range phases {
 				for range trials >> phase { // the trials that reach this phase
@@ -162,6 +197,15 @@ func themisRun(ctx context.Context, cfg *config, w *sim.Workload, c topology.Clu
 	return out, nil
 }
 
+// themisPrefix returns the prefix of an experiment's plot files: -plot-prefix,
+// or else def.
+func themisPrefix(cfg *config, def string) string {
+	if cfg.plotPrefix != "" {
+		return cfg.plotPrefix
+	}
+	return def
+}
+
 // gpuHours returns the GPU time the apps held, in hours.
 func gpuHours(r *sim.Result) float64 {
 	s := 0.0
@@ -172,41 +216,100 @@ func gpuHours(r *sim.Result) float64 {
 }
 
 // themisMacro is Figures 9-12 for workload kind: the apps' rho (its CDF
-// and maximum) and the GPU time each mechanism takes for the same work.
+// and maximum) and the GPU time each mechanism takes for the same work,
+// for each of cfg.seeds seeds, then their means and standard deviations.
 func themisMacro(kind int) func(context.Context, *config, io.Writer) error {
 	return func(ctx context.Context, cfg *config, w io.Writer) error {
-		c := themisCluster(1)
-		gpus := len(c.AllGPUs())
-		wl := themisWorkload(kind, cfg.jobs, -1, gpus, cfg.seed)
-		fmt.Fprintf(w, "Workload %d: %d apps, %d jobs (seed %d) on %d GPUs (%d machines), %g-minute rounds\n\n",
-			kind, cfg.jobs, len(wl.Jobs), cfg.seed, gpus, len(c.Servers), cfg.round/60)
-		res, err := themisRun(ctx, cfg, wl, c)
+		sc, err := themisScale(cfg.appScale)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%-22s %5s %9s %8s %8s %8s %9s %10s\n", "mechanism", "apps", "avg JCT", "avg rho", "p95 rho", "max rho", "rho<=1", "GPU hours")
-		for _, r := range res {
-			s := r.AppSummary()
-			fmt.Fprintf(w, "%-22s %5d %8.1fh %8.2f %8.2f %8.2f %8.0f%% %10.0f\n", r.Scheduler, s.Finished, s.AvgJCT/3600, s.AvgRho, s.P95Rho, s.MaxRho, 100*s.SharingIncentive, gpuHours(r))
-		}
-		if i := slices.IndexFunc(res, func(r *sim.Result) bool { return r.Scheduler == "themis" }); i >= 0 {
-			th := res[i].AppSummary()
-			fmt.Fprintln(w, "\nmax rho of each baseline over Themis' (the paper: 2.2x to 3.25x); GPU time over Themis'")
-			for _, r := range res {
-				if r.Scheduler != "themis" {
-					fmt.Fprintf(w, "%-22s %6.2fx %6.2fx\n", r.Scheduler, r.AppSummary().MaxRho/th.MaxRho, gpuHours(r)/gpuHours(res[i]))
-				}
+		c := themisCluster(1)
+		gpus := len(c.AllGPUs())
+		var all [][]*sim.Result // by seed
+		for seed := cfg.seed; seed < cfg.seed+uint64(cfg.seeds); seed++ {
+			wl := themisWorkload(kind, cfg.jobs, -1, gpus, seed, sc)
+			fmt.Fprintf(w, "Workload %d: %d apps, %d jobs (seed %d) on %d GPUs (%d machines), %g-minute rounds\n\n",
+				kind, cfg.jobs, len(wl.Jobs), seed, gpus, len(c.Servers), cfg.round/60)
+			res, err := themisRun(ctx, cfg, wl, c)
+			if err != nil {
+				return err
 			}
+			themisTable(w, res)
+			all = append(all, res)
+		}
+		if len(all) > 1 {
+			themisSeedSummary(w, all)
 		}
 		if cfg.plots == "" {
 			return nil
 		}
-		path := filepath.Join(cfg.plots, fmt.Sprintf("themis_fig%d_rho_cdf.png", 8+kind))
-		if err := plotAppRho(path, fmt.Sprintf("Finish-time fairness of apps, workload %d", kind), res); err != nil {
+		pooled := slices.Clone(all[0])
+		for m := range pooled {
+			r := *pooled[m]
+			for _, res := range all[1:] {
+				r.Apps = append(slices.Clip(r.Apps), res[m].Apps...)
+			}
+			pooled[m] = &r
+		}
+		path := filepath.Join(cfg.plots, themisPrefix(cfg, fmt.Sprintf("themis_fig%d_", 8+kind))+"rho_cdf.png")
+		title := fmt.Sprintf("Finish-time fairness of apps, workload %d", kind)
+		if len(all) > 1 {
+			title += fmt.Sprintf(" (%d seeds)", len(all))
+		}
+		if err := plotAppRho(path, title, pooled); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "\nplot: %s\n", path)
 		return nil
+	}
+}
+
+// themisTable prints one seed's results: a row per mechanism, then each
+// baseline's max rho and GPU time over Themis'.
+func themisTable(w io.Writer, res []*sim.Result) {
+	fmt.Fprintf(w, "%-22s %5s %9s %8s %8s %8s %9s %10s\n", "mechanism", "apps", "avg JCT", "avg rho", "p95 rho", "max rho", "rho<=1", "GPU hours")
+	for _, r := range res {
+		s := r.AppSummary()
+		fmt.Fprintf(w, "%-22s %5d %8.1fh %8.2f %8.2f %8.2f %8.0f%% %10.0f\n", r.Scheduler, s.Finished, s.AvgJCT/3600, s.AvgRho, s.P95Rho, s.MaxRho, 100*s.SharingIncentive, gpuHours(r))
+	}
+	if i := slices.IndexFunc(res, func(r *sim.Result) bool { return r.Scheduler == "themis" }); i >= 0 {
+		th := res[i].AppSummary()
+		fmt.Fprintln(w, "\nmax rho of each baseline over Themis' (the paper: 2.2x to 3.25x); GPU time over Themis'")
+		for _, r := range res {
+			if r.Scheduler != "themis" {
+				fmt.Fprintf(w, "%-22s %6.2fx %6.2fx\n", r.Scheduler, r.AppSummary().MaxRho/th.MaxRho, gpuHours(r)/gpuHours(res[i]))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// themisSeedSummary prints, per mechanism, the mean ± standard deviation
+// over seeds of the average JCT, the maximum rho, the GPU time, and the
+// maximum rho over Themis' of the same seed.
+func themisSeedSummary(w io.Writer, all [][]*sim.Result) {
+	th := slices.IndexFunc(all[0], func(r *sim.Result) bool { return r.Scheduler == "themis" })
+	fmt.Fprintf(w, "Mean ± standard deviation over %d seeds\n%-22s %15s %15s %15s %17s\n", len(all), "mechanism", "avg JCT (h)", "max rho", "GPU hours", "max rho/Themis'")
+	for m := range all[0] {
+		var jct, rho, hours, ratio []float64
+		for _, res := range all {
+			s := res[m].AppSummary()
+			jct, rho, hours = append(jct, s.AvgJCT/3600), append(rho, s.MaxRho), append(hours, gpuHours(res[m]))
+			if th >= 0 {
+				ratio = append(ratio, s.MaxRho/res[th].AppSummary().MaxRho)
+			}
+		}
+		fmt.Fprintf(w, "%-22s", all[0][m].Scheduler)
+		for _, v := range [][]float64{jct, rho, hours} {
+			ms := meanSD(v)
+			fmt.Fprintf(w, " %7.2f ± %5.2f", ms[0], ms[1])
+		}
+		if th >= 0 {
+			ms := meanSD(ratio)
+			fmt.Fprintf(w, " %8.2fx ± %4.2f", ms[0], ms[1])
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -242,6 +345,9 @@ func plotAppRho(path, title string, res []*sim.Result) error {
 // mechanisms' max rho and GPU hours, averaged over cfg.seeds seeds.
 func themisPoints(ctx context.Context, cfg *config, w io.Writer, title, xLabel string, x []float64,
 	setup func(x float64, seed uint64) (*sim.Workload, topology.Cluster), plotPrefix string) error {
+	if _, err := themisScale(cfg.appScale); err != nil {
+		return err
+	}
 	mechs, err := pick(cfg.mechanisms)
 	if err != nil {
 		return err
@@ -295,7 +401,7 @@ func themisPoints(ctx context.Context, cfg *config, w io.Writer, title, xLabel s
 		file, y string
 		v       [][]float64
 	}{{"max_rho.png", "max rho over apps", rho}, {"gpu_hours.png", "GPU hours", hours}} {
-		path := filepath.Join(cfg.plots, plotPrefix+p.file)
+		path := filepath.Join(cfg.plots, themisPrefix(cfg, plotPrefix)+p.file)
 		if err := os.MkdirAll(cfg.plots, 0o755); err != nil {
 			return err
 		}
@@ -308,12 +414,23 @@ func themisPoints(ctx context.Context, cfg *config, w io.Writer, title, xLabel s
 }
 
 // themisContention is Figure 14: workload 1 on the whole cluster, half of
-// it and a quarter of it (contention 1x, 2x, 4x).
+// it and a quarter of it (contention 1x, 2x, 4x; -contentions picks them:
+// the cluster's machines of each kind divided by each).
 func themisContention(ctx context.Context, cfg *config, w io.Writer) error {
 	full := len(themisCluster(1).AllGPUs())
-	return themisPoints(ctx, cfg, w, "Themis Figure 14, workload 1", "contention", []float64{1, 2, 4},
+	sc, _ := themisScale(cfg.appScale) // checked by themisPoints
+	x := cfg.contentions
+	if x == nil {
+		x = []float64{1, 2, 4}
+	}
+	for _, v := range x {
+		if v != math.Trunc(v) || v > 16 {
+			return fmt.Errorf("-contentions: %g is not a whole number from 1 to 16", v)
+		}
+	}
+	return themisPoints(ctx, cfg, w, "Themis Figure 14, workload 1", "contention", x,
 		func(x float64, seed uint64) (*sim.Workload, topology.Cluster) {
-			return themisWorkload(1, cfg.jobs, -1, full, seed), themisCluster(int(x))
+			return themisWorkload(1, cfg.jobs, -1, full, seed, sc), themisCluster(int(x))
 		}, "themis_fig14_")
 }
 
@@ -321,17 +438,27 @@ func themisContention(ctx context.Context, cfg *config, w io.Writer) error {
 // apps network-intensive.
 func themisPlacement(ctx context.Context, cfg *config, w io.Writer) error {
 	c := themisCluster(1)
+	sc, _ := themisScale(cfg.appScale) // checked by themisPoints
 	return themisPoints(ctx, cfg, w, "Themis Figures 15-16, workload 2", "network %", []float64{0, 20, 40, 60, 80, 100},
 		func(x float64, seed uint64) (*sim.Workload, topology.Cluster) {
-			return themisWorkload(2, cfg.jobs, x/100, len(c.AllGPUs()), seed), c
+			return themisWorkload(2, cfg.jobs, x/100, len(c.AllGPUs()), seed, sc), c
 		}, "themis_fig15_")
 }
 
 // themisSensitivity is Figure 19: Themis alone on workload 1 for each f,
-// one line per lease (-mechanisms is ignored), on half the cluster (2x
-// contention): on the whole of it every f gives the same maximum.
+// one line per lease (-mechanisms is ignored), on the whole cluster as in
+// the paper, or with small apps on half of it (2x contention): with small
+// apps on the whole cluster every f gives the same maximum.
 func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
-	c := themisCluster(2)
+	sc, err := themisScale(cfg.appScale)
+	if err != nil {
+		return err
+	}
+	div, where := 1, "the whole cluster"
+	if sc == smallApps {
+		div, where = 2, "half the cluster"
+	}
+	c := themisCluster(div)
 	fs := []float64{0, 0.2, 0.4, 0.6, 0.8, 1}
 	leases := []float64{5, 10, 20} // minutes
 	var names []string
@@ -342,7 +469,7 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 		for _, f := range fs {
 			var sr, sh float64
 			for seed := 1; seed <= cfg.seeds; seed++ {
-				wl := themisWorkload(1, cfg.jobs, -1, len(themisCluster(1).AllGPUs()), cfg.seed+uint64(seed)-1)
+				wl := themisWorkload(1, cfg.jobs, -1, len(themisCluster(1).AllGPUs()), cfg.seed+uint64(seed)-1, sc)
 				m := themisWith(fmt.Sprintf("themis f=%g lease=%g", f, lease), f, lease)
 				round := min(cfg.round, lease*60)
 				res, err := simulate(ctx, cfg, &env{c: c, w: wl, round: round}, m, &sim.Settings{Round: round})
@@ -360,7 +487,7 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 		what string
 		v    [][]float64
 	}{{"max rho", rho}, {"GPU hours", hours}} {
-		fmt.Fprintf(w, "Themis Figure 19, workload 1 on half the cluster: %s (mean of %d seeds)\n%-6s", t.what, cfg.seeds, "f")
+		fmt.Fprintf(w, "Themis Figure 19, workload 1 on %s: %s (mean of %d seeds)\n%-6s", where, t.what, cfg.seeds, "f")
 		for _, n := range names {
 			fmt.Fprintf(w, " %14s", n)
 		}
@@ -383,8 +510,8 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 	for _, p := range []struct {
 		file, y string
 		v       [][]float64
-	}{{"themis_fig19_max_rho.png", "max rho over apps", rho}, {"themis_fig19_gpu_hours.png", "GPU hours", hours}} {
-		path := filepath.Join(cfg.plots, p.file)
+	}{{"max_rho.png", "max rho over apps", rho}, {"gpu_hours.png", "GPU hours", hours}} {
+		path := filepath.Join(cfg.plots, themisPrefix(cfg, "themis_fig19_")+p.file)
 		if err := plotSweep(path, "Themis Figure 19, workload 1", "fairness knob f", p.y, names, fs, p.v); err != nil {
 			return err
 		}

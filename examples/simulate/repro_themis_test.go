@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/testcases"
 )
 
@@ -14,17 +15,24 @@ import (
 func TestThemisExperiments(t *testing.T) {
 	for _, tc := range []struct {
 		experiment string
+		seeds      int
 		want       []string
 	}{
-		{"themis-fig9", []string{"Workload 1: 6 apps", "max rho of each baseline over Themis'", "tiresias"}},
-		{"themis-fig10", []string{"Workload 2: 6 apps", "GPU hours"}},
-		{"themis-fig14", []string{"Themis Figure 14, workload 1: max rho", "\n4 "}},
-		{"themis-fig15", []string{"Themis Figures 15-16, workload 2: GPU hours", "\n100 "}},
+		{"themis-fig9", 1, []string{"Workload 1: 6 apps", "max rho of each baseline over Themis'", "tiresias"}},
+		{"themis-fig10", 2, []string{"Workload 2: 6 apps", "GPU hours", "(seed 2)", "Mean ± standard deviation over 2 seeds", "max rho/Themis'"}},
+		{"themis-fig14", 1, []string{"Themis Figure 14, workload 1: max rho", "\n4 "}},
+		{"themis-fig15", 1, []string{"Themis Figures 15-16, workload 2: GPU hours", "\n100 "}},
 	} {
 		t.Run(tc.experiment, func(t *testing.T) {
-			cfg := &config{experiment: tc.experiment, mechanisms: "themis,tiresias", jobs: 6, seed: 1, seeds: 1, round: 360}
+			cfg := &config{experiment: tc.experiment, mechanisms: "themis,tiresias", jobs: 6, seed: 1, seeds: tc.seeds, round: 360, appScale: "small"}
 			testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) }, tc.want...)
 		})
+	}
+	cfg := &config{experiment: "themis-fig14", mechanisms: "themis", jobs: 6, seed: 1, seeds: 1, round: 360, appScale: "small", contentions: []float64{2}}
+	testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), cfg, w) }, "\n2 ")
+	cfg.contentions = []float64{2.5}
+	if err := run(context.Background(), cfg, io.Discard); err == nil {
+		t.Error("-contentions 2.5: no error")
 	}
 }
 
@@ -33,9 +41,27 @@ func TestThemisExperiments(t *testing.T) {
 // over n = 8 or 16 trials, phase i holding n/2^i trials of 2^i GPUs (so
 // 2n−1 jobs, every phase's demand n, the last trial on all n); every job
 // is elastic and belongs to its app.
+//
+// At the trace's scale, workload 1's apps have 50 to 100 jobs (or one) and
+// workload 2's 32 or 64 trials. An unknown scale is an error.
 func TestThemisWorkloads(t *testing.T) {
+	for _, kind := range []int{1, 2} {
+		w := themisWorkload(kind, 40, -1, 168, 1, traceApps)
+		jobs := map[alloc.TenantID]int{}
+		for _, j := range w.Jobs {
+			jobs[j.Owner]++
+		}
+		for app, n := range jobs {
+			if kind == 1 && n != 1 && (n < 50 || n > 100) || kind == 2 && n != 2*32-1 && n != 2*64-1 {
+				t.Errorf("trace scale, workload %d: %s has %d jobs", kind, app, n)
+			}
+		}
+	}
+	if _, err := themisScale("huge"); err == nil {
+		t.Error(`themisScale("huge"): no error`)
+	}
 	for kind := 1; kind <= 2; kind++ {
-		w := themisWorkload(kind, 40, -1, 168, 1)
+		w := themisWorkload(kind, 40, -1, 168, 1, smallApps)
 		if err := w.Validate(); err != nil {
 			t.Fatal(err)
 		}
