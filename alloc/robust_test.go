@@ -215,11 +215,11 @@ func TestDeadlineAtScale(t *testing.T) {
 	p := randomMaxMinProblem(t, 100000, 4, 1)
 	withEntities(p, 16)
 	for _, pol := range everyPolicy(p, 1) {
-		// Best of two: the time before the first solve (validation,
+		// Best of three: the time before the first solve (validation,
 		// classes, the model) checks no context, and on a machine
 		// shared with other test binaries it can take seconds.
 		var took time.Duration
-		for attempt := 0; attempt < 2 && (attempt == 0 || took > deadline+time.Second); attempt++ {
+		for attempt := 0; attempt < 3 && (attempt == 0 || took > deadline+time.Second); attempt++ {
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			start := time.Now()
 			a, err := pol.Allocate(ctx, p)
@@ -234,7 +234,7 @@ func TestDeadlineAtScale(t *testing.T) {
 			t.Logf("%s: returned after %v", pol.Name(), took)
 		}
 		if took > deadline+time.Second {
-			t.Errorf("%s: returned after %v twice, deadline %v", pol.Name(), took, deadline)
+			t.Errorf("%s: returned after %v three times, deadline %v", pol.Name(), took, deadline)
 		}
 	}
 }
