@@ -73,7 +73,7 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
 
 # OEF's evaluation (section 6); outputs go to docs/reproduction/. oef-jct
-# took over 28 CPU minutes per seed on 2 cores in its last rerun
+# took over 51 CPU minutes per seed on 2 cores in its last rerun
 # (docs/reproduction.md).
 reproduce-oef: deps
 	$(SIMULATE) -experiment oef-throughput -jobs 200 -seeds 3 | tee docs/reproduction/oef-throughput.txt
