@@ -100,10 +100,9 @@ func (pol MinCost) Allocate(ctx context.Context, p *Problem) (*Allocation, error
 	u := m.AddVar("u", 0, lp.Inf, 0)
 	ones := allOnes(types)
 	bill := make([]lp.Term, 0, classes*types)
-	gang := make([]float64, classes)
+	gang := p.classGangs(rc)
 	for c, i := range rc.rep {
 		size := float64(rc.size[c])
-		gang[c] = float64(p.Jobs[i].Gang)
 		m.AddConstraint("time", append(y.RowTerms(c, ones), lp.Term{Var: u, Coef: -size}), lp.LE, 0)
 		rates := p.Throughputs.Row(i)
 		for k, r := range rates {

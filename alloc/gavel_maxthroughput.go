@@ -70,9 +70,8 @@ func (v timeFractions) greedyStart(m *lp.Model) {
 	}
 	n, types := v.rc.numClasses(), v.p.Capacity.NumTypes()
 	cells := make([]cell, 0, n*types)
-	gang := make([]float64, n)
+	gang := v.gang
 	for c, i := range v.rc.rep {
-		gang[c] = float64(v.p.Jobs[i].Gang)
 		for k, r := range v.p.Throughputs.Row(i) {
 			if r > 0 {
 				cells = append(cells, cell{c, k, r / gang[c]})

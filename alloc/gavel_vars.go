@@ -15,9 +15,10 @@ import (
 // throughputs (the rate of the whole job at its gang size). Every Gavel
 // policy is an objective and a few rows over these variables.
 type timeFractions struct {
-	p  *Problem
-	rc rowClasses // the classes of jobs that share variables
-	x  lp.Grid    // one row per class
+	p    *Problem
+	rc   rowClasses // the classes of jobs that share variables
+	x    lp.Grid    // one row per class
+	gang []float64  // each class's gang
 }
 
 // addTimeFractions adds X, one row per job, and its time and capacity rows
@@ -45,14 +46,11 @@ func addClassTimeFractions(m *lp.Model, p *Problem, rc rowClasses) timeFractions
 	for c := range n {
 		m.AddConstraint("time", x.RowTerms(c, ones), lp.LE, float64(rc.size[c]))
 	}
-	gang := make([]float64, n)
-	for c, i := range rc.rep {
-		gang[c] = float64(p.Jobs[i].Gang)
-	}
+	gang := p.classGangs(rc)
 	for k, count := range p.Capacity.Count {
 		m.AddConstraint("capacity", x.ColTerms(k, gang), lp.LE, count)
 	}
-	return timeFractions{p: p, rc: rc, x: x}
+	return timeFractions{p: p, rc: rc, x: x, gang: gang}
 }
 
 // throughput returns class c's effective throughput Σ_k T_ck·X_ck (job c's
@@ -124,11 +122,12 @@ func (p *Problem) rateClasses(extra func(i int) []float64) rowClasses {
 	})
 }
 
-// gangs returns each job's gang size as a float64, in job order.
-func (p *Problem) gangs() []float64 {
-	g := make([]float64, len(p.Jobs))
-	for i, j := range p.Jobs {
-		g[i] = float64(j.Gang)
+// classGangs returns the gang size of each class of rc's jobs, as a
+// float64 (rc groups jobs of equal gang).
+func (p *Problem) classGangs(rc rowClasses) []float64 {
+	g := make([]float64, rc.numClasses())
+	for c, i := range rc.rep {
+		g[c] = float64(p.Jobs[i].Gang)
 	}
 	return g
 }
