@@ -64,6 +64,35 @@ func TestOEFCertificateAgainstFullModel(t *testing.T) {
 	})
 }
 
+// TestOEFCertificateNoisyAgainstFullModel: on noisy profiles, where
+// the structured method seeds its rows from cells of near-identical rows
+// (cellSeedRows: three types or more, 2% noise, so the cells at least
+// halve the users), its certified throughput is the full model's optimum
+// within the certificates' gap.
+func TestOEFCertificateNoisyAgainstFullModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genNoisyOEFCaseOf(3, 0.02).Draw(rt, "case")
+		p := c.problem(rt)
+		var certs [2]alloc.OEFCertificate
+		for i, m := range []alloc.OEFMethod{alloc.OEFFullModel, alloc.OEFStructured} {
+			a, cert, err := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{Method: m}}.AllocateCertified(context.Background(), p)
+			if err != nil {
+				rt.Fatalf("AllocateCertified(%v) error = %v", m, err)
+			}
+			if cert.Envy > 1e-6 || cert.Gap() > 1e-5 {
+				rt.Fatalf("%v: certificate %+v (gap %v) is not exact", m, cert, cert.Gap())
+			}
+			oefEnvyFree(rt, p, a, c)
+			certs[i] = cert
+		}
+		// Each certificate proves its throughput optimal to a gap of 1e-5
+		// (the full model's, too, may stop short by ~1e-7).
+		if full, got := certs[0].Throughput, certs[1].Throughput; math.Abs(got-full) > 1e-5*max(1, full) {
+			rt.Fatalf("structured throughput %v, full model %v", got, full)
+		}
+	})
+}
+
 // TestOEFCertifiedRefusesNonCooperative: there is no certificate for the
 // non-cooperative mode.
 func TestOEFCertifiedRefusesNonCooperative(t *testing.T) {
@@ -75,9 +104,13 @@ func TestOEFCertifiedRefusesNonCooperative(t *testing.T) {
 
 // genNoisyOEFCase draws users whose rows are a few job types' rows with up
 // to 5% noise on every rate, the profiles EnvyTolerance is for.
-func genNoisyOEFCase() *rapid.Generator[oefCase] {
+func genNoisyOEFCase() *rapid.Generator[oefCase] { return genNoisyOEFCaseOf(2, 0.05) }
+
+// genNoisyOEFCaseOf draws as genNoisyOEFCase does, with minTypes to 4 GPU
+// types and noise up to the given fraction.
+func genNoisyOEFCaseOf(minTypes int, noise float64) *rapid.Generator[oefCase] {
 	return rapid.Custom(func(t *rapid.T) oefCase {
-		K := rapid.IntRange(2, 4).Draw(t, "types")
+		K := rapid.IntRange(minTypes, 4).Draw(t, "types")
 		types := rapid.IntRange(1, 4).Draw(t, "job types")
 		n := rapid.IntRange(2, 24).Draw(t, "users")
 		c := oefCase{count: make([]float64, K), rates: make([][]float64, n), weights: make([]float64, n)}
@@ -96,7 +129,7 @@ func genNoisyOEFCase() *rapid.Generator[oefCase] {
 			row := base[rapid.IntRange(0, types-1).Draw(t, "type")]
 			c.rates[i] = make([]float64, K)
 			for k, r := range row {
-				c.rates[i][k] = r * (1 + rapid.Float64Range(-0.05, 0.05).Draw(t, "noise"))
+				c.rates[i][k] = r * (1 + rapid.Float64Range(-noise, noise).Draw(t, "noise"))
 			}
 			c.weights[i] = rapid.SampledFrom([]float64{0.5, 1, 2, 3}).Draw(t, "weight")
 		}

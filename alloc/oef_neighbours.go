@@ -14,9 +14,10 @@ import (
 // otherwise every cap row and sharing floor (sideRows) and, with two GPU
 // types, the neighbour rows in speedup-ratio order, which imply all others
 // (twoTypeEnvyRows), with more, the rows between near neighbours
-// (neighbourEnvyRows). Any seed keeps row generation exact; a good one
-// saves the rounds in which a relaxation far from the optimum grows a
-// large model.
+// (neighbourEnvyRows) and, where near-identical rows form cells, the rows
+// of the cells' solution (cellSeedRows). Any seed keeps row generation
+// exact; a good one saves the rounds in which a relaxation far from the
+// optimum grows a large model.
 func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
 	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
 		return q.jobTypeSeed(ctx, set, lad)
@@ -26,7 +27,21 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 		return append(rows, q.twoTypeEnvyRows()...), nil, nil
 	}
 	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
-	return append(rows, near...), nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	cell, err := q.cellSeedRows(ctx, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[envyPair]bool, len(near)+len(cell))
+	for _, r := range append(near, cell...) {
+		if !seen[r] {
+			seen[r] = true
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil, nil
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied

@@ -2,7 +2,6 @@ package alloc
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
@@ -21,55 +20,18 @@ func checkEnvyTolerance(eps float64, mode OEFMode) error {
 	return nil
 }
 
-// envyCells groups the virtual users into cells for EnvyTolerance ε: in
-// order of first appearance, a user joins the first cell whose leader (its
-// first member) has the same cap and speedups within a factor √(1+ε) of
-// its own on every type, and leads a new cell otherwise. The leader
-// stands for the cell in the LP (classProblem uses each class's first
-// member), so every member's speedups lie within that factor of the
+// envyCells groups the virtual users into cells for EnvyTolerance ε
+// (ratioCells): a user joins the first cell whose leader has the same cap
+// and speedups within a factor √(1+ε) of its own on every type. The
+// leader stands for the cell in the LP (classProblem uses each class's
+// first member), so every member's speedups lie within that factor of the
 // speedups the LP allocates by.
-//
-// Cost: O(V·L·K) for V users, L cells and K types.
 func (in *oefInstance) envyCells(eps float64) rowClasses {
-	h := math.Log1p(eps) / 2 // log of √(1+ε)
-	logs := func(v int) []float64 {
-		l := make([]float64, len(in.speed[v]))
-		for k, r := range in.speed[v] {
-			l[k] = math.Log(max(r, 1e-300)) // a zero speedup matches zero only
-		}
-		return l
+	var same func(lead, v int) bool
+	if in.cap != nil {
+		same = func(lead, v int) bool { return in.cap[lead]/in.weight[lead] == in.cap[v]/in.weight[v] }
 	}
-	var rc rowClasses
-	rc.of = make([]int, len(in.speed))
-	var lead [][]float64
-	for v := range in.speed {
-		lv := logs(v)
-		c := -1
-		for i, l := range lead {
-			if in.cap != nil && in.cap[rc.rep[i]]/in.weight[rc.rep[i]] != in.cap[v]/in.weight[v] {
-				continue
-			}
-			near := true
-			for k, x := range l {
-				if math.Abs(x-lv[k]) > h {
-					near = false
-					break
-				}
-			}
-			if near {
-				c = i
-				break
-			}
-		}
-		if c < 0 {
-			c = len(lead)
-			lead = append(lead, lv)
-			rc.rep = append(rc.rep, v)
-			rc.size = append(rc.size, 0)
-		}
-		rc.of[v] = c
-		rc.size[c]++
-	}
+	rc, _ := ratioCells(in.speed, eps, same, len(in.speed))
 	return rc
 }
 
