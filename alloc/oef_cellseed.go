@@ -7,11 +7,19 @@ import (
 	"github.com/gpufair/gpufair/lp"
 )
 
-// cellSeedTolerance is the ε of the cells whose solution seeds exact
-// cooperative OEF (cellSeedRows): classes whose speedups agree within a
-// factor √1.05 on every type. At 2,000 jobs of 20 job types with 2% noise
-// it gives 81 cells, solved in about 50 ms.
-const cellSeedTolerance = 0.05
+// cellSeedTolerances are the ε cellSeedRows tries, finest first: the
+// cells of the first that halves the classes seed the exact model. At
+// 2,000 jobs of 20 job types with 2% noise (seed 1), 0.01 leaves over
+// 1,000 cells and 0.02 gives 458; one level of cells seeded at 0.02 or
+// 0.03 gave 6 to 10 s, at 0.05 (81 cells) 16 to 28 s, one run each on a
+// loaded machine. Distinct rows (speedups 1 to 10 drawn independently)
+// form no cells at any of them.
+var cellSeedTolerances = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16}
+
+// cellProbe is how many classes, from the first, ratioCells tries before
+// all of them: on distinct rows every ε fails on the probe, at a cost of
+// O(cellProbe²·K) each instead of O(C²·K).
+const cellProbe = 1024
 
 // ratioCells groups the rows speed into cells, in order: row v joins the
 // first cell whose leader (its first member) has speedups within a factor
@@ -63,12 +71,13 @@ func ratioCells(speed [][]float64, eps float64, same func(lead, v int) bool, lim
 
 // cellSeedRows returns envy rows for exact cooperative OEF (without caps)
 // from the solution of a coarser instance: the classes are grouped into
-// cells of cellSeedTolerance (ratioCells), the cells' LP is solved by row
-// generation, and each of its envy rows with a multiplier, cell A against
-// cell B, becomes a row for every class of A against B's leader. It
-// returns nil where the cells would not halve the classes, or where the
-// cells' LP fails (a seed is only a start; row generation stays exact
-// without it).
+// cells (ratioCells) of the finest of cellSeedTolerances, from q.cellFloor
+// on, that halves them, the cells' LP is solved by row generation (seeded
+// the same way by cells of at least twice that ε, and so on while cells
+// form), and each of its envy rows with a multiplier, cell A against cell
+// B, becomes a row for every class of A against B's leader. It returns nil
+// where no ε halves the classes, or where the cells' LP fails (a seed is
+// only a start; row generation stays exact without it).
 //
 // Why. On noisy profiles (every row distinct, but near one of a few job
 // types) the rows that carry the optimum's multipliers are mostly between
@@ -77,20 +86,36 @@ func ratioCells(speed [][]float64, eps float64, same func(lead, v int) bool, lim
 // distance order, which the near-neighbour seed does not hold. Without
 // them the first relaxation is 24% above the optimum and row generation
 // takes 70 rounds to close it; the cells' solution says which job types
-// envy which, and with its rows the first relaxation is within 0.2%. Rows
-// against the leader alone, not every member of B, keep the seed small
-// (4,020 rows here): rows against a weighted mean of B's bundles (one row
-// implied by B's envy rows) made a first relaxation within 0.04% whose
-// cold solve took 70 s.
+// envy which. There (seed 1) the cells go 2,000 → 458 (ε = 0.02) → 117 →
+// 20, each level's LP solved in under 0.3 s, and the seed (3,100 rows from
+// the cells, with the near-neighbour rows 17,900) gives a first relaxation
+// 0.016% above the optimum and 20 rounds: 6.5 to 11 s against 34 to 39 s
+// (load 3 to 6, one run each). Rows against the leader alone, not every
+// member of B, keep the seed small: rows against a weighted mean of B's
+// bundles (one row, implied by B's envy rows) made a tighter first
+// relaxation whose cold solve took 70 s.
 func (q *oefLP) cellSeedRows(ctx context.Context, set *lp.Settings) ([]envyPair, error) {
 	if q.cap != nil {
 		return nil, nil
 	}
-	cells, ok := ratioCells(q.s, cellSeedTolerance, nil, len(q.s)/2)
+	var cells rowClasses
+	eps, ok := 0.0, false
+	for _, eps = range cellSeedTolerances {
+		if eps < q.cellFloor {
+			continue
+		}
+		probe := q.s[:min(len(q.s), cellProbe)]
+		if _, ok = ratioCells(probe, eps, nil, len(probe)/2); !ok {
+			continue
+		}
+		if cells, ok = ratioCells(q.s, eps, nil, len(q.s)/2); ok {
+			break
+		}
+	}
 	if !ok {
 		return nil, nil
 	}
-	sub := &oefLP{s: make([][]float64, cells.numClasses()), w: make([]float64, cells.numClasses()), count: q.count}
+	sub := &oefLP{s: make([][]float64, cells.numClasses()), w: make([]float64, cells.numClasses()), count: q.count, cellFloor: 2 * eps}
 	members := make([][]int, cells.numClasses())
 	for c, v := range cells.rep {
 		sub.s[c] = q.s[v]

@@ -204,6 +204,9 @@ type oefLP struct {
 	// cluster per unit of the smallest virtual user's weight.
 	capLimit float64
 	floor    []float64 // nil but in capped cooperative mode
+	// cellFloor is the smallest ε of the cells that seed row generation
+	// (cellSeedRows): a cells' LP is seeded by coarser cells than its own.
+	cellFloor float64
 }
 
 // classKey returns the key by which virtual user v is grouped into
