@@ -46,9 +46,11 @@ const (
 	// ties split; cooperative OEF by adding violated envy rows to a warm
 	// model (one per envied bundle and its reverse; pruned of rows without
 	// duals; with two GPU types, starting from the neighbour rows, which
-	// imply all; with demand caps, only from rows that imply the rest
-	// within each job type's classes, seeded by the job types' uncapped
-	// solution) until none is violated, with the full model as a fallback.
+	// imply all; with more, from rows between near neighbours and those of
+	// a coarser instance's solution; with demand caps, only from rows that
+	// imply the rest within each job type's classes, seeded by the job
+	// types' uncapped solution) until none is violated, with the full model
+	// as a fallback.
 	OEFStructured OEFMethod = iota
 	// OEFFullModel solves the paper's formulation, (9) or (10), over every
 	// virtual user at once, with all n² envy rows in cooperative mode. It is
@@ -177,13 +179,15 @@ type OEFSettings struct {
 // Cost: see docs/benchmarks/oef.md. The structured non-cooperative solve is
 // O(C·K) per cutting-plane round over C classes and K types, plus LPs of K
 // rows; the structured cooperative solve adds violated envy rows in rounds
-// of O(C²·log C·K) checks, starting from rows between near neighbours and
-// dropping rows without duals: fast when users share a few job types
+// of O(C²·log C·K) checks, starting from rows between near neighbours and,
+// on noisy profiles, from the solution of cells of near-identical rows,
+// and dropping rows without duals: fast when users share a few job types
 // (4,096 users of 26 job types in about 13 ms), and, with distinct rows,
-// about 0.6 to 1.5 s at 256 users × 10 types (the full model: 31 s on a
-// loaded machine), 4 to 6 s at 1,024 × 3, 16 s at 1,024 × 10. With noisy
-// profiles, EnvyTolerance trades exactness for time: 0.75 s for 2,000 jobs
-// of 20 types with 2% noise at ε = 0.05, against minutes exactly. With
+// about 0.3 to 1.5 s at 256 users × 10 types (the full model: 31 to 75 s
+// on a loaded machine), 4 to 6 s at 1,024 × 3, 8 s or more at 1,024 × 10
+// (with load). For noisy profiles (2,000 jobs of 20 types with 2% noise on
+// every rate), tens of seconds exactly; EnvyTolerance trades exactness for
+// time there: 0.1 to 0.25 s at ε = 0.05. With
 // demand caps, 1,000 users × 10 types of 26 job types take about 20 ms
 // with one job a user and 50 ms with 1 to 4 (caps split each job type into
 // up to six classes).
