@@ -9,11 +9,11 @@ import (
 
 // cellSeedTolerances are the ε cellSeedRows tries, finest first: the
 // cells of the first that halves the classes seed the exact model. At
-// 2,000 jobs of 20 job types with 2% noise (seed 1), 0.01 leaves over
-// 1,000 cells and 0.02 gives 458; one level of cells seeded at 0.02 or
-// 0.03 gave 6 to 10 s, at 0.05 (81 cells) 16 to 28 s, one run each on a
-// loaded machine. Distinct rows (speedups 1 to 10 drawn independently)
-// form no cells at any of them.
+// 2,000 jobs of 20 job types with 2% noise, 0.01 leaves over 1,000 cells
+// and 0.02 about 220 to 460; one level of cells seeded at 0.02 or 0.03
+// gave 6 to 10 s, at 0.05 (81 cells) 16 to 28 s, one run each on a loaded
+// machine. Distinct rows (speedups 1 to 10 drawn independently) form no
+// cells at any of them.
 var cellSeedTolerances = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16}
 
 // cellProbe is how many classes, from the first, ratioCells tries before
@@ -86,14 +86,13 @@ func ratioCells(speed [][]float64, eps float64, same func(lead, v int) bool, lim
 // distance order, which the near-neighbour seed does not hold. Without
 // them the first relaxation is 24% above the optimum and row generation
 // takes 70 rounds to close it; the cells' solution says which job types
-// envy which. There (seed 1) the cells go 2,000 → 458 (ε = 0.02) → 117 →
-// 20, each level's LP solved in under 0.3 s, and the seed (3,100 rows from
-// the cells, with the near-neighbour rows 17,900) gives a first relaxation
-// 0.016% above the optimum and 20 rounds: 6.5 to 11 s against 34 to 39 s
-// (load 3 to 6, one run each). Rows against the leader alone, not every
-// member of B, keep the seed small: rows against a weighted mean of B's
-// bundles (one row, implied by B's envy rows) made a tighter first
-// relaxation whose cold solve took 70 s.
+// envy which. On BenchmarkOEFCooperativeScale's noisy instance the cells
+// go 2,000 → 225 (ε = 0.02) → 44 → 20, the seed gives a first relaxation
+// 0.012% above the optimum, and the exact solve takes 8.3 to 9.5 s of CPU
+// against 18.6 to 20.4 s without it (docs/benchmarks/oef.md). Rows
+// against the leader alone, not every member of B, keep the seed small:
+// rows against a weighted mean of B's bundles (one row, implied by B's
+// envy rows) made a tighter first relaxation whose cold solve took 70 s.
 func (q *oefLP) cellSeedRows(ctx context.Context, set *lp.Settings) ([]envyPair, error) {
 	if q.cap != nil {
 		return nil, nil
