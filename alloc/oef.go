@@ -184,10 +184,10 @@ type OEFSettings struct {
 // and dropping rows without duals: fast when users share a few job types
 // (4,096 users of 26 job types in about 13 ms), and, with distinct rows,
 // about 0.3 to 1.5 s at 256 users × 10 types (the full model: 31 to 75 s
-// on a loaded machine), 4 to 6 s at 1,024 × 3, 8 s or more at 1,024 × 10
-// (with load). For noisy profiles (2,000 jobs of 20 types with 2% noise on
-// every rate), tens of seconds exactly; EnvyTolerance trades exactness for
-// time there: 0.1 to 0.25 s at ε = 0.05. With
+// on a loaded machine), 4 to 6 s at 1,024 × 3, 8.5 s at 1,024 × 10 (more
+// under load). For noisy profiles (2,000 jobs of 20 types with 2% noise on
+// every rate), about 8 s exactly; EnvyTolerance trades exactness for time
+// there: under 0.1 s at ε = 0.05. With
 // demand caps, 1,000 users × 10 types of 26 job types take about 20 ms
 // with one job a user and 50 ms with 1 to 4 (caps split each job type into
 // up to six classes).
