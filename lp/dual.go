@@ -163,7 +163,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			s.resetDualDevex()
 		}
 		s.updateReducedCosts(q, r)
-		s.basisChange(q, r, target)
+		s.basisChange(q, r, target, nil)
 	}
 }
 
