@@ -13,16 +13,17 @@ import (
 // (scaled as for CLP) where s holds one logical variable per row
 // (s_i = -a_i x), so that every variable, structural or logical, is simply
 // bounded and the slack basis is the identity. Each run starts with a dual
-// phase (dual.go) and ends with the primal simplex, which proves the
+// phase (dual.go), unless its basis is already primal feasible
+// (startsFeasible), and ends with the primal simplex, which proves the
 // result. Phase 1 minimises the sum of infeasibilities of the basic
 // variables (a composite phase: the costs are recomputed every iteration),
 // phase 2 the objective. Nonbasic variables sit anywhere in their bounds
 // (usually at one), so a variable dropped from a singular basis simply
 // stays where it is. The ratio test is Harris's two-pass test with bound
-// flips and bound shifting; pricing is Devex, falling back to Bland's
-// smallest index after a run of degenerate pivots, so that it cannot
-// cycle. The basis inverse is kept in product form (etaFile) and rebuilt
-// every refactorEvery pivots.
+// flips and bound shifting; pricing is Devex (pricing.go), falling back
+// to Bland's smallest index after a run of degenerate pivots, so that it
+// cannot cycle. The basis inverse is kept in product form (etaFile) and
+// rebuilt every refactorEvery pivots, or sooner (refactorDue).
 
 // Tolerances of the pure-Go simplex.
 const (
