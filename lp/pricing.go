@@ -19,9 +19,10 @@ package lp
 // score left out (threshold); a basis change alters the scores of the
 // pivot row's variables and of the leaving one only, and those rising
 // above the threshold join the list. While the list's best is at least the
-// threshold it is the best of all, as a full scan would choose; otherwise
-// (or when the weights, the reduced costs or nonbasic values change
-// otherwise) the next price scans in full.
+// threshold it is a best score of all (the one a full scan would choose,
+// but among exact ties with the threshold); otherwise, or when the
+// weights, the reduced costs or nonbasic values change in other ways, the
+// next price scans in full.
 
 // rowwiseShare is the fraction of A's nonzeros above which the rows that ρ
 // touches are summed column by column instead: the row-wise sum scatters,

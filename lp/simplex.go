@@ -879,7 +879,7 @@ const maxUnshifts = 3
 // iterate is run's loop.
 func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) {
 	unshifts := 0
-	s.dOK, s.objOK = false, false
+	s.dOK, s.objOK, s.listOK = false, false, false
 	if !s.fresh {
 		if err := s.refactor(ctx); err != nil {
 			return spxStopped, err
