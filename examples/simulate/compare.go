@@ -98,6 +98,12 @@ func settings(cfg *config, n int) *sim.Settings {
 // simulate runs one mechanism, with a progress bar if cfg has one, and
 // records how long it took.
 func simulate(ctx context.Context, cfg *config, e *env, m mechanism, s *sim.Settings) (*sim.Result, error) {
+	if cfg.themisTrace != nil {
+		cfg.runs++
+		traced := *e
+		traced.observe = traceThemis(cfg.themisTrace, fmt.Sprintf("%d:%s", cfg.runs, m.name))
+		e = &traced
+	}
 	sched, err := m.make(e)
 	if err != nil {
 		return nil, err

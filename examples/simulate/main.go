@@ -28,12 +28,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 )
@@ -65,6 +67,13 @@ type config struct {
 	contentions []float64
 	progress    io.Writer // nil: no bar
 	timings     io.Writer // nil: no timings
+	cpuProfile  string    // "": no profile
+	// themisTracePath is -themis-trace's file; "": none.
+	themisTracePath string
+	// themisTrace, if not nil, gets a CSV line per app and Themis round
+	// (traceThemis); runs counts the runs traced so far.
+	themisTrace *csv.Writer
+	runs        int
 	list        bool
 	// listExperiments prints the experiments instead of running one.
 	listExperiments bool
@@ -97,6 +106,8 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.StringVar(&cfg.mechanisms, "mechanisms", "max-min,max-min-agnostic", "comma-separated mechanisms to compare, or all (see -list)")
 	fs.BoolVar(&cfg.list, "list", false, "print every mechanism's name, one per line, and exit")
 	timings := fs.Bool("timings", false, "print each run's wall-clock time on stderr")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
+	fs.StringVar(&cfg.themisTracePath, "themis-trace", "", "write every Themis arbiter round to this CSV file: per app, its rank, rho, invitation and GPUs granted by kind")
 	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100")
 	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
 	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
@@ -188,7 +199,36 @@ func ints(s string, n int, flagName string) ([]int, error) {
 }
 
 // run does what cfg says and prints the results to w.
-func run(ctx context.Context, cfg *config, w io.Writer) error {
+func run(ctx context.Context, cfg *config, w io.Writer) (err error) {
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			err = errors.Join(err, f.Close())
+		}()
+	}
+	if cfg.themisTracePath != "" {
+		f, err := os.Create(cfg.themisTracePath)
+		if err != nil {
+			return err
+		}
+		cfg.themisTrace = csv.NewWriter(f)
+		if err := cfg.themisTrace.Write(themisTraceHeader); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() {
+			cfg.themisTrace.Flush()
+			err = errors.Join(err, cfg.themisTrace.Error(), f.Close())
+		}()
+	}
 	if cfg.listExperiments {
 		for _, n := range experimentNames() {
 			fmt.Fprintf(w, "%-24s %s\n", n, experiments[n].about)

@@ -29,6 +29,8 @@ type env struct {
 	w     *sim.Workload
 	round float64           // seconds
 	tp    *data.Throughputs // Gavel's measurements, for co-located pairs
+	// observe, if not nil, sees each round of Themis' arbiter.
+	observe func(*auction.Round)
 }
 
 // A mechanism makes a fresh scheduler for one run.
@@ -206,6 +208,7 @@ func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
 			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
 			Work:    func(app alloc.TenantID) float64 { return work[app] },
 			Phases:  func(app alloc.TenantID) [][]auction.PlannedJob { return plans[app] },
+			Observe: e.observe,
 		}
 		return auction.NewThemis(e.c, e.w.Types, ts, rand.NewPCG(1, 0))
 	}}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,12 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/auction"
+	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/sim"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -240,6 +246,12 @@ func themisMacro(kind int) func(context.Context, *config, io.Writer) error {
 		}
 		if len(all) > 1 {
 			themisSeedSummary(w, all)
+		}
+		if cfg.csv != "" {
+			if err := writeAppCSV(cfg.csv, cfg.seed, all); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "\nper-app results: %s\n", cfg.csv)
 		}
 		if cfg.plots == "" {
 			return nil
@@ -518,4 +530,92 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 		fmt.Fprintf(w, "plot: %s\n", path)
 	}
 	return nil
+}
+
+// themisTraceHeader names the columns of -themis-trace's CSV.
+var themisTraceHeader = []string{"run", "hour", "app", "rank", "apps", "rho", "invited", "rows", "rho_none", "rho_best", "best_gpus", "won", "leftover", "payment", "overdue", "spare", "keep"}
+
+// traceThemis returns an observer of Themis' rounds that writes one line
+// per app ranked: the run's label, the round's time in hours, the app, its
+// rank (0 worst rho) among apps, its rho, whether it was invited; of its
+// bid in the auction, the rows, its rho without a row, its best row's rho
+// and GPUs; the GPUs it was granted by kind, and c_i of a won row (empty
+// if none). A write error stays in w (csv.Writer.Error).
+func traceThemis(w *csv.Writer, run string) func(*auction.Round) {
+	return func(r *auction.Round) {
+		got := map[string]*[5]int{}
+		keep := map[string]float64{}
+		for _, g := range r.Grants {
+			if got[g.App] == nil {
+				got[g.App] = &[5]int{}
+			}
+			got[g.App][g.Kind] += len(g.GPUs)
+			if g.Kind == auction.Won {
+				keep[g.App] = g.Keep
+			}
+		}
+		invited := map[string]bool{}
+		for _, a := range r.Invited {
+			invited[a] = true
+		}
+		bids := map[string]ftf.BidTable{}
+		for _, b := range r.Bids {
+			bids[b.App] = b.Table
+		}
+		g := func(x float64) string { return strconv.FormatFloat(x, 'g', 5, 64) }
+		hour := strconv.FormatFloat(r.At.Sub(time.Unix(0, 0)).Hours(), 'f', 3, 64)
+		for i, a := range r.Ranking {
+			line := []string{run, hour, a.App, strconv.Itoa(i), strconv.Itoa(len(r.Ranking)), g(a.Rho), strconv.FormatBool(invited[a.App])}
+			if b, ok := bids[a.App]; ok {
+				best, gpus := math.Inf(1), 0
+				for _, row := range b.Rows {
+					if row.Rho < best {
+						best, gpus = row.Rho, 0
+						for _, c := range row.Counts {
+							gpus += c
+						}
+					}
+				}
+				line = append(line, strconv.Itoa(len(b.Rows)), g(b.RhoNone), g(best), strconv.Itoa(gpus))
+			} else {
+				line = append(line, "", "", "", "")
+			}
+			n := got[a.App]
+			if n == nil {
+				n = &[5]int{}
+			}
+			for _, k := range []auction.GrantKind{auction.Won, auction.Leftover, auction.Payment, auction.Overdue, auction.Spare} {
+				line = append(line, strconv.Itoa(n[k]))
+			}
+			k := ""
+			if c, ok := keep[a.App]; ok {
+				k = strconv.FormatFloat(c, 'f', 3, 64)
+			}
+			_ = w.Write(append(line, k))
+		}
+	}
+}
+
+// writeAppCSV writes every app's result of every run to path, one line per
+// app: its mechanism, seed (the first being first), equation 1's terms and
+// its rho, times in hours.
+func writeAppCSV(path string, first uint64, bySeed [][]*sim.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"mechanism", "seed", "app", "jobs", "arrival", "finish", "work", "demand", "n_avg", "t_id", "jct", "rho", "gpu_hours"})
+	h := func(sec float64) string { return strconv.FormatFloat(sec/3600, 'f', 3, 64) }
+	for i, res := range bySeed {
+		for _, r := range res {
+			for _, a := range r.Apps {
+				_ = w.Write([]string{r.Scheduler, strconv.FormatUint(first+uint64(i), 10), string(a.App), strconv.Itoa(a.Jobs),
+					h(a.Arrival), h(a.Finish), h(a.Work), strconv.Itoa(a.Demand), strconv.FormatFloat(a.Contention, 'f', 2, 64),
+					h(a.Isolated), h(a.JCT), strconv.FormatFloat(a.Rho, 'f', 3, 64), h(a.GPUSeconds)})
+			}
+		}
+	}
+	w.Flush()
+	return errors.Join(w.Error(), f.Close())
 }

@@ -2,7 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
@@ -34,6 +40,74 @@ func TestThemisExperiments(t *testing.T) {
 	if err := run(context.Background(), cfg, io.Discard); err == nil {
 		t.Error("-contentions 2.5: no error")
 	}
+}
+
+// TestThemisTrace runs workload 2 with -themis-trace and -csv: the trace
+// has a line per app ranked in each of Themis' rounds, only Themis' runs
+// are traced, a won grant comes with c_i in (0, 1] and a bid's best row
+// never prices above its rho without one; the app CSV has a line per app
+// and mechanism, with rho = JCT / T_id.
+func TestThemisTrace(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config{experiment: "themis-fig10", mechanisms: "themis,tiresias", jobs: 6, seed: 1, seeds: 1, round: 360, appScale: "small",
+		themisTracePath: filepath.Join(dir, "trace.csv"), csv: filepath.Join(dir, "apps.csv")}
+	if err := run(context.Background(), cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	trace := readCSV(t, cfg.themisTracePath)
+	if !slices.Equal(trace[0], themisTraceHeader) {
+		t.Fatalf("header %q", trace[0])
+	}
+	col := func(name string) int { return slices.Index(themisTraceHeader, name) }
+	won := 0
+	for _, line := range trace[1:] {
+		if line[col("run")] != "1:themis" {
+			t.Fatalf("run %q traced", line[col("run")])
+		}
+		if n, _ := strconv.Atoi(line[col("won")]); n > 0 {
+			won++
+			if c, err := strconv.ParseFloat(line[col("keep")], 64); err != nil || !(c > 0 && c <= 1) {
+				t.Errorf("won %d GPUs with c_i %q", n, line[col("keep")])
+			}
+		}
+		if line[col("rows")] != "" && line[col("rows")] != "0" {
+			best, _ := strconv.ParseFloat(line[col("rho_best")], 64)
+			none, _ := strconv.ParseFloat(line[col("rho_none")], 64)
+			if best > none*(1+1e-4) {
+				t.Errorf("best row's rho %v above rho without a row %v", best, none)
+			}
+		}
+	}
+	if won == 0 {
+		t.Error("no app won GPUs in any round")
+	}
+	apps := readCSV(t, cfg.csv)
+	if len(apps) != 1+2*6 {
+		t.Fatalf("%d lines, want a header and 12", len(apps))
+	}
+	for _, a := range apps[1:] {
+		jct, _ := strconv.ParseFloat(a[10], 64)
+		tid, _ := strconv.ParseFloat(a[9], 64)
+		rho, _ := strconv.ParseFloat(a[11], 64)
+		if math.Abs(jct/tid-rho) > 2e-3*max(1, rho) {
+			t.Errorf("%v: JCT %v / T_id %v != rho %v", a[:3], jct, tid, rho)
+		}
+	}
+}
+
+// readCSV reads a whole CSV file.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
 
 // TestThemisWorkloads: workload 1's apps have one job (10%) or 4 to 24 of
