@@ -182,6 +182,19 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 	if len(c) == 0 {
 		return nil, nil // no blocker
 	}
+	// Most steps pass no blocker (its box is infinite, or too wide for
+	// the slope): one pass finds the first, and the heap is built only
+	// when it can be flipped.
+	first := 0
+	for i := range c {
+		if c[i].ratio < c[first].ratio {
+			first = i
+		}
+	}
+	if top := c[first]; len(c) == 1 || !s.passes(top, slope) {
+		c[0], c[first] = c[first], c[0]
+		return nil, c
+	}
 	h := s.flipHeap[:0]
 	for i := range c {
 		h = append(h, i)
@@ -210,8 +223,7 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 	flips = s.flips[:0]
 	for {
 		top := c[h[0]]
-		width := s.up[top.pos] - s.lo[top.pos]
-		if len(h) == 1 || math.IsInf(width, 1) || slope-math.Abs(top.delta)*width <= tol(slope) {
+		if len(h) == 1 || !s.passes(top, slope) {
 			rest = append(s.rest[:0], top)
 			for _, i := range h[1:] {
 				rest = append(rest, c[i])
@@ -219,12 +231,20 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 			s.flipHeap, s.flips, s.rest = h, flips, rest
 			return flips, rest
 		}
-		slope -= math.Abs(top.delta) * width
+		slope -= math.Abs(top.delta) * (s.up[top.pos] - s.lo[top.pos])
 		flips = append(flips, top)
 		h[0] = h[len(h)-1]
 		h = h[:len(h)-1]
 		down(0)
 	}
+}
+
+// passes reports whether the dual step may pass blocker c by flipping it
+// to its other bound: its box is finite and the leaving variable, whose
+// infeasibility is slope, stays infeasible after the flip.
+func (s *simplex) passes(c blocker, slope float64) bool {
+	width := s.up[c.pos] - s.lo[c.pos]
+	return !math.IsInf(width, 1) && slope-math.Abs(c.delta)*width > tol(slope)
 }
 
 // flip moves each nonbasic variable in flips to the bound it moves
