@@ -419,6 +419,16 @@ func (s *simplex) refactor(ctx context.Context) error {
 	for k, q := range structs {
 		if k%ctxColumns == ctxColumns-1 {
 			if err := ctx.Err(); err != nil {
+				// Leave a basis the next solve can refactor: the columns
+				// not placed yet become nonbasic at their values and
+				// logicals fill the rows left (a cancelled refactor left
+				// rows with no basic variable, and the next solve of an
+				// Incremental indexed column -1).
+				for _, q := range structs[k:] {
+					s.x[q] = min(max(s.x[q], s.lo[q]), s.up[q])
+				}
+				s.fillLogicals(free)
+				s.fresh = false
 				return err
 			}
 		}
@@ -463,18 +473,23 @@ func (s *simplex) refactor(ctx context.Context) error {
 			s.mark[i] = false
 		}
 	}
-	for i := range m {
-		if free[i] {
-			s.head[i] = n + i
-			s.where[n+i] = i
-		}
-	}
+	s.fillLogicals(free)
 	s.fresh = true
 	s.dOK, s.objOK = false, false
 	s.factorLen = s.eta.len()
 	s.factorNNZ = s.eta.nnz()
 	s.computeBasic()
 	return nil
+}
+
+// fillLogicals makes each free row's logical variable basic in it.
+func (s *simplex) fillLogicals(free []bool) {
+	for i, f := range free {
+		if f {
+			s.head[i] = s.n + i
+			s.where[s.n+i] = i
+		}
+	}
 }
 
 // computeBasic sets the basic values from the nonbasic ones: x_B = -B⁻¹ N x_N.
