@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,5 +178,54 @@ func TestPureGoDeadline(t *testing.T) {
 			}
 			t.Errorf("returned after %v, want at most %v", took, deadline+deadlineLatency)
 		})
+	}
+}
+
+// countdownCtx is a context that is done from its n-th Err call on, to
+// stop a solve at each of its checks in turn.
+type countdownCtx struct {
+	context.Context
+	n int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestIncrementalStoppedAnywhere stops a warm pure-Go model at each of its
+// first context checks in turn (inside refactorisations too), and checks
+// that the next solve still gives the optimum: a refactorisation stopped
+// halfway once left rows with no basic variable and the next solve
+// panicked.
+func TestIncrementalStoppedAnywhere(t *testing.T) {
+	m, _ := newGavelInstance(512, 4, 2).maxMinModel(false)
+	want, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &countdownCtx{Context: context.Background(), n: math.MaxInt}
+	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
+		t.Fatal(err)
+	}
+	checks := math.MaxInt - count.n
+	for n := 0; n < checks; n += max(1, checks/50) {
+		in, err := NewIncremental(m, &Settings{Backend: PureGo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.Solve(&countdownCtx{Context: context.Background(), n: n}); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("stopped at check %d: %v", n, err)
+		}
+		got, err := in.Solve(context.Background())
+		in.Close()
+		if err != nil {
+			t.Fatalf("after a stop at check %d: %v", n, err)
+		}
+		if math.Abs(got.Objective-want.Objective) > 1e-7*math.Max(1, math.Abs(want.Objective)) {
+			t.Fatalf("after a stop at check %d: objective %v, want %v", n, got.Objective, want.Objective)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-//go:build cgo && !purego
+//go:build cgo && clp
 
 // A CLP solve cannot be interrupted through CLP's C interface or
 // github.com/lanl/clp. CLP's C++ API can: an event handler is asked after

@@ -64,7 +64,7 @@ func resolveSettings(s *Settings) (Settings, error) {
 		set.Backend = defaultBackend
 	}
 	if set.Backend == CLP && !clpAvailable {
-		return set, fmt.Errorf("%w: CLP needs cgo and no purego build tag", ErrBackendUnavailable)
+		return set, fmt.Errorf("%w: CLP needs cgo and the clp build tag", ErrBackendUnavailable)
 	}
 	return set, nil
 }

@@ -2,10 +2,12 @@
 // API (Model, Var, Term), solvers behind one Solve function, and typed
 // statuses and errors.
 //
-// Backends: COIN-OR CLP through cgo (the default when cgo is enabled);
-// PureGo, this package's sparse bounded primal simplex (the default when
-// cgo is off, or with the purego build tag); and gonum's dense simplex,
-// kept as a cross-check for small models. CLP is reached through a thin
+// Backends: PureGo, this package's sparse bounded simplex, the default, so
+// that the library needs no system package and builds with cgo off
+// (docs/benchmarks/lp.md: within 0.5-1.5x of CLP's time on this project's
+// LPs); COIN-OR CLP through cgo, compiled in with the clp build tag
+// (go build -tags clp; then the default); and gonum's dense simplex, kept
+// as a cross-check for small models. CLP is reached through a thin
 // layer over its own C interface (coin/Clp_C_Interface.h, in the Debian
 // package coinor-libclp-dev), which offers what github.com/lanl/clp lacks:
 // presolve (Settings.Presolve), rows added to a loaded model with warm

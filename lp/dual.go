@@ -9,10 +9,13 @@ import (
 // feasible: every nonbasic variable at the bound that its reduced cost
 // favours. Where that bound is infinite, a temporary box of dualBox
 // around the variable stands in for it, and is lifted afterwards. Each
-// iteration takes the most infeasible basic variable out at the bound it
-// breaks, and brings in the nonbasic variable whose reduced cost reaches
-// zero first along the pivot row (Harris's two passes), so the basis
-// stays dual feasible and ends primal feasible: optimal. This is the
+// iteration takes out, at the bound it breaks, the basic variable whose
+// infeasibility is largest relative to its dual Devex weight (the largest
+// infeasibility alone took 4,680 iterations on water filling's cold LP
+// where Devex takes 2,934), and brings in the nonbasic variable whose
+// reduced cost reaches zero first along the pivot row (Harris's two
+// passes; the reduced costs are updated along it, see pricing.go), so the
+// basis stays dual feasible and ends primal feasible: optimal. This is the
 // method of choice after rows are added or bounds tightened (the previous
 // optimum stays dual feasible) and on LPs whose slack basis is far from
 // primal feasible. Whatever the dual phase leaves undone (a box still
@@ -44,7 +47,8 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	defer s.unbox(boxes)
 	s.computeBasic()
 	limit := s.iters + dualMaxShare*s.m + 100
-	var alpha []float64 // the pivot row, over all variables
+	s.dOK = false
+	s.resetDualDevex()
 	for {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -52,20 +56,21 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		if (maxIter > 0 && s.iters >= maxIter) || s.iters >= limit {
 			return false, nil
 		}
-		if !s.fresh && s.updates() >= refactorEvery {
+		if s.refactorDue() {
 			if err := s.refactor(ctx); err != nil {
 				return false, err
 			}
 		}
-		// The leaving variable: the largest infeasibility.
-		r, worst := -1, 0.0
+		// The leaving variable: the largest infeasibility relative to
+		// its Devex weight.
+		r, worst, best := -1, 0.0, 0.0
 		var target float64
 		for i, j := range s.head {
 			x := s.x[j]
-			if v := s.lo[j] - x; v > tol(s.lo[j]) && v > worst {
-				r, worst, target = i, v, s.lo[j]
-			} else if v := x - s.up[j]; v > tol(s.up[j]) && v > worst {
-				r, worst, target = i, v, s.up[j]
+			if v := s.lo[j] - x; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.lo[j]) {
+				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.lo[j]
+			} else if v := x - s.up[j]; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.up[j]) {
+				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.up[j]
 			}
 		}
 		if r < 0 {
@@ -77,29 +82,20 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			}
 			return true, nil
 		}
-		for i, j := range s.head {
-			s.cb[i] = s.cost[j]
+		if !s.dOK {
+			s.computeReducedCosts()
 		}
-		copy(s.y, s.cb)
-		s.eta.btran(s.y)
 		clear(s.rho)
 		s.rho[r] = 1
 		s.eta.btran(s.rho)
+		s.pivotRow()
 		sgn := 1.0 // the leaving variable is above its upper bound
 		if target == s.lo[s.head[r]] && s.x[s.head[r]] < target {
 			sgn = -1
 		}
-		if cap(alpha) < s.n+s.m {
-			alpha = make([]float64, s.n+s.m)
-		}
-		alpha = alpha[:s.n+s.m]
 		s.cand = s.cand[:0]
-		for j := range s.n + s.m {
-			if s.where[j] >= 0 {
-				continue
-			}
-			a := s.pivotRowEntry(j)
-			alpha[j] = a
+		for _, j := range s.alphaNZ {
+			a := s.alpha[j]
 			if math.Abs(a) <= spxZeroTol {
 				continue
 			}
@@ -110,7 +106,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 				continue
 			}
 			// A dual blocker: the variable, |d_j|, α_rj and their ratio.
-			d := math.Abs(s.reducedCost(j, false))
+			d := math.Abs(s.d[j])
 			s.cand = append(s.cand, blocker{j, d, a, d / math.Abs(a)})
 		}
 		flips, rest := s.boundFlips(worst)
@@ -139,7 +135,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		s.column(q, s.w)
 		s.eta.ftran(s.w)
 		wr := s.w[r]
-		if math.Abs(wr-alpha[q]) > 1e-6*max(1, math.Abs(wr)) || math.Abs(wr) < spxPivotTol {
+		if math.Abs(wr-s.alpha[q]) > 1e-6*max(1, math.Abs(wr)) || math.Abs(wr) < spxPivotTol {
 			// The row and the column disagree: refactorise, or give
 			// way when the factor is fresh.
 			if s.fresh {
@@ -153,12 +149,21 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		step := (s.x[s.head[r]] - target) / wr
 		s.iters++
 		s.x[q] += step
+		weight := s.dualDevex[s.head[r]]
 		for i, wi := range s.w {
 			if wi != 0 {
-				s.x[s.head[i]] -= wi * step
+				j := s.head[i]
+				s.x[j] -= wi * step
+				a := wi / wr
+				s.dualDevex[j] = max(s.dualDevex[j], a*a*weight)
 			}
 		}
-		s.basisChange(q, r, target)
+		s.dualDevex[q] = max(weight/(wr*wr), 1)
+		if weight > devexReset {
+			s.resetDualDevex()
+		}
+		s.updateReducedCosts(q, r)
+		s.basisChange(q, r, target, nil)
 	}
 }
 
@@ -176,6 +181,19 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 	c := s.cand
 	if len(c) == 0 {
 		return nil, nil // no blocker
+	}
+	// Most steps pass no blocker (its box is infinite, or too wide for
+	// the slope): one pass finds the first, and the heap is built only
+	// when it can be flipped.
+	first := 0
+	for i := range c {
+		if c[i].ratio < c[first].ratio {
+			first = i
+		}
+	}
+	if top := c[first]; len(c) == 1 || !s.passes(top, slope) {
+		c[0], c[first] = c[first], c[0]
+		return nil, c
 	}
 	h := s.flipHeap[:0]
 	for i := range c {
@@ -205,8 +223,7 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 	flips = s.flips[:0]
 	for {
 		top := c[h[0]]
-		width := s.up[top.pos] - s.lo[top.pos]
-		if len(h) == 1 || math.IsInf(width, 1) || slope-math.Abs(top.delta)*width <= tol(slope) {
+		if len(h) == 1 || !s.passes(top, slope) {
 			rest = append(s.rest[:0], top)
 			for _, i := range h[1:] {
 				rest = append(rest, c[i])
@@ -214,12 +231,20 @@ func (s *simplex) boundFlips(slope float64) (flips, rest []blocker) {
 			s.flipHeap, s.flips, s.rest = h, flips, rest
 			return flips, rest
 		}
-		slope -= math.Abs(top.delta) * width
+		slope -= math.Abs(top.delta) * (s.up[top.pos] - s.lo[top.pos])
 		flips = append(flips, top)
 		h[0] = h[len(h)-1]
 		h = h[:len(h)-1]
 		down(0)
 	}
+}
+
+// passes reports whether the dual step may pass blocker c by flipping it
+// to its other bound: its box is finite and the leaving variable, whose
+// infeasibility is slope, stays infeasible after the flip.
+func (s *simplex) passes(c blocker, slope float64) bool {
+	width := s.up[c.pos] - s.lo[c.pos]
+	return !math.IsInf(width, 1) && slope-math.Abs(c.delta)*width > tol(slope)
 }
 
 // flip moves each nonbasic variable in flips to the bound it moves
@@ -293,5 +318,18 @@ func (s *simplex) makeDualFeasible() []box {
 func (s *simplex) unbox(boxes []box) {
 	for _, b := range boxes {
 		s.lo[b.j], s.up[b.j] = b.lo, b.up
+	}
+}
+
+// resetDualDevex starts a new reference framework for the dual phase's
+// Devex pricing of the leaving variable: every weight 1. The weights are
+// kept per variable, so that a refactorisation, which may move basic
+// variables to other positions, keeps them.
+func (s *simplex) resetDualDevex() {
+	if len(s.dualDevex) != s.n+s.m {
+		s.dualDevex = make([]float64, s.n+s.m)
+	}
+	for j := range s.dualDevex {
+		s.dualDevex[j] = 1
 	}
 }

@@ -39,9 +39,11 @@ var (
 type Backend int
 
 const (
-	// Default is CLP when the binary was built with cgo, otherwise PureGo.
+	// Default is CLP when the binary was built with the clp build tag (and
+	// cgo), otherwise PureGo.
 	Default Backend = iota
-	// CLP is COIN-OR CLP through cgo and CLP's C interface.
+	// CLP is COIN-OR CLP through cgo and CLP's C interface, compiled in
+	// with the clp build tag (ErrBackendUnavailable without it).
 	CLP
 	// Gonum is gonum's dense simplex, pure Go. It is kept as a cross-check
 	// for small models only: it takes seconds at a few hundred variables,

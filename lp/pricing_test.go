@@ -1,0 +1,135 @@
+package lp
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+// maxTotalModel is MaxTotalThroughput's LP over in: maximise the total
+// throughput subject to each job's time (at most 1) and each type's GPUs.
+func (in gavelInstance) maxTotalModel() *Model {
+	m := NewModel(Maximize)
+	x := m.AddGrid("x", len(in.tput), len(in.count), 0, Inf)
+	ones := make([]float64, len(in.count))
+	for k := range ones {
+		ones[k] = 1
+	}
+	for j, row := range in.tput {
+		for k, v := range row {
+			m.SetObjective(x.At(j, k), v)
+		}
+		m.AddConstraint("time", x.RowTerms(j, ones), LE, 1)
+	}
+	for k, c := range in.count {
+		m.AddConstraint("gpus", x.ColTerms(k, in.gang), LE, c)
+	}
+	return m
+}
+
+// TestPivotRowWays checks that the pivot row summed over the row-wise copy
+// of A (pivotRow with a sparse ρ) equals, bit for bit, the column-wise sum
+// over every nonbasic column, in an optimal basis of MaxTotalThroughput's
+// LP, for every row of the basis.
+func TestPivotRowWays(t *testing.T) {
+	m := newGavelInstance(400, 4, 1).maxTotalModel()
+	s, err := newSimplex(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.run(context.Background(), 0); out != spxOptimal || err != nil {
+		t.Fatalf("run: %v, %v", out, err)
+	}
+	if err := s.refactor(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sparse := 0
+	for r := range s.m {
+		clear(s.rho)
+		s.rho[r] = 1
+		s.eta.btran(s.rho)
+		s.pivotRow()
+		var work int
+		for i, v := range s.rho {
+			if v != 0 {
+				work += s.rowStart[i+1] - s.rowStart[i]
+			}
+		}
+		if float64(work) <= rowwiseShare*float64(len(s.colEnt)) {
+			sparse++
+		}
+		listed := make(map[int]bool)
+		for _, j := range s.alphaNZ {
+			if listed[j] {
+				t.Fatalf("row %d: column %d listed twice", r, j)
+			}
+			listed[j] = true
+		}
+		for j := range s.n + s.m {
+			var want float64
+			if s.where[j] < 0 {
+				if j >= s.n {
+					want = s.rho[j-s.n]
+				} else {
+					for _, e := range s.col(j) {
+						want += e.val * s.rho[e.row]
+					}
+				}
+			}
+			if s.alpha[j] != want || (want != 0 && !listed[j]) {
+				t.Fatalf("row %d, column %d: pivot row entry %v (listed %v), want %v", r, j, s.alpha[j], listed[j], want)
+			}
+		}
+	}
+	if sparse == 0 {
+		t.Fatal("no row took the row-wise sum")
+	}
+}
+
+// TestWarmFeasibleSkipsDualPhase re-solves after bound changes, as water
+// filling's rounds do. One opens a column whose favoured bound is infinite
+// and keeps the last optimal basis primal feasible: the run must go
+// straight to the primal simplex (the dual phase would box that column far
+// out and make rows infeasible: 1,000 to 1,500 dual iterations a round in
+// water filling, where the primal simplex needs a handful). The other cuts
+// a basic variable's bound: that basis is infeasible and the dual phase
+// runs.
+func TestWarmFeasibleSkipsDualPhase(t *testing.T) {
+	const k = 50
+	m := NewModel(Maximize)
+	g := m.AddVar("g", 0, 0, k+1)
+	x := m.AddGrid("x", 1, k, 0, Inf)
+	for i := range k {
+		m.SetObjective(x.At(0, i), 1)
+		m.AddConstraint("r", []Term{{x.At(0, i), 1}, {g, 1}}, LE, 1)
+	}
+	ctx := context.Background()
+	in, err := NewIncremental(m, &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if sol, err := in.Solve(ctx); err != nil || sol.Objective != k {
+		t.Fatalf("first solve: objective %v, %v; want %v", sol.Objective, err, k)
+	}
+	for _, c := range []struct {
+		change    func()
+		feasible  bool
+		objective float64
+	}{
+		{func() { in.SetVarBounds(g, 0, Inf) }, true, k + 1},
+		{func() { in.SetVarBounds(g, 0, 0.5) }, false, k/2 + (k+1)*0.5},
+	} {
+		c.change()
+		if err := in.loadPureGo(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := in.spx.startsFeasible(ctx); got != c.feasible || err != nil {
+			t.Fatalf("startsFeasible() = %v, %v; want %v", got, err, c.feasible)
+		}
+		sol, err := in.Solve(ctx)
+		if err != nil || math.Abs(sol.Objective-c.objective) > 1e-9*c.objective {
+			t.Fatalf("warm solve: objective %v, %v; want %v", sol.Objective, err, c.objective)
+		}
+	}
+}
