@@ -247,11 +247,8 @@ func themisMacro(kind int) func(context.Context, *config, io.Writer) error {
 		if len(all) > 1 {
 			themisSeedSummary(w, all)
 		}
-		if cfg.csv != "" {
-			if err := writeAppCSV(cfg.csv, cfg.seed, all); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "\nper-app results: %s\n", cfg.csv)
+		if err := appCSV(cfg, w, all); err != nil {
+			return err
 		}
 		if cfg.plots == "" {
 			return nil
@@ -476,6 +473,7 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 	var names []string
 	rho := make([][]float64, len(leases))
 	hours := make([][]float64, len(leases))
+	bySeed := make([][]*sim.Result, cfg.seeds) // for -csv
 	for l, lease := range leases {
 		names = append(names, fmt.Sprintf("lease %g min", lease))
 		for _, f := range fs {
@@ -490,6 +488,9 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 				}
 				sr += res.AppSummary().MaxRho
 				sh += gpuHours(res)
+				if cfg.csv != "" {
+					bySeed[seed-1] = append(bySeed[seed-1], res)
+				}
 			}
 			rho[l] = append(rho[l], sr/float64(cfg.seeds))
 			hours[l] = append(hours[l], sh/float64(cfg.seeds))
@@ -512,6 +513,9 @@ func themisSensitivity(ctx context.Context, cfg *config, w io.Writer) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w)
+	}
+	if err := appCSV(cfg, w, bySeed); err != nil {
+		return err
 	}
 	if cfg.plots == "" {
 		return nil
@@ -594,6 +598,19 @@ func traceThemis(w *csv.Writer, run string) func(*auction.Round) {
 			_ = w.Write(append(line, k))
 		}
 	}
+}
+
+// appCSV writes every app's result of bySeed's runs (the first seed being
+// cfg.seed) to -csv's file, if there is one, and says so on w.
+func appCSV(cfg *config, w io.Writer, bySeed [][]*sim.Result) error {
+	if cfg.csv == "" {
+		return nil
+	}
+	if err := writeAppCSV(cfg.csv, cfg.seed, bySeed); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nper-app results: %s\n", cfg.csv)
+	return nil
 }
 
 // writeAppCSV writes every app's result of every run to path, one line per
