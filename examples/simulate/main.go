@@ -21,9 +21,15 @@
 //	go run ./examples/simulate -mechanisms all -jobs 200 -multi
 //	go run ./examples/simulate -experiment load -plots docs/   # Gavel Figure 9 (docs/simulation.md)
 //	go run ./examples/simulate -list-experiments     # the papers' evaluations (docs/reproduction.md)
+//	go run ./examples/simulate -experiment themis-fig10 -jobs 85 -seeds 1 -mechanisms themis -themis-trace trace.csv -csv apps.csv
 //
-// A progress bar goes to stderr when it is a terminal (-progress=false
-// turns it off).
+// For Themis' experiments, -csv writes each app's result, and
+// -themis-trace every arbiter round, app by app (its rank, bid and
+// grants), to see why an app was or was not served. -cpuprofile profiles
+// the whole run. LPs are solved by the pure-Go backend unless the command
+// is built with -tags clp (go run -tags clp ...), which made the numbers of
+// docs/reproduction.md. A progress bar goes to stderr when it is a terminal
+// (-progress=false turns it off).
 package main
 
 import (
