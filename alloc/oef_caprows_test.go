@@ -69,21 +69,7 @@ func TestCapLadderRowsImplyAll(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		x := y.Values(sol)
-		if !q.envyFree(x, envyVerifyTol) {
-			rt.Fatalf("the basis-rows optimum %v breaks a capped envy row (caps %v)", x, q.cap)
-		}
-		full, _, err := q.solveCoopFull(context.Background(), nil)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		var want float64
-		for c := range full {
-			want += q.w[c] * dot(q.s[c], full[c])
-		}
-		if math.Abs(sol.Objective-want) > 1e-7*max(1, want) {
-			rt.Fatalf("basis-rows optimum %v, full model %v", sol.Objective, want)
-		}
+		checkAgainstFullModel(rt, q, y.Values(sol), sol.Objective, "basis-rows")
 	})
 }
 

@@ -56,20 +56,26 @@ func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		x := y.Values(sol)
-		if !q.envyFree(x, envyVerifyTol) {
-			rt.Fatalf("the neighbour-rows optimum %v breaks an envy row", x)
-		}
-		full, _, err := q.solveCoopFull(context.Background(), nil)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		var want float64
-		for c := range full {
-			want += q.w[c] * dot(q.s[c], full[c])
-		}
-		if math.Abs(sol.Objective-want) > 1e-7*max(1, want) {
-			rt.Fatalf("neighbour-rows optimum %v, full model %v", sol.Objective, want)
-		}
+		checkAgainstFullModel(rt, q, y.Values(sol), sol.Objective, "neighbour-rows")
 	})
+}
+
+// checkAgainstFullModel fails rt unless x, the optimum of a model with only
+// some envy rows (what names them), is envy-free and its objective obj is
+// the full model's.
+func checkAgainstFullModel(rt *rapid.T, q *oefLP, x [][]float64, obj float64, what string) {
+	if !q.envyFree(x, envyVerifyTol) {
+		rt.Fatalf("the %s optimum %v breaks an envy row (caps %v)", what, x, q.cap)
+	}
+	full, _, err := q.solveCoopFull(context.Background(), nil)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	var want float64
+	for c := range full {
+		want += q.w[c] * dot(q.s[c], full[c])
+	}
+	if math.Abs(obj-want) > 1e-7*max(1, want) {
+		rt.Fatalf("%s optimum %v, full model %v", what, obj, want)
+	}
 }
