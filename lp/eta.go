@@ -53,6 +53,25 @@ func (f *etaFile) push(r int, w []float64, nz []int) {
 	f.start = append(f.start, len(f.idx))
 }
 
+// pushUnit appends the eta with 1 on row r and, off it, the entries of col
+// on the rows where skip is false; it appends nothing when there are none,
+// the eta being the identity.
+func (f *etaFile) pushUnit(r int, col []spxEntry, skip []bool) {
+	n := len(f.idx)
+	for _, e := range col {
+		if !skip[e.row] && e.row != r && math.Abs(e.val) > etaDropTol {
+			f.idx = append(f.idx, e.row)
+			f.val = append(f.val, e.val)
+		}
+	}
+	if len(f.idx) == n {
+		return
+	}
+	f.piv = append(f.piv, r)
+	f.pval = append(f.pval, 1)
+	f.start = append(f.start, len(f.idx))
+}
+
 // scalePivot divides v's entry at eta k's pivot by the pivot value and
 // returns it: the multiple of eta k's column to subtract from v.
 func (f *etaFile) scalePivot(k int, v []float64) float64 {

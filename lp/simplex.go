@@ -377,6 +377,15 @@ func (s *simplex) column(j int, w []float64) {
 // entry. A column without one depends on the others: it leaves the basis
 // (keeping its value, within its bounds) and its row's logical takes its
 // place. The basic values are then recomputed from the nonbasic ones.
+//
+// Only the rows whose logical is not basic (the bump) take part in the
+// elimination. With the basis permuted to B = [B₁₁ 0; B₂₁ I], B₁₁ the
+// structural columns on the bump, B = diag(B₁₁, I)·[I 0; B₂₁ I]: the etas
+// of B₁₁ come first, then one eta per structural column holding its own
+// entries on the logicals' rows (pushLower). Pivoting whole columns in
+// instead filled those rows in from every earlier eta: in cooperative OEF's
+// warm rounds (1,669 rows, 200 basic structurals) 87% of the factor's
+// 47,000 nonzeros, which every FTRAN and BTRAN then walked.
 func (s *simplex) refactor(ctx context.Context) error {
 	m, n := s.m, s.n
 	s.eta.reset()
@@ -401,6 +410,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 			}
 		}
 	}
+	bump := slices.Clone(free)
 	slices.SortStableFunc(structs, func(a, b int) int { return len(s.col(a)) - len(s.col(b)) })
 	for i := range s.head {
 		s.head[i] = -1
@@ -427,6 +437,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 				for _, q := range structs[k:] {
 					s.x[q] = min(max(s.x[q], s.lo[q]), s.up[q])
 				}
+				s.pushLower(bump)
 				s.fillLogicals(free)
 				s.fresh = false
 				return err
@@ -435,10 +446,12 @@ func (s *simplex) refactor(ctx context.Context) error {
 		nz = nz[:0]
 		var amax float64
 		for _, e := range s.col(q) {
-			v[e.row] = e.val
-			nz = append(nz, e.row)
 			amax = math.Max(amax, math.Abs(e.val))
 			s.rcount[e.row]--
+			if bump[e.row] {
+				v[e.row] = e.val
+				nz = append(nz, e.row)
+			}
 		}
 		nz = s.eta.sparseFtran(v, nz, s.mark, s.etaOf, &s.heap)
 		var big float64
@@ -473,6 +486,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 			s.mark[i] = false
 		}
 	}
+	s.pushLower(bump)
 	s.fillLogicals(free)
 	s.fresh = true
 	s.dOK, s.objOK = false, false
@@ -480,6 +494,18 @@ func (s *simplex) refactor(ctx context.Context) error {
 	s.factorNNZ = s.eta.nnz()
 	s.computeBasic()
 	return nil
+}
+
+// pushLower appends to the factor of the bump (the rows where bump is true)
+// the etas of [I 0; B₂₁ I]: for each basic structural column, its entries
+// on the other rows, pivoting on its own row with 1 (see refactor). They
+// commute, as each pivots on a bump row and touches only the others.
+func (s *simplex) pushLower(bump []bool) {
+	for r, q := range s.head {
+		if q >= 0 && q < s.n {
+			s.eta.pushUnit(r, s.col(q), bump)
+		}
+	}
 }
 
 // fillLogicals makes each free row's logical variable basic in it.
