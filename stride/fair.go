@@ -264,6 +264,8 @@ func (f *Fair) computeAccounts(t topology.GPUType, extraFor alloc.TenantID, extr
 // are negative or not finite and for weights that are not positive and
 // finite, and gpufair.ErrShape for slices of different lengths.
 //
+// Shares are exact to readjustTol relative, however far apart the weights.
+//
 // Cost O(n log n) for n tenants.
 func Readjust(gpus float64, weights, demand []float64) (effective, share []float64, err error) {
 	if len(weights) != len(demand) {
@@ -290,31 +292,89 @@ func Readjust(gpus float64, weights, demand []float64) (effective, share []float
 	}
 	// Lowest demand per unit of weight first: they are the first to be capped.
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Compare(demand[a]*weights[b], demand[b]*weights[a])
+		return mulCompare(demand[a], weights[b], demand[b], weights[a])
 	})
+	// left[k] is the weight of the tenants from the k-th in order on,
+	// summed afresh. The running total T, minus each capped weight, is
+	// used until it strays from it by readjustTol: where weights differ by
+	// 1e76 the total minus the large one left 0.
+	left := make([]float64, n+1)
+	for k := n - 1; k >= 0; k-- {
+		left[k] = left[k+1] + weights[order[k]]
+	}
 	C := gpus
 	capped := 0
 	for _, i := range order {
-		if demand[i]*T > weights[i]*C {
+		if mulCompare(demand[i], T, weights[i], C) > 0 {
 			break
 		}
 		share[i] = demand[i]
-		C -= demand[i]
+		C = max(C-demand[i], 0)
 		T -= weights[i]
 		capped++
+		if math.Abs(T-left[capped]) > readjustTol*left[capped] {
+			T = left[capped]
+		}
 	}
 	if capped == n || !(C > 0) {
 		return effective, share, nil
 	}
 	rate := T / C // weight per GPU among uncapped tenants
 	for k, i := range order {
-		if k < capped {
-			effective[i] = demand[i] * rate
-		} else {
+		switch {
+		case k >= capped && rate >= minNormal && !math.IsInf(rate, 1):
 			share[i] = weights[i] / rate
+		case k >= capped:
+			// T/C overflowed (T large, C small) or lost digits below
+			// the normal range: w/T ≤ 1 does neither.
+			share[i] = weights[i] / T * C
+		case demand[i] == 0:
+			effective[i] = 0
+		default:
+			// At most the weight, as d·T ≤ w·C for a capped tenant
+			// (rate overflows where T is large and C small).
+			effective[i] = min(demand[i]*rate, weights[i])
 		}
 	}
 	return effective, share, nil
+}
+
+// readjustTol is the relative error Readjust lets its running total of
+// weights carry. The total is recomputed beyond it rather than always: at
+// ties between a demand and its share, as where a tenant holding a type by
+// trade has the weight 1e-9 (ExampleGandivaFair), which side the rounding
+// falls decides whether every tenant counts as capped.
+const readjustTol = 1e-6
+
+// minNormal is the smallest positive normal float64: below it, numbers
+// carry fewer significant digits.
+const minNormal = 0x1p-1022
+
+// mulCompare compares a·b with c·d for non-negative finite numbers as
+// cmp.Compare(a*b, c*d) does, but without the products' overflow or
+// underflow: they are compared as mantissa and exponent. Products of
+// 1e-76 and 1e-308 underflowed to 0, which made a demand of zero tie with
+// a positive one, and the tenant with no demand uncapped.
+func mulCompare(a, b, c, d float64) int {
+	fa, ea := math.Frexp(a)
+	fb, eb := math.Frexp(b)
+	fc, ec := math.Frexp(c)
+	fd, ed := math.Frexp(d)
+	x, y := fa*fb, fc*fd // 0 or in [1/4, 1), exactly as a·b and c·d round
+	if x == 0 || y == 0 {
+		return cmp.Compare(x, y)
+	}
+	ex, ey := ea+eb, ec+ed
+	if x < 0.5 {
+		x, ex = 2*x, ex-1
+	}
+	if y < 0.5 {
+		y, ey = 2*y, ey-1
+	}
+	if ex != ey {
+		return cmp.Compare(ex, ey)
+	}
+	return cmp.Compare(x, y)
 }
 
 // loads returns equation (2) for every server of type t under accounting acc
