@@ -184,15 +184,12 @@ func (d *throughputDual) recover(ctx context.Context, set *lp.Settings, p []floa
 	var ties []tie
 	for c, r := range d.rate {
 		x[c] = make([]float64, K)
-		best := 0.0
+		best, scale := 0.0, 0.0
 		for k, t := range r {
 			if t > 0 {
 				best = math.Max(best, t-d.gang[c]*p[k])
+				scale = math.Max(scale, t)
 			}
-		}
-		scale := 0.0
-		for _, t := range r {
-			scale = math.Max(scale, t)
 		}
 		tol := tieTol * scale
 		var types []int
@@ -257,19 +254,15 @@ var errThroughputDual = errors.New("alloc: max-total-throughput: prices leave a 
 // solve returns the optimal class time fractions, or ok false where the
 // method did not certify them or an LP of its failed (the caller then
 // solves the full LP); its only errors are ctx's.
-func (d *throughputDual) solve(ctx context.Context, set *lp.Settings) (x [][]float64, ok bool, err error) {
+func (d *throughputDual) solve(ctx context.Context, set *lp.Settings) ([][]float64, bool, error) {
 	p, upper, met, err := d.prices(ctx, set)
 	for _, tol := range throughputTieTols {
-		if err != nil || !met || ok || ctx.Err() != nil {
+		if err != nil || !met || ctx.Err() != nil {
 			break
 		}
-		var total float64
-		var rerr error
-		x, total, rerr = d.recover(ctx, set, p, tol)
-		ok = rerr == nil && total >= upper*(1-certTol)
+		if x, total, err := d.recover(ctx, set, p, tol); err == nil && total >= upper*(1-certTol) {
+			return x, true, nil
+		}
 	}
-	if e := ctx.Err(); e != nil {
-		return nil, false, e
-	}
-	return x, ok, nil
+	return nil, false, ctx.Err()
 }

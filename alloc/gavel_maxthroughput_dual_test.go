@@ -18,23 +18,31 @@ func totalThroughput(p *Problem, a *Allocation) float64 {
 	return sum
 }
 
-// checkThroughputDual solves p's MaxTotalThroughput through the dual,
-// requires it certified, feasible and as high as the full LP's optimum.
-func checkThroughputDual(t fataler, p *Problem) {
+// certifiedDual solves p's MaxTotalThroughput through the dual, requires
+// it certified and feasible, and returns it with p normalised and its
+// classes.
+func certifiedDual(t fataler, p *Problem) (*Allocation, *Problem, rowClasses) {
 	t.Helper()
-	ctx := context.Background()
 	q, _, err := p.validNormalised()
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := q.rateClasses(nil)
-	x, ok, err := newThroughputDual(q, rc).solve(ctx, nil)
+	x, ok, err := newThroughputDual(q, rc).solve(context.Background(), nil)
 	if err != nil || !ok {
-		t.Fatalf("dual: ok %v, error %v", ok, err)
+		t.Fatalf("dual at %d jobs: ok %v, error %v", len(p.Jobs), ok, err)
 	}
-	dual := timeFractionsToAllocation(q, rc.split(x))
-	checkGavelFeasible(t, p, dual)
-	full, err := MaxTotalThroughput{}.allocateLP(ctx, q, rc)
+	a := timeFractionsToAllocation(q, rc.split(x))
+	checkGavelFeasible(t, p, a)
+	return a, q, rc
+}
+
+// checkThroughputDual requires p's MaxTotalThroughput through the dual
+// certified, feasible and as high as the full LP's optimum.
+func checkThroughputDual(t fataler, p *Problem) {
+	t.Helper()
+	dual, q, rc := certifiedDual(t, p)
+	full, err := MaxTotalThroughput{}.allocateLP(context.Background(), q, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,14 +68,5 @@ func TestPropertyThroughputDualEqualsLP(t *testing.T) {
 // result: there the recovery needed ties within 1e-4 of the best margin.
 func TestThroughputDualAtScale(t *testing.T) {
 	checkThroughputDual(t, randomMaxMinProblem(t, 3000, 4, 1))
-	p, _, err := randomMaxMinProblem(t, 20000, 4, 1).validNormalised()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := p.rateClasses(nil)
-	x, ok, err := newThroughputDual(p, rc).solve(context.Background(), nil)
-	if err != nil || !ok {
-		t.Fatalf("20,000 jobs: ok %v, error %v", ok, err)
-	}
-	checkGavelFeasible(t, p, timeFractionsToAllocation(p, rc.split(x)))
+	certifiedDual(t, randomMaxMinProblem(t, 20000, 4, 1))
 }
