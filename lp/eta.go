@@ -6,9 +6,10 @@ import "math"
 // B = E_1 E_2 … E_k, each E an identity matrix whose column piv is replaced
 // by a vector w. Solving with B applies the inverses in order (FTRAN),
 // solving with Bᵀ applies their transposes in reverse (BTRAN); each costs
-// O(k + total nonzeros). A refactorisation starts again from the identity
-// and pivots the basic structural columns in one by one, so the same file
-// holds the factor and the updates of later pivots.
+// O(k + total nonzeros). A refactorisation starts the file again with the
+// basis's LU factors as etas (L's columns, then U's last first: see
+// simplex.refactor), and each later pivot appends the eta of its column,
+// so the same file holds the factor and the updates.
 type etaFile struct {
 	piv   []int     // the pivot row of each eta
 	pval  []float64 // w[piv]
@@ -51,6 +52,59 @@ func (f *etaFile) push(r int, w []float64, nz []int) {
 		}
 	}
 	f.start = append(f.start, len(f.idx))
+}
+
+// pushLColumn appends the eta of L's column for a refactorisation pivot on
+// row r: 1 on r and, off it, w's entries on the rows still free (free[i])
+// divided by w[r]. nz lists w's nonzeros. It appends nothing, and returns
+// false, when there are none, the eta being the identity.
+func (f *etaFile) pushLColumn(r int, w []float64, nz []int, free []bool) bool {
+	n := len(f.idx)
+	for _, i := range nz {
+		if l := w[i] / w[r]; free[i] && i != r && math.Abs(l) > etaDropTol {
+			f.idx = append(f.idx, i)
+			f.val = append(f.val, l)
+		}
+	}
+	if len(f.idx) == n {
+		return false
+	}
+	f.piv = append(f.piv, r)
+	f.pval = append(f.pval, 1)
+	f.start = append(f.start, len(f.idx))
+	return true
+}
+
+// pushUColumn appends the eta of U's column for a refactorisation pivot on
+// row r: w[r] on r and, off it, w's entries on the rows already pivoted
+// (free[i] false). nz lists w's nonzeros. It appends nothing when the eta
+// is the identity.
+func (f *etaFile) pushUColumn(r int, w []float64, nz []int, free []bool) {
+	n := len(f.idx)
+	for _, i := range nz {
+		if v := w[i]; !free[i] && math.Abs(v) > etaDropTol {
+			f.idx = append(f.idx, i)
+			f.val = append(f.val, v)
+		}
+	}
+	if len(f.idx) == n && w[r] == 1 {
+		return
+	}
+	f.piv = append(f.piv, r)
+	f.pval = append(f.pval, w[r])
+	f.start = append(f.start, len(f.idx))
+}
+
+// appendReversed appends u's etas to f, last first: U⁻¹ applies U's
+// columns from the last pivot back (back substitution).
+func (f *etaFile) appendReversed(u *etaFile) {
+	for k := u.len() - 1; k >= 0; k-- {
+		f.piv = append(f.piv, u.piv[k])
+		f.pval = append(f.pval, u.pval[k])
+		f.idx = append(f.idx, u.idx[u.start[k]:u.start[k+1]]...)
+		f.val = append(f.val, u.val[u.start[k]:u.start[k+1]]...)
+		f.start = append(f.start, len(f.idx))
+	}
 }
 
 // pushUnit appends the eta with 1 on row r and, off it, the entries of col
