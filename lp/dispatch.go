@@ -146,7 +146,8 @@ type violation struct {
 // bounds and rows of m: an excess of d over a side b counts d/max(1,|b|).
 func worstViolation(m *Model, x []float64) violation {
 	var w violation
-	consider := func(name string, row bool, value, lo, hi float64) {
+	at := -1 // the worst: variable at, or row at-len(x)
+	consider := func(i int, value, lo, hi float64) {
 		var amt, b float64
 		switch {
 		case math.IsNaN(value):
@@ -159,18 +160,25 @@ func worstViolation(m *Model, x []float64) violation {
 			return
 		}
 		if amt > w.amount {
-			w = violation{name: name, row: row, value: value, bound: b, amount: amt}
+			w, at = violation{value: value, bound: b, amount: amt}, i
 		}
 	}
 	for j, v := range x {
-		consider(m.varName(Var(j)), false, v, m.lower[j], m.upper[j])
+		consider(j, v, m.lower[j], m.upper[j])
 	}
 	for i, row := range m.rows {
 		var a float64
 		for _, t := range row {
 			a += t.Coef * x[t.Var]
 		}
-		consider(m.rnames[i], true, a, m.rowLo[i], m.rowHi[i])
+		consider(len(x)+i, a, m.rowLo[i], m.rowHi[i])
+	}
+	// Names are formatted for the worst only: a grid's are made on demand.
+	switch {
+	case at >= len(x):
+		w.name, w.row = m.rnames[at-len(x)], true
+	case at >= 0:
+		w.name = m.varName(Var(at))
 	}
 	return w
 }
