@@ -278,10 +278,13 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 // non-cooperative method, can cycle without end (seen on about one random
 // instance in twenty), so OEF solves the full model there instead: same
 // optimum, small instances only, as the gonum backend is meant for.
-func gonumBackend(s *lp.Settings) bool {
+func gonumBackend(s *lp.Settings) bool { return backendOf(s) == lp.Gonum }
+
+// backendOf returns the backend that s (nil: defaults) solves with.
+func backendOf(s *lp.Settings) lp.Backend {
 	b := lp.Default
 	if s != nil {
 		b = s.Backend
 	}
-	return b.Resolve() == lp.Gonum
+	return b.Resolve()
 }

@@ -31,6 +31,9 @@ const (
 	// and 4 grows smaller models: 512 × 10 in 5.2 to 5.7 s against 7.9 to
 	// 9.3 s with 32 (one run each, loaded machine).
 	envyBundlesPerClass = 4
+	// envyBundlesPerClassCapped is envyBundlesPerClass with caps, where no
+	// reverse rows are added either (see violatedEnvy).
+	envyBundlesPerClassCapped = 2
 	// envyRowsPerClassGonum bounds the rows one class adds in one round
 	// with the Gonum backend: its most violated ones, without reverse
 	// rows (see coopRowGen).
@@ -62,8 +65,8 @@ type envyPair [2]int
 // the current optimum optimal, so the objective never rises; rebuilding
 // only after it has fallen makes every rebuilt row set distinct, and the
 // method finite (freeing columns may raise the objective, but only C·K
-// times). Rows without duals are also dropped from the loaded model
-// without a rebuild, under the same rule, where their slack is basic
+// times). With CLP, rows without duals are also dropped from the loaded
+// model without a rebuild, under the same rule, where their slack is basic
 // (dropIdleEnvyRows). It ends when no row is violated and no held column
 // prices in, so the point is optimal for the full LP, and the result is
 // checked against all C·(C-1) rows. If a cold solve of a rebuilt model
@@ -86,6 +89,13 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// keeps the plain rule of the most violated rows, with no seed, meant
 	// for the tiny models that backend is for.
 	gonum := gonumBackend(set)
+	// Only CLP's model shrinks when rows are dropped: the pure-Go simplex
+	// keeps a dropped row in its factor and matrix with its logical freed
+	// (lp.Incremental.DropRows), so dropping saves it nothing, and a row
+	// dropped and broken later comes back as a second copy. Without drops,
+	// the noisy 2,000-job instance took 20.3 s against 25.0 s, and capped
+	// 1,000 users × 10 types 42 ms against 46 ms.
+	dropRows := !gonum && backendOf(set) != lp.PureGo
 	lad := q.capLadders()
 	rows := q.sideRows()
 	var cols *columnMask
@@ -130,7 +140,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return x, q.rowDuals(sol, rows, ids), nil
 			}
 			cols.release(in, y, free)
-			if !gonum && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
+			if dropRows && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
 				lastDrop = sol.Objective
 				rows, ids = dropIdleEnvyRows(in, sol, rows, ids, inModel)
 			}
@@ -202,9 +212,10 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // the lowest-numbered class d holding it, each followed by its reverse
 // (d, c); rows in skip, or already chosen, are left out, and with caps
 // every row outside lad's basis (capLadders.impliedEnvy: the rest follow
-// from it). Bundles are told apart by c's value of them. With plain, it
-// returns instead each class's envyRowsPerClassGonum most violated rows,
-// without reverse rows.
+// from it). Bundles are told apart by c's value of them. With caps it
+// takes envyBundlesPerClassCapped bundles and no reverse rows. With plain,
+// it returns instead each class's envyRowsPerClassGonum most violated
+// rows, without reverse rows.
 //
 // Why one row per envied bundle: the optimum pools users on a few bundles
 // (docs/benchmarks/oef.md), and a class that envies one member of a pool
@@ -213,7 +224,13 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // users × 3 types with the two most violated rows per class). Why the
 // reverse row: c and d end up pooled or adjacent, and the row keeping d
 // from envying c is then needed as well. Together they bring 256 × 3 down
-// to 4 to 8 rounds. Any choice of rows keeps row generation exact.
+// to 4 to 8 rounds. With caps, classes of one job type are pooled with
+// each other more than with their neighbours' (at BenchmarkOEFCapped's
+// optimum, 18 rows within ladders and 171 across carry multipliers), and
+// reverse rows mostly stay idle: without them, and with 2 bundles rather
+// than 4, the pure-Go simplex solves that benchmark's six seeds in 56 ms
+// against 78 ms (geometric means, with jobTypeSeed's forward seed).
+// Any choice of rows keeps row generation exact.
 func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, lad *capLadders) []envyPair {
 	var rows []envyPair
 	chosen := make(map[envyPair]bool)
@@ -261,8 +278,12 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, 
 			continue
 		}
 		picked = picked[:0]
+		bundles := envyBundlesPerClass
+		if lad != nil {
+			bundles = envyBundlesPerClassCapped
+		}
 		for _, e := range worst {
-			if len(picked) == envyBundlesPerClass {
+			if len(picked) == bundles {
 				break
 			}
 			// Sorted by value: equal values are adjacent.
@@ -272,7 +293,9 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, 
 		}
 		for _, e := range picked {
 			add(envyPair{c, e.d})
-			add(envyPair{e.d, c})
+			if lad == nil {
+				add(envyPair{e.d, c})
+			}
 		}
 	}
 	return rows
