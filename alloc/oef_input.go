@@ -207,6 +207,9 @@ type oefLP struct {
 	// cellFloor is the smallest ε of the cells that seed row generation
 	// (cellSeedRows): a cells' LP is seeded by coarser cells than its own.
 	cellFloor float64
+	// unseeded starts row generation from the side rows alone
+	// (jobTypeSeed's LP over job types).
+	unseeded bool
 }
 
 // classKey returns the key by which virtual user v is grouped into

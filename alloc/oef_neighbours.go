@@ -15,7 +15,8 @@ import (
 // types, the neighbour rows in speedup-ratio order, which imply all others
 // (twoTypeEnvyRows), with more, the rows between near neighbours
 // (neighbourEnvyRows) and, where near-identical rows form cells, the rows
-// of the cells' solution (cellSeedRows). Any seed keeps row generation
+// of the cells' solution (cellSeedRows); with q.unseeded, the side rows
+// alone. Any seed keeps row generation
 // exact; a good one saves the rounds in which a relaxation far from the
 // optimum grows a large model.
 func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
@@ -23,10 +24,13 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 		return q.jobTypeSeed(ctx, set, lad)
 	}
 	rows := q.sideRows()
+	if q.unseeded {
+		return rows, nil, nil
+	}
 	if len(q.count) == 2 {
 		return append(rows, q.twoTypeEnvyRows()...), nil, nil
 	}
-	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count), len(q.s)))
+	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,22 +48,13 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 	return rows, nil, nil
 }
 
-// neighboursPerClass is the number of near neighbours each of C classes
-// is tied to by envy rows with K GPU types: two per dimension of the space
-// of speedup ratios, as the two-type result has one on each side. Measured
+// neighboursPerClass is the number of near neighbours each class is tied
+// to by envy rows with K GPU types: two per dimension of the space of
+// speedup ratios, as the two-type result has one on each side. Measured
 // at 256 users × 10 types (seed 1): 4 per class seeded a model whose cold
 // solve broke its rows, 12 took 0.63 s in 3 rounds against 4.0 s in 12
-// without a seed; at 1,024 × 10, 12 and 20 took about the same. None when
-// that is more than C/8: the seed would hold over a quarter of all
-// C·(C−1) rows (570 of 650 for capped OEF's 26 job types × 10 types,
-// jobTypeSeed), and its cold solve costs more than the rounds it saves
-// (5.5 ms against 2.1 ms in five rounds from no seed).
-func neighboursPerClass(k, c int) int {
-	if n := 2 * (k - 1); n <= c/8 {
-		return n
-	}
-	return 0
-}
+// without a seed; at 1,024 × 10, 12 and 20 took about the same.
+func neighboursPerClass(k int) int { return 2 * (k - 1) }
 
 // neighbourEnvyRows returns, for each class, the envy rows in both
 // directions with its n nearest classes by the Euclidean distance of log
