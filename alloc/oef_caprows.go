@@ -130,7 +130,8 @@ func jobTypeSeedPays(T, C int) bool { return 2*T <= C }
 // types (each ladder merged into one class of their summed weight, a
 // problem T/C the size), and returns, for each envy row of job type t
 // against t' that carries a multiplier there, the basis rows from the
-// classes of t's ladder against those of t' in that direction only, every
+// classes of t's ladder against those of t' in that direction only (in
+// both, unless leanRows), every
 // sharing floor, the cap rows of classes whose cap their job type's bundle
 // there exceeds, and a mask holding each class's columns at zero outside
 // that bundle. If that solve fails it returns the near-neighbour seed.
@@ -173,11 +174,15 @@ func (q *oefLP) jobTypeSeed(ctx context.Context, set *lp.Settings, l *capLadders
 		return append(q.sideRows(), near...), nil, err
 	}
 	var rows []envyPair
+	lean := leanRows(set)
 	for _, f := range d.flows {
 		for _, a := range l.ladder[f.c] {
 			for _, b := range l.ladder[f.d] {
 				if l.impliedEnvy(a, b) {
 					rows = append(rows, envyPair{a, b})
+				}
+				if !lean && l.impliedEnvy(b, a) {
+					rows = append(rows, envyPair{b, a})
 				}
 			}
 		}

@@ -31,8 +31,9 @@ const (
 	// and 4 grows smaller models: 512 × 10 in 5.2 to 5.7 s against 7.9 to
 	// 9.3 s with 32 (one run each, loaded machine).
 	envyBundlesPerClass = 4
-	// envyBundlesPerClassCapped is envyBundlesPerClass with caps, where no
-	// reverse rows are added either (see violatedEnvy).
+	// envyBundlesPerClassCapped is envyBundlesPerClass with caps and lean
+	// rows (leanRows), where no reverse rows are added either (see
+	// violatedEnvy).
 	envyBundlesPerClassCapped = 2
 	// envyRowsPerClassGonum bounds the rows one class adds in one round
 	// with the Gonum backend: its most violated ones, without reverse
@@ -95,7 +96,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// dropped and broken later comes back as a second copy. Without drops,
 	// the noisy 2,000-job instance took 20.3 s against 25.0 s, and capped
 	// 1,000 users × 10 types 42 ms against 46 ms.
-	dropRows := !gonum && backendOf(set) != lp.PureGo
+	dropRows := !gonum && !leanRows(set)
 	lad := q.capLadders()
 	rows := q.sideRows()
 	var cols *columnMask
@@ -130,7 +131,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return nil, coopDual{}, err
 			}
 			x := y.Values(sol)
-			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, lad)...)
+			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, leanRows(set), lad)...)
 			var free [][2]int
 			if cols.any() {
 				free = q.attractiveColumns(cols, q.rowDuals(sol, rows, ids))
@@ -212,8 +213,9 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // the lowest-numbered class d holding it, each followed by its reverse
 // (d, c); rows in skip, or already chosen, are left out, and with caps
 // every row outside lad's basis (capLadders.impliedEnvy: the rest follow
-// from it). Bundles are told apart by c's value of them. With caps it
-// takes envyBundlesPerClassCapped bundles and no reverse rows. With plain,
+// from it). Bundles are told apart by c's value of them. With caps and
+// lean, it takes envyBundlesPerClassCapped bundles and no reverse rows.
+// With plain,
 // it returns instead each class's envyRowsPerClassGonum most violated
 // rows, without reverse rows.
 //
@@ -229,9 +231,9 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // optimum, 18 rows within ladders and 171 across carry multipliers), and
 // reverse rows mostly stay idle: without them, and with 2 bundles rather
 // than 4, the pure-Go simplex solves that benchmark's six seeds in 56 ms
-// against 78 ms (geometric means, with jobTypeSeed's forward seed).
-// Any choice of rows keeps row generation exact.
-func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, lad *capLadders) []envyPair {
+// against 78 ms (geometric means, with jobTypeSeed's forward seed); CLP
+// prefers them (leanRows). Any choice of rows keeps row generation exact.
+func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean bool, lad *capLadders) []envyPair {
 	var rows []envyPair
 	chosen := make(map[envyPair]bool)
 	add := func(r envyPair) {
@@ -279,7 +281,8 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, 
 		}
 		picked = picked[:0]
 		bundles := envyBundlesPerClass
-		if lad != nil {
+		capLean := lad != nil && lean
+		if capLean {
 			bundles = envyBundlesPerClassCapped
 		}
 		for _, e := range worst {
@@ -293,7 +296,7 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain bool, 
 		}
 		for _, e := range picked {
 			add(envyPair{c, e.d})
-			if lad == nil {
+			if !capLean {
 				add(envyPair{e.d, c})
 			}
 		}
@@ -314,3 +317,13 @@ func (q *oefLP) envyFree(y [][]float64, tol float64) bool {
 	}
 	return true
 }
+
+// leanRows reports whether capped cooperative OEF's row generation adds
+// few rows a round (violatedEnvy, jobTypeSeed): with the pure-Go simplex,
+// whose warm rounds cost little beyond their pivots. A warm restart of
+// CLP's dual simplex costs time that grows with the rows loaded, so it
+// gains from fewer rounds of more rows: on BenchmarkOEFCapped's six seeds
+// CLP took 69 ms (geometric mean) with reverse rows, 4 bundles a class and
+// seed rows in both directions, against 75 to 82 ms lean, while pure Go
+// took 45 ms lean against 70 to 78 ms.
+func leanRows(set *lp.Settings) bool { return backendOf(set) == lp.PureGo }
