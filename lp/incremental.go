@@ -119,8 +119,9 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 // Solve (ErrInvalidModel). A row not yet loaded (added since the last
 // Solve) is an error too; one already dropped is left as it is. It
 // returns the rows dropped, in the order given. PureGo keeps a dropped row
-// in its matrix with its basic logical variable freed, which costs its
-// share of each pivot but never binds. Before the first Solve, and with
+// in place with its basic logical variable freed and its entries taken out
+// of the structural columns: the row, left empty, never binds, and costs
+// each pivot only its place in the vectors. Before the first Solve, and with
 // the Gonum backend (which keeps no basis), it drops nothing.
 func (in *Incremental) DropRows(rows []Row) []Row {
 	if in.closed || (in.clp == nil && in.spx == nil) {

@@ -198,6 +198,28 @@ func testIncrementalDropRows(t *testing.T, b Backend) {
 		if math.Abs(cold.Objective-after.Objective) > objTol*scale {
 			t.Fatalf("warm objective %v, cold %v", after.Objective, cold.Objective)
 		}
+		// A row added after the drop, met at the optimum and possibly
+		// binding, over columns that lost their entries on the dropped
+		// rows: the warm solve must agree with a cold one.
+		terms := make([]Term, in.NumVars())
+		var rhs float64
+		for j := range terms {
+			k := float64(rapid.IntRange(-2, 2).Draw(t, "k"))
+			terms[j] = Term{Var: Var(j), Coef: k}
+			rhs += k * after.X[j]
+		}
+		in.AddConstraint("added", terms, LE, rhs)
+		added, err := in.Solve(context.Background())
+		if err != nil {
+			t.Fatalf("solve after adding a row: %v", err)
+		}
+		cold, err = Solve(context.Background(), in.m, &Settings{Backend: b})
+		if err != nil {
+			t.Fatalf("cold solve with the added row: %v", err)
+		}
+		if math.Abs(cold.Objective-added.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
+			t.Fatalf("warm objective %v with the added row, cold %v", added.Objective, cold.Objective)
+		}
 		if len(dropped) > 0 {
 			in.SetRowBounds(dropped[0], 0, 1)
 			if _, err := in.Solve(context.Background()); !errors.Is(err, ErrInvalidModel) {
