@@ -66,9 +66,10 @@ type envyPair [2]int
 // the current optimum optimal, so the objective never rises; rebuilding
 // only after it has fallen makes every rebuilt row set distinct, and the
 // method finite (freeing columns may raise the objective, but only C·K
-// times). With CLP, rows without duals are also dropped from the loaded
-// model without a rebuild, under the same rule, where their slack is basic
-// (dropIdleEnvyRows). It ends when no row is violated and no held column
+// times). Rows without duals are also dropped from the loaded model
+// without a rebuild, under the same rule, where their slack is basic
+// (dropIdleEnvyRows): with CLP always, with the pure-Go simplex once the
+// model holds more rows than columns. It ends when no row is violated and no held column
 // prices in, so the point is optimal for the full LP, and the result is
 // checked against all C·(C-1) rows. If a cold solve of a rebuilt model
 // returns a point that breaks its rows (CLP without a warm basis can, by
@@ -90,13 +91,17 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// keeps the plain rule of the most violated rows, with no seed, meant
 	// for the tiny models that backend is for.
 	gonum := gonumBackend(set)
-	// Only CLP's model shrinks when rows are dropped: the pure-Go simplex
-	// keeps a dropped row in its factor and matrix with its logical freed
-	// (lp.Incremental.DropRows), so dropping saves it nothing, and a row
-	// dropped and broken later comes back as a second copy. Without drops,
-	// the noisy 2,000-job instance took 20.3 s against 25.0 s, and capped
-	// 1,000 users × 10 types 42 ms against 46 ms.
-	dropRows := !gonum && !leanRows(set)
+	// A row dropped and broken later comes back as a second copy, found by
+	// a round of its own. With the pure-Go simplex that outweighs what the
+	// drop saves until the model holds more rows than columns (capped
+	// 1,000 users × 10 types: 48 ms without drops, 64 ms with; six
+	// instances, geometric mean); beyond, the idle rows are most of each
+	// pivot's cost (lp.Incremental.DropRows), and dropping them brought
+	// 1,024 users × 10 types from 45.1 to 36.9 s, and the noisy 2,000
+	// jobs from 20.0 to 18.5 s.
+	dropRows := func(loaded int) bool {
+		return !gonum && (!leanRows(set) || loaded > len(q.s)*len(q.count))
+	}
 	lad := q.capLadders()
 	rows := q.sideRows()
 	var cols *columnMask
@@ -141,7 +146,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return x, q.rowDuals(sol, rows, ids), nil
 			}
 			cols.release(in, y, free)
-			if dropRows && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
+			if dropRows(len(rows)) && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
 				lastDrop = sol.Objective
 				rows, ids = dropIdleEnvyRows(in, sol, rows, ids, inModel)
 			}

@@ -147,7 +147,8 @@ const ctxClasses = 64
 // Why: the near-neighbour seed is mostly rows the optimum does not need
 // (at 1,024 users × 10 types, 1,657 of about 17,000 carry a dual at the
 // end), and a warm restart of CLP's dual simplex costs time that grows with
-// the rows loaded. Dropping rows without duals keeps the current optimum
+// the rows loaded, as does each pivot of the pure-Go simplex while they
+// hold entries. Dropping rows without duals keeps the current optimum
 // optimal, so the objective never rises; coopRowGen drops only after it
 // has fallen, as it rebuilds, which keeps the method finite.
 func dropIdleEnvyRows(in *lp.Incremental, sol *lp.Solution, rows []envyPair, ids []lp.Row, inModel map[envyPair]bool) ([]envyPair, []lp.Row) {
