@@ -49,12 +49,17 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied
-// to by envy rows with K GPU types: two per dimension of the space of
-// speedup ratios, as the two-type result has one on each side. Measured
-// at 256 users × 10 types (seed 1): 4 per class seeded a model whose cold
-// solve broke its rows, 12 took 0.63 s in 3 rounds against 4.0 s in 12
-// without a seed; at 1,024 × 10, 12 and 20 took about the same.
-func neighboursPerClass(k int) int { return 2 * (k - 1) }
+// to by envy rows with K GPU types: about one per dimension of the space
+// of speedup ratios (K−1), and at least 4. Measured with the pure-Go
+// simplex (one run each, exact and certified), against the 2(K−1) this
+// was before, whose seed model's cold solve took most of the time:
+// 1,024 users × 10 types 23.4 s with 9 against 37 s with 18 (27.1 s with
+// 10, 24.5 s with 4), 512 × 10 4.5 against 5.9 s, 256 × 10 0.59 against
+// 0.84 s; the noisy 2,000 jobs over 4 types 14.6 s with 4 against 18.5 to
+// 19.3 s with 6, but 48 s with 3; 1,024 × 3 1.74 s with 4 against 1.97 s
+// with 3. With CLP, K−1 and 2(K−1) took about the same at 1,024 × 10, and
+// 4 at 256 × 10 seeded a model whose cold solve broke its rows.
+func neighboursPerClass(k int) int { return max(4, k-1) }
 
 // neighbourEnvyRows returns, for each class, the envy rows in both
 // directions with its n nearest classes by the Euclidean distance of log
