@@ -118,10 +118,9 @@ func (in *Incremental) SetVarBounds(v Var, lo, hi float64) {
 // has a zero dual; setting its bounds afterwards is an error of the next
 // Solve (ErrInvalidModel). A row not yet loaded (added since the last
 // Solve) is an error too; one already dropped is left as it is. It
-// returns the rows dropped, in the order given. PureGo keeps a dropped row
-// in place with its basic logical variable freed and its entries taken out
-// of the structural columns: the row, left empty, never binds, and costs
-// each pivot only its place in the vectors. Before the first Solve, and with
+// returns the rows dropped, in the order given. PureGo removes a dropped
+// row from its simplex with its basic logical variable; the model keeps
+// it, free, and its dual reads 0. Before the first Solve, and with
 // the Gonum backend (which keeps no basis), it drops nothing.
 func (in *Incremental) DropRows(rows []Row) []Row {
 	if in.closed || (in.clp == nil && in.spx == nil) {
@@ -129,7 +128,7 @@ func (in *Incremental) DropRows(rows []Row) []Row {
 	}
 	loaded := in.loaded
 	if in.spx != nil {
-		loaded = in.spx.m
+		loaded = in.spx.loaded
 	}
 	for _, r := range rows {
 		if r < 0 || int(r) >= loaded {

@@ -101,9 +101,9 @@ func (s *simplex) copySolution(sol *Solution) {
 		s.sc.unscale(sol)
 		return
 	}
-	sol.RowDuals = make([]float64, s.m)
+	sol.RowDuals = make([]float64, s.loaded)
 	for i, y := range s.y {
-		sol.RowDuals[i] = s.sense * y
+		sol.RowDuals[s.rowOf(i)] = s.sense * y
 	}
 	s.sc.unscale(sol)
 }

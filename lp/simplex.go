@@ -100,9 +100,13 @@ type spxEntry struct {
 // may be appended and bounds changed, and the next run starts from the
 // last basis (a warm start).
 type simplex struct {
-	m, n  int      // rows; structural columns
-	sc    *scaling // the model's scaling: every value below is scaled
-	sense float64  // 1 when minimising, -1 when maximising
+	m, n int // rows; structural columns
+	// loaded is the number of the model's rows loaded; internal row i is
+	// the model's row modelRow[i] (nil: i), as dropped rows are removed.
+	loaded   int
+	modelRow []int
+	sc       *scaling // the model's scaling: every value below is scaled
+	sense    float64  // 1 when minimising, -1 when maximising
 	// A by column: column j is colEnt[colStart[j]:colStart[j+1]].
 	colStart []int
 	colEnt   []spxEntry
@@ -233,10 +237,10 @@ func restingValue(lo, up, c float64) float64 {
 // addRows appends the rows of m not yet loaded, scaled, each with its
 // logical variable basic; the next run refactorises.
 func (s *simplex) addRows(ctx context.Context, m *Model) error {
-	if s.cnorm != nil && len(m.rows) == s.m {
+	if s.cnorm != nil && len(m.rows) == s.loaded {
 		return nil
 	}
-	if err := s.sc.addRows(m, s.m); err != nil {
+	if err := s.sc.addRows(m, s.loaded); err != nil {
 		return err
 	}
 	if s.cnorm == nil {
@@ -247,7 +251,7 @@ func (s *simplex) addRows(ctx context.Context, m *Model) error {
 	}
 	// Merge the new rows' entries into the columns.
 	count := make([]int, s.n)
-	for i := s.m; i < len(m.rows); i++ {
+	for i := s.loaded; i < len(m.rows); i++ {
 		for _, t := range m.rows[i] {
 			if t.Coef != 0 {
 				count[t.Var]++
@@ -264,15 +268,16 @@ func (s *simplex) addRows(ctx context.Context, m *Model) error {
 		next[j] = start[j] + copy(ent[start[j]:], s.col(j))
 	}
 	s.colStart, s.colEnt = start, ent
-	for i := s.m; i < len(m.rows); i++ {
+	for i := s.loaded; i < len(m.rows); i++ {
 		if i%ctxRows == ctxRows-1 && ctx.Err() != nil {
 			return ctx.Err()
 		}
+		r := s.m + i - s.loaded // its internal row
 		var act float64
 		for _, t := range m.rows[i] {
 			if t.Coef != 0 {
 				a := s.sc.coef(i, t)
-				ent[next[t.Var]] = spxEntry{i, a}
+				ent[next[t.Var]] = spxEntry{r, a}
 				next[t.Var]++
 				s.cnorm[t.Var] += a * a
 				act += a * s.x[t.Var]
@@ -284,11 +289,15 @@ func (s *simplex) addRows(ctx context.Context, m *Model) error {
 		s.up = append(s.up, -lo)
 		s.x = append(s.x, -act)
 		s.cnorm = append(s.cnorm, 1)
-		s.where = append(s.where, i)
-		s.head = append(s.head, s.n+i)
+		s.where = append(s.where, r)
+		s.head = append(s.head, s.n+r)
 		s.rejected = append(s.rejected, 0)
+		if s.modelRow != nil {
+			s.modelRow = append(s.modelRow, i)
+		}
 	}
-	s.m = len(m.rows)
+	s.m += len(m.rows) - s.loaded
+	s.loaded = len(m.rows)
 	s.rowStart = nil
 	s.y = make([]float64, s.m)
 	s.w = make([]float64, s.m)
@@ -303,7 +312,7 @@ func (s *simplex) addRows(ctx context.Context, m *Model) error {
 // them far out of range); nonbasic variables move to the nearest point of
 // their new bounds.
 func (s *simplex) setBounds(m *Model) error {
-	if err := s.sc.checkBounds(m, s.m); err != nil {
+	if err := s.sc.checkBounds(m, s.loaded); err != nil {
 		return err
 	}
 	set := func(j int, lo, up float64) {
@@ -331,7 +340,7 @@ func (s *simplex) setBounds(m *Model) error {
 		set(j, lo, hi)
 	}
 	for i := range s.m {
-		lo, hi := s.sc.rowBounds(m, i)
+		lo, hi := s.sc.rowBounds(m, s.rowOf(i))
 		set(s.n+i, -hi, -lo)
 	}
 	s.fresh = false
@@ -342,55 +351,113 @@ func (s *simplex) setBounds(m *Model) error {
 // col returns the entries of structural column j.
 func (s *simplex) col(j int) []spxEntry { return s.colEnt[s.colStart[j]:s.colStart[j+1]] }
 
-// dropRows frees the rows among rows whose logical variable is basic, so
-// that they never bind and the basis stays as it is, and returns them.
-// Rows already free are left out. The structural columns lose their
-// entries on the rows dropped, which leaves each such row empty, its
-// logical basic at zero on its own: the row costs no more than its place
-// in the vectors. Kept, a dropped row's logical was updated by every pivot
-// (the capacity rows couple every column, so B⁻¹a_q is dense on the envy
-// rows of cooperative OEF), and its entries filled the factor: 30,000
-// rows, almost all idle, made each pivot cost 2.5 ms there.
+// rowOf returns the model's row that internal row i holds.
+func (s *simplex) rowOf(i int) int {
+	if s.modelRow == nil {
+		return i
+	}
+	return s.modelRow[i]
+}
+
+// dropRows removes the model's rows among rows whose logical variable is
+// basic, and returns them; rows already removed are left out. The basis
+// keeps its other variables, so the next run starts from the same point,
+// after a refactorisation. Kept in the simplex, even freed, an idle row
+// cost every pivot: the capacity rows couple every column, so B⁻¹a_q is
+// dense on cooperative OEF's envy rows, and its logical changed with each
+// pivot (2.5 ms a pivot at 30,000 rows); emptied of its entries, it still
+// cost its place in every vector.
 func (s *simplex) dropRows(rows []Row) []Row {
+	at := make(map[Row]int, len(rows))
+	for i := range s.m {
+		at[Row(s.rowOf(i))] = i
+	}
+	gone := make([]bool, s.m)
 	var out []Row
 	for _, r := range rows {
-		j := s.n + int(r)
-		if s.where[j] < 0 || (math.IsInf(s.lo[j], -1) && math.IsInf(s.up[j], 1)) {
+		i, ok := at[r]
+		if !ok || gone[i] || s.where[s.n+i] < 0 {
 			continue
 		}
-		s.lo[j], s.up[j] = math.Inf(-1), math.Inf(1)
+		gone[i] = true
 		out = append(out, r)
 	}
 	if len(out) > 0 {
-		s.stripRows(out)
+		s.removeRows(gone)
 	}
 	return out
 }
 
-// stripRows removes the structural columns' entries on rows, whose
-// logicals are basic; the next run refactorises, which sets those
-// logicals to zero.
-func (s *simplex) stripRows(rows []Row) {
-	gone := make([]bool, s.m)
-	for _, r := range rows {
-		gone[r] = true
+// removeRows removes the internal rows marked in gone, whose logicals are
+// basic, with their logicals; the other variables keep their values and
+// basic or nonbasic status, and the next run refactorises.
+func (s *simplex) removeRows(gone []bool) {
+	n := s.n
+	newRow := make([]int, s.m)
+	m := 0
+	for i := range s.m {
+		newRow[i] = -1
+		if !gone[i] {
+			newRow[i] = m
+			m++
+		}
 	}
 	k := 0
-	for j := range s.n {
+	for j := range n {
 		from, to := s.colStart[j], s.colStart[j+1]
 		s.colStart[j] = k
 		norm := 1.0
 		for _, e := range s.colEnt[from:to] {
-			if !gone[e.row] {
-				s.colEnt[k] = e
+			if r := newRow[e.row]; r >= 0 {
+				s.colEnt[k] = spxEntry{r, e.val}
 				k++
 				norm += e.val * e.val
 			}
 		}
 		s.cnorm[j] = norm
 	}
-	s.colStart[s.n] = k
+	s.colStart[n] = k
 	s.colEnt = s.colEnt[:k]
+	if s.modelRow == nil {
+		s.modelRow = make([]int, s.m)
+		for i := range s.modelRow {
+			s.modelRow[i] = i
+		}
+	}
+	for i := range s.m {
+		if r := newRow[i]; r >= 0 {
+			s.cost[n+r], s.lo[n+r], s.up[n+r], s.x[n+r] = s.cost[n+i], s.lo[n+i], s.up[n+i], s.x[n+i]
+			s.cnorm[n+r], s.rejected[n+r] = s.cnorm[n+i], s.rejected[n+i]
+			s.modelRow[r] = s.modelRow[i]
+		}
+	}
+	s.cost, s.lo, s.up, s.x = s.cost[:n+m], s.lo[:n+m], s.up[:n+m], s.x[:n+m]
+	s.cnorm, s.rejected, s.modelRow = s.cnorm[:n+m], s.rejected[:n+m], s.modelRow[:m]
+	basic := s.head[:0]
+	for _, v := range s.head {
+		if v >= n {
+			if newRow[v-n] < 0 {
+				continue
+			}
+			v = n + newRow[v-n]
+		}
+		basic = append(basic, v)
+	}
+	s.head = basic
+	s.where = s.where[:n+m]
+	for j := range s.where {
+		s.where[j] = -1
+	}
+	for p, v := range s.head {
+		s.where[v] = p
+	}
+	s.m = m
+	s.y, s.w, s.cb, s.rho = make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
+	// Work arrays indexed by variable are sized again on their next use.
+	s.alpha, s.inRow, s.alphaNZ, s.rhoNZ = nil, nil, nil, nil
+	s.d, s.devex, s.dualDevex, s.isShifted = nil, nil, nil, nil
+	s.list, s.inList = nil, nil
+	s.dOK, s.objOK, s.listOK = false, false, false
 	s.rowStart = nil
 	s.fresh = false
 	s.eta.reset()
