@@ -54,7 +54,18 @@ func solvePureGoNow(ctx context.Context, m *Model, set Settings) (*Solution, err
 func (s *simplex) solve(ctx context.Context, set Settings) (*Solution, error) {
 	sol := &Solution{Backend: PureGo}
 	start := s.iters
-	out, err := s.run(ctx, s.iterationLimit(set))
+	limit := s.iterationLimit(set)
+	out, err := s.run(ctx, limit)
+	if out == spxStuck {
+		// Once more from the same basis, refactorised with nearly partial
+		// pivoting: on an LP whose rows nearly tie (cooperative OEF with
+		// rates equal to 1e-9), the sparser pivots left the bases accurate
+		// to 1e-5 only, and the primal simplex ran 111,000 iterations
+		// without an end; strict pivots solve it in 186.
+		s.strict, s.fresh = true, false
+		out, err = s.run(ctx, limit)
+		s.strict = false
+	}
 	sol.Iterations = s.iters - start
 	switch out {
 	case spxOptimal:

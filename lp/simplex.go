@@ -59,6 +59,9 @@ const (
 	// refactorisation pivot must reach; among those it takes the sparsest
 	// row.
 	spxMarkowitzTol = 0.1
+	// spxStrictMarkowitzTol is spxMarkowitzTol for a run that repeats one
+	// that got stuck: nearly partial pivoting, denser but more accurate.
+	spxStrictMarkowitzTol = 0.9
 )
 
 const (
@@ -141,6 +144,8 @@ type simplex struct {
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
 	pivotTol float64
+	// strict makes refactorisations pivot with spxStrictMarkowitzTol.
+	strict bool
 	// devex holds the Devex pricing weights of the nonbasic variables,
 	// dualDevex the dual phase's of the basic ones.
 	devex, dualDevex []float64
@@ -581,7 +586,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 		r := -1
 		if big > spxSingularTol*amax && big > 0 {
 			for _, i := range nz {
-				if !free[i] || math.Abs(v[i]) < spxMarkowitzTol*big {
+				if !free[i] || math.Abs(v[i]) < s.markowitz()*big {
 					continue
 				}
 				if r < 0 || s.rcount[i] < s.rcount[r] || (s.rcount[i] == s.rcount[r] && math.Abs(v[i]) > math.Abs(v[r])) {
@@ -615,6 +620,14 @@ func (s *simplex) refactor(ctx context.Context) error {
 	s.factorNNZ = s.eta.nnz()
 	s.computeBasic()
 	return nil
+}
+
+// markowitz returns the threshold of refactorisation pivots.
+func (s *simplex) markowitz() float64 {
+	if s.strict {
+		return spxStrictMarkowitzTol
+	}
+	return spxMarkowitzTol
 }
 
 // pushLower appends to the factor of the bump (the rows where bump is true)
@@ -1047,7 +1060,10 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 			return spxStopped, err
 		}
 	}
-	stuckCap := s.iters + 50*(s.n+s.m) + 100000
+	// A run this long has lost its way (solve repeats it with strict
+	// pivots): the degenerate LPs of the tests end within a few times
+	// n+m iterations.
+	stuckCap := s.iters + 50*(s.n+s.m) + 10000
 	degenerate := 0
 	best := [2]float64{math.Inf(1), math.Inf(1)} // phase 1's, phase 2's
 	for k := 0; ; k++ {
