@@ -131,10 +131,10 @@ func jobTypeSeedPays(T, C int) bool { return 2*T <= C }
 // problem T/C the size), and returns, for each envy row of job type t
 // against t' that carries a multiplier there, the basis rows from the
 // classes of t's ladder against those of t' in that direction only (in
-// both, unless leanRows), every
-// sharing floor, the cap rows of classes whose cap their job type's bundle
-// there exceeds, and a mask holding each class's columns at zero outside
-// that bundle. If that solve fails it returns the near-neighbour seed.
+// both, unless leanRows), every sharing floor, the cap rows of classes
+// whose cap their job type's bundle there exceeds, and a mask holding each
+// class's columns at zero outside that bundle. If that solve fails it
+// returns the near-neighbour seed.
 // The job types' LP starts from no envy rows: with as few classes as job
 // types the near-neighbour seed is most of its model (570 of 650 rows at
 // 26 job types × 10 types), and its cold solve took 5.5 ms where five

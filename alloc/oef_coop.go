@@ -69,8 +69,9 @@ type envyPair [2]int
 // times). Rows without duals are also dropped from the loaded model
 // without a rebuild, under the same rule, where their slack is basic
 // (dropIdleEnvyRows): with CLP always, with the pure-Go simplex once the
-// model holds more rows than columns. It ends when no row is violated and no held column
-// prices in, so the point is optimal for the full LP, and the result is
+// model holds more rows than columns. It ends when no row is violated and
+// no held column prices in, so the point is optimal for the full LP, and
+// the result is
 // checked against all C·(C-1) rows. If a cold solve of a rebuilt model
 // returns a point that breaks its rows (CLP without a warm basis can, by
 // ~1e-6; LP-NOTES.md), or the final check fails, it falls back to the full
@@ -90,7 +91,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// users), and to fail on a singular basis from the two-type seed; it
 	// keeps the plain rule of the most violated rows, with no seed, meant
 	// for the tiny models that backend is for.
-	gonum := gonumBackend(set)
+	gonum, lean := gonumBackend(set), leanRows(set)
 	// A row dropped and broken later comes back as a second copy, found by
 	// a round of its own. With the pure-Go simplex that outweighs what the
 	// drop saves until the model holds more rows than columns (capped
@@ -100,7 +101,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 	// 1,024 users × 10 types from 45.1 to 36.9 s, and the noisy 2,000
 	// jobs from 20.0 to 18.5 s.
 	dropRows := func(loaded int) bool {
-		return !gonum && (!leanRows(set) || loaded > len(q.s)*len(q.count))
+		return !gonum && (!lean || loaded > len(q.s)*len(q.count))
 	}
 	lad := q.capLadders()
 	rows := q.sideRows()
@@ -136,7 +137,7 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return nil, coopDual{}, err
 			}
 			x := y.Values(sol)
-			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, leanRows(set), lad)...)
+			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, lean, lad)...)
 			var free [][2]int
 			if cols.any() {
 				free = q.attractiveColumns(cols, q.rowDuals(sol, rows, ids))
@@ -220,9 +221,8 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // every row outside lad's basis (capLadders.impliedEnvy: the rest follow
 // from it). Bundles are told apart by c's value of them. With caps and
 // lean, it takes envyBundlesPerClassCapped bundles and no reverse rows.
-// With plain,
-// it returns instead each class's envyRowsPerClassGonum most violated
-// rows, without reverse rows.
+// With plain, it returns instead each class's envyRowsPerClassGonum most
+// violated rows, without reverse rows.
 //
 // Why one row per envied bundle: the optimum pools users on a few bundles
 // (docs/benchmarks/oef.md), and a class that envies one member of a pool
@@ -240,6 +240,10 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // prefers them (leanRows). Any choice of rows keeps row generation exact.
 func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean bool, lad *capLadders) []envyPair {
 	var rows []envyPair
+	bundles, capLean := envyBundlesPerClass, lad != nil && lean
+	if capLean {
+		bundles = envyBundlesPerClassCapped
+	}
 	chosen := make(map[envyPair]bool)
 	add := func(r envyPair) {
 		if !skip[r] && !chosen[r] && lad.impliedEnvy(r[0], r[1]) {
@@ -285,11 +289,6 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean 
 			continue
 		}
 		picked = picked[:0]
-		bundles := envyBundlesPerClass
-		capLean := lad != nil && lean
-		if capLean {
-			bundles = envyBundlesPerClassCapped
-		}
 		for _, e := range worst {
 			if len(picked) == bundles {
 				break

@@ -16,9 +16,8 @@ import (
 // (twoTypeEnvyRows), with more, the rows between near neighbours
 // (neighbourEnvyRows) and, where near-identical rows form cells, the rows
 // of the cells' solution (cellSeedRows); with q.unseeded, the side rows
-// alone. Any seed keeps row generation
-// exact; a good one saves the rounds in which a relaxation far from the
-// optimum grows a large model.
+// alone. Any seed keeps row generation exact; a good one saves the rounds
+// in which a relaxation far from the optimum grows a large model.
 func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
 	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
 		return q.jobTypeSeed(ctx, set, lad)

@@ -66,13 +66,7 @@ func (f *etaFile) pushLColumn(r int, w []float64, nz []int, free []bool) bool {
 			f.val = append(f.val, l)
 		}
 	}
-	if len(f.idx) == n {
-		return false
-	}
-	f.piv = append(f.piv, r)
-	f.pval = append(f.pval, 1)
-	f.start = append(f.start, len(f.idx))
-	return true
+	return f.close(r, 1, n)
 }
 
 // pushUColumn appends the eta of U's column for a refactorisation pivot on
@@ -87,12 +81,7 @@ func (f *etaFile) pushUColumn(r int, w []float64, nz []int, free []bool) {
 			f.val = append(f.val, v)
 		}
 	}
-	if len(f.idx) == n && w[r] == 1 {
-		return
-	}
-	f.piv = append(f.piv, r)
-	f.pval = append(f.pval, w[r])
-	f.start = append(f.start, len(f.idx))
+	f.close(r, w[r], n)
 }
 
 // appendReversed appends u's etas to f, last first: U⁻¹ applies U's
@@ -118,12 +107,20 @@ func (f *etaFile) pushUnit(r int, col []spxEntry, skip []bool) {
 			f.val = append(f.val, e.val)
 		}
 	}
-	if len(f.idx) == n {
-		return
+	f.close(r, 1, n)
+}
+
+// close ends the eta pivoting on row r with value pval whose off-pivot
+// entries were appended from idx[from]; it drops them, and reports false,
+// when the eta is the identity.
+func (f *etaFile) close(r int, pval float64, from int) bool {
+	if len(f.idx) == from && pval == 1 {
+		return false
 	}
 	f.piv = append(f.piv, r)
-	f.pval = append(f.pval, 1)
+	f.pval = append(f.pval, pval)
 	f.start = append(f.start, len(f.idx))
+	return true
 }
 
 // scalePivot divides v's entry at eta k's pivot by the pivot value and

@@ -373,15 +373,18 @@ func (s *simplex) rowOf(i int) int {
 // pivot (2.5 ms a pivot at 30,000 rows); emptied of its entries, it still
 // cost its place in every vector.
 func (s *simplex) dropRows(rows []Row) []Row {
-	at := make(map[Row]int, len(rows))
+	at := make([]int, s.loaded) // the internal row of each model row, or -1
+	for r := range at {
+		at[r] = -1
+	}
 	for i := range s.m {
-		at[Row(s.rowOf(i))] = i
+		at[s.rowOf(i)] = i
 	}
 	gone := make([]bool, s.m)
 	var out []Row
 	for _, r := range rows {
-		i, ok := at[r]
-		if !ok || gone[i] || s.where[s.n+i] < 0 {
+		i := at[r]
+		if i < 0 || gone[i] || s.where[s.n+i] < 0 {
 			continue
 		}
 		gone[i] = true
