@@ -2,6 +2,7 @@ package lp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -216,17 +217,34 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		in.loaded = len(in.m.rows)
 	}
 	in.bounded = false
-	busy := make(chan struct{})
-	in.busy = busy
-	// The closure keeps in reachable, and so its cleanup from freeing clp,
-	// while an abandoned solve still runs.
-	sol, err := in.clp.runAbandonable(ctx, in.set, in.warm, func() { close(busy); runtime.KeepAlive(in) })
+	warm := in.warm
+	sol, err := in.runCLP(ctx, in.set, warm)
 	// CLP keeps a basis after any solve; dual simplex restarts from it.
 	in.warm = true
+	if warm && errors.Is(err, ErrInfeasible) && in.clp.emptyBad == "" {
+		// CLP's warm dual simplex can call a feasible model infeasible
+		// after its bounds change (a rapid case of
+		// TestPropertyIncrementalBounds: a basic variable fixed at 0 and a
+		// row's range flipped to the other side of 0); the primal simplex
+		// from the basis it ended at confirms or refutes it.
+		confirm := in.set
+		confirm.Method = PrimalSimplex
+		sol, err = in.runCLP(ctx, confirm, true)
+	}
 	if err != nil {
 		return sol, err
 	}
 	return finish(in.m, sol, in.set)
+}
+
+// runCLP runs one solve of the loaded CLP model, as abandonable as
+// clpModel.runAbandonable, and marks in busy until the run has left CLP.
+func (in *Incremental) runCLP(ctx context.Context, set Settings, warm bool) (*Solution, error) {
+	busy := make(chan struct{})
+	in.busy = busy
+	// The closure keeps in reachable, and so its cleanup from freeing clp,
+	// while an abandoned solve still runs.
+	return in.clp.runAbandonable(ctx, set, warm, func() { close(busy); runtime.KeepAlive(in) })
 }
 
 // Close frees the solver's memory. Solve fails after Close; Close may be

@@ -228,3 +228,48 @@ func testIncrementalDropRows(t *testing.T, b Backend) {
 		}
 	})
 }
+
+// TestIncrementalBoundsFlip is the rapid case of
+// TestPropertyIncrementalBounds whose warm CLP re-solve reported a
+// feasible model infeasible: a basic variable (x5 = 0.75) fixed at 0, and
+// a row's range moved from ≤ 0 to ≥ 0. Every backend must find -1.
+func TestIncrementalBoundsFlip(t *testing.T) {
+	m := NewModel(Minimize)
+	for j, hi := range []float64{0, 1, 0, 1, 0, 1, 1} {
+		obj := 0.0
+		if j >= 5 {
+			obj = -1
+		}
+		m.AddVar(fmt.Sprint("x", j), 0, hi, obj)
+	}
+	r0 := m.AddRange("r0", []Term{{3, -4}, {5, 2}, {0, 0}}, -Inf, 0)
+	r1 := m.AddRange("r1", []Term{{6, -1}, {0, 0}, {3, -2}}, -1, Inf)
+	m.AddRange("r2", []Term{{0, 0}}, -Inf, 0)
+	r3 := m.AddRange("r3", []Term{{6, 1}}, -Inf, 0)
+	r4 := m.AddRange("r4", []Term{{5, 2}, {3, -1}}, -Inf, 1)
+	m.AddRange("r5", []Term{{1, 5}, {0, 0}, {3, 1}}, -Inf, 1)
+	for _, b := range backends() {
+		t.Run(fmt.Sprint(b), func(t *testing.T) {
+			in, err := NewIncremental(m, &Settings{Backend: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if sol, err := in.Solve(context.Background()); err != nil || math.Abs(sol.Objective+0.75) > testTol {
+				t.Fatalf("first solve: %v, error %v; want -0.75", sol, err)
+			}
+			in.SetVarBounds(5, 0, 0)
+			in.SetRowBounds(r0, 0, Inf)
+			in.SetRowBounds(r1, -3, Inf)
+			in.SetRowBounds(r3, -Inf, Inf)
+			in.SetRowBounds(r4, -Inf, Inf)
+			sol, err := in.Solve(context.Background())
+			if err != nil {
+				t.Fatalf("re-solve: %v", err)
+			}
+			if math.Abs(sol.Objective+1) > testTol {
+				t.Errorf("re-solve: objective %v, want -1", sol.Objective)
+			}
+		})
+	}
+}
