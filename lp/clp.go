@@ -305,6 +305,10 @@ func (c *clpModel) setBounds(m *Model, rows int) error {
 	return nil
 }
 
+// emptyRowInfeasible reports whether an empty row's range excludes 0, so
+// that the model is infeasible whatever CLP says (run reports it).
+func (c *clpModel) emptyRowInfeasible() bool { return c.emptyBad != "" }
+
 // dropRows deletes from CLP those of model rows rows whose slack is basic
 // in the current basis, unmaps them (as empty rows: zero dual, checked in
 // Go) and renumbers the rest. Deleting a row with its basic slack leaves a

@@ -34,3 +34,5 @@ func (*clpModel) runAbandonable(context.Context, Settings, bool, func()) (*Solut
 func solveCLP(context.Context, *Model, Settings) (*Solution, error) {
 	return nil, ErrBackendUnavailable
 }
+
+func (*clpModel) emptyRowInfeasible() bool { return false }

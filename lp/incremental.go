@@ -221,7 +221,7 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 	sol, err := in.runCLP(ctx, in.set, warm)
 	// CLP keeps a basis after any solve; dual simplex restarts from it.
 	in.warm = true
-	if warm && errors.Is(err, ErrInfeasible) && in.clp.emptyBad == "" {
+	if warm && errors.Is(err, ErrInfeasible) && !in.clp.emptyRowInfeasible() {
 		// CLP's warm dual simplex can call a feasible model infeasible
 		// after its bounds change (a rapid case of
 		// TestPropertyIncrementalBounds: a basic variable fixed at 0 and a
