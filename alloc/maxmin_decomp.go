@@ -61,7 +61,8 @@ const maxPoints = 2000
 // the decomposition gives up.
 const maxStalls = 20
 
-// errNoConvergence reports a decomposition that reached maxPoints.
+// errNoConvergence reports cutting planes that did not converge: maxPoints
+// reached, the master stalled, or the primal master short of the bound.
 var errNoConvergence = fmt.Errorf("alloc: max-min decomposition did not converge: %w", lp.ErrNumerical)
 
 // oracle evaluates L(p) and returns its maximiser.

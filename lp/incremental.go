@@ -12,7 +12,10 @@ import (
 // generation: solve, add the rows the solution violates, solve again. With
 // CLP the re-solve is warm: the rows are appended to the loaded model and
 // dual simplex restarts from the previous optimal basis, which stays dual
-// feasible, so a few added rows cost a few pivots. With PureGo the re-solve
+// feasible, so a few added rows cost a few pivots; a warm CLP solve that
+// reports infeasibility is confirmed by its primal simplex from the basis it
+// ended at, as CLP's dual can call a feasible model infeasible after bounds
+// change. With PureGo the re-solve
 // is warm too: the rows are appended with their logical variables basic and
 // the simplex restarts from the previous basis (phase 1 repairs the rows
 // it violates). With Gonum every solve starts from scratch.
