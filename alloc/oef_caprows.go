@@ -174,15 +174,22 @@ func (q *oefLP) jobTypeSeed(ctx context.Context, set *lp.Settings, l *capLadders
 		return append(q.sideRows(), near...), nil, err
 	}
 	var rows []envyPair
+	seen := make(map[envyPair]bool)
+	add := func(r envyPair) {
+		// Flows of t against t' and of t' against t, both seeded in both
+		// directions, would give each row twice.
+		if !seen[r] && l.impliedEnvy(r[0], r[1]) {
+			seen[r] = true
+			rows = append(rows, r)
+		}
+	}
 	lean := leanRows(set)
 	for _, f := range d.flows {
 		for _, a := range l.ladder[f.c] {
 			for _, b := range l.ladder[f.d] {
-				if l.impliedEnvy(a, b) {
-					rows = append(rows, envyPair{a, b})
-				}
-				if !lean && l.impliedEnvy(b, a) {
-					rows = append(rows, envyPair{b, a})
+				add(envyPair{a, b})
+				if !lean {
+					add(envyPair{b, a})
 				}
 			}
 		}
