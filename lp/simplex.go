@@ -20,9 +20,12 @@ import (
 // phase 2 the objective. Nonbasic variables sit anywhere in their bounds
 // (usually at one), so a variable dropped from a singular basis simply
 // stays where it is. The ratio test is Harris's two-pass test with bound
-// flips and bound shifting; pricing is Devex (pricing.go), falling back
-// to Bland's smallest index after a run of degenerate pivots, so that it
-// cannot cycle. The basis inverse is kept in product form (etaFile) and
+// flips and bound shifting; pricing is Devex (pricing.go). After a run of
+// degenerate pivots in phase 2 the bounds of the basic variables that sit
+// on one are widened a little (perturb), and once the perturbed LP is
+// optimal they are restored and the dual simplex repairs what that leaves;
+// past a few perturbations pricing falls back to Bland's smallest index,
+// so that it cannot cycle. The basis inverse is kept in product form (etaFile) and
 // rebuilt every refactorEvery pivots, or sooner (refactorDue).
 
 // Tolerances of the pure-Go simplex.
@@ -79,6 +82,12 @@ const (
 	// raising the measure through roundoff) after which pricing switches
 	// to Bland's rule until a pivot makes progress.
 	blandAfter = 50
+	// maxPerturbs bounds how often a run perturbs bounds (perturb) before
+	// it leaves degeneracy to Bland's rule.
+	maxPerturbs = 3
+	// perturbScale is the size of a perturbation relative to
+	// max(1, |bound|).
+	perturbScale = 1e-6
 )
 
 // spxOutcome is how a simplex run ended.
@@ -91,6 +100,9 @@ const (
 	spxIterationLimit
 	spxStopped // the context ended
 	spxStuck   // no progress within the iteration cap
+	// spxPerturbed: optimal for bounds perturbed against degeneracy
+	// (perturb), which run restores before going on.
+	spxPerturbed
 )
 
 // spxEntry is one coefficient of a structural column.
@@ -182,8 +194,11 @@ type simplex struct {
 	shifting  bool
 	shifts    []shift
 	isShifted []bool
-	hinted    bool // nonbasic values come from SetStart; see startsFeasible
-	warm      bool // the basis is the last run's optimum; see startsFeasible
+	// perturbs counts the perturbations of this run (perturb); -1 when
+	// it may perturb no more.
+	perturbs int
+	hinted   bool // nonbasic values come from SetStart; see startsFeasible
+	warm     bool // the basis is the last run's optimum; see startsFeasible
 	// flipHeap, flips and rest are boundFlips' buffers.
 	flipHeap    []int
 	flips, rest []blocker
@@ -933,6 +948,47 @@ func (s *simplex) shiftInfeasible() {
 	}
 }
 
+// perturb widens the bounds of every basic variable that sits on a
+// finite bound by a small amount that differs from variable to variable,
+// and reports whether it widened any. A long run of degenerate pivots
+// (basic variables on their bounds, so every step is zero) then turns into
+// steps that make progress.
+func (s *simplex) perturb() bool {
+	widened := false
+	for _, j := range s.head {
+		if s.isShifted[j] {
+			continue
+		}
+		x, lo, up := s.x[j], s.lo[j], s.up[j]
+		atLo := !math.IsInf(lo, -1) && math.Abs(x-lo) <= tol(lo)
+		atUp := !math.IsInf(up, 1) && math.Abs(x-up) <= tol(up)
+		if !atLo && !atUp {
+			continue
+		}
+		s.isShifted[j] = true
+		s.shifts = append(s.shifts, shift{j, lo, up})
+		u := perturbFactor(j)
+		if atLo {
+			s.lo[j] = lo - perturbScale*(1+math.Abs(lo))*u
+		}
+		if atUp {
+			s.up[j] = up + perturbScale*(1+math.Abs(up))*u
+		}
+		widened = true
+	}
+	return widened
+}
+
+// perturbFactor returns a number in [1, 2) fixed by j, so that perturbed
+// bounds differ between variables and a solve stays deterministic.
+func perturbFactor(j int) float64 {
+	z := uint64(j)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return 1 + float64(z>>11)/(1<<53)
+}
+
 // unshift restores every shifted bound; nonbasic variables move inside
 // them, so the basic values must be recomputed. It reports whether there
 // was a shift.
@@ -972,7 +1028,20 @@ func (s *simplex) run(ctx context.Context, maxIter int) (spxOutcome, error) {
 		}
 	}
 	s.resetDevex()
+	s.perturbs = 0
 	out, err := s.iterate(ctx, maxIter)
+	if out == spxPerturbed {
+		// Optimal for perturbed bounds: restore them, and let the dual
+		// simplex repair the small infeasibilities that leaves (the
+		// basis stays dual feasible), then confirm.
+		s.unshift()
+		if _, err := s.dualPhase(ctx, maxIter); err != nil {
+			return spxStopped, err
+		}
+		s.resetDevex()
+		s.perturbs = -1 // no more perturbations in this run
+		out, err = s.iterate(ctx, maxIter)
+	}
 	s.unshift()
 	s.warm = out == spxOptimal
 	return out, err
@@ -1087,6 +1156,10 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 			}
 		}
 		phase1 := s.duals()
+		if degenerate >= blandAfter && !phase1 && s.perturbs >= 0 && s.perturbs < maxPerturbs && s.perturb() {
+			s.perturbs++
+			degenerate = 0
+		}
 		bland := degenerate >= blandAfter
 		q, dir := s.price(phase1, bland)
 		if q < 0 {
@@ -1120,6 +1193,9 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 				// against Settings.FeasibilityTol has the last word.
 				s.shiftInfeasible()
 				continue
+			}
+			if s.perturbs > 0 && len(s.shifts) > 0 {
+				return spxPerturbed, nil
 			}
 			if unshifts < maxUnshifts && s.unshift() {
 				// Optimal for the shifted bounds: restore them and go
