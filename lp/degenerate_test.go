@@ -1,11 +1,8 @@
 package lp
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -25,33 +22,11 @@ type degeneratePoolsCase struct {
 
 func loadDegeneratePools(t *testing.T) *Model {
 	t.Helper()
-	f, err := os.Open("testdata/degenerate_pools.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tc degeneratePoolsCase
-	if err := json.NewDecoder(zr).Decode(&tc); err != nil {
-		t.Fatal(err)
-	}
-	pools, types := len(tc.Weight), len(tc.Capacity)
-	m := NewModel(Maximize)
-	z := m.AddGrid("z", pools, types, 0, Inf)
-	for k, n := range tc.Capacity {
-		m.AddConstraint("capacity", z.ColTerms(k, tc.Weight), LE, n)
-	}
-	for g := range pools {
-		for k := range types {
-			m.SetObjective(z.At(g, k), tc.Obj[g*types+k])
-		}
-	}
+	readGzipJSON(t, "testdata/degenerate_pools.json.gz", &tc)
+	m, z := pooledBundlesModel(tc.Obj, tc.Weight, tc.Capacity)
 	for _, r := range tc.Rows {
-		s := tc.Speed[r[0]]
-		m.AddConstraint("envy", append(z.RowTerms(r[1], s), z.RowTerms(r[2], negated(s))...), GE, 0)
+		m.AddConstraint("envy", envyTerms(z, tc.Speed[r[0]], r[1], r[2]), GE, 0)
 	}
 	return m
 }

@@ -31,30 +31,9 @@ type warmPivotsCase struct {
 // refactorisation ends the re-solve in 24. Each warm solve must end within
 // 1,000 iterations, at the cold solve's optimum.
 func TestIncrementalDualSkipsSmallPivotRows(t *testing.T) {
-	f, err := os.Open("testdata/warm_small_pivots.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tc warmPivotsCase
-	if err := json.NewDecoder(zr).Decode(&tc); err != nil {
-		t.Fatal(err)
-	}
-	pools, types := len(tc.Weight), len(tc.Capacity)
-	m := NewModel(Maximize)
-	z := m.AddGrid("z", pools, types, 0, Inf)
-	for k, n := range tc.Capacity {
-		m.AddConstraint("capacity", z.ColTerms(k, tc.Weight), LE, n)
-	}
-	for g := range pools {
-		for k := range types {
-			m.SetObjective(z.At(g, k), tc.Obj[g*types+k])
-		}
-	}
+	readGzipJSON(t, "testdata/warm_small_pivots.json.gz", &tc)
+	m, z := pooledBundlesModel(tc.Obj, tc.Weight, tc.Capacity)
 	set := &Settings{Backend: PureGo, MaxIterations: 1000}
 	in, err := NewIncremental(m, set)
 	if err != nil {
@@ -67,8 +46,7 @@ func TestIncrementalDualSkipsSmallPivotRows(t *testing.T) {
 	}
 	for round, rows := range tc.Rounds {
 		for _, r := range rows {
-			s := tc.Speed[r[0]]
-			terms := append(z.RowTerms(r[1], s), z.RowTerms(r[2], negated(s))...)
+			terms := envyTerms(z, tc.Speed[r[0]], r[1], r[2])
 			in.AddConstraint("envy", terms, GE, 0)
 			m.AddConstraint("envy", terms, GE, 0)
 		}
@@ -86,10 +64,47 @@ func TestIncrementalDualSkipsSmallPivotRows(t *testing.T) {
 	}
 }
 
-func negated(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = -x
+// readGzipJSON decodes the gzipped JSON file at path into v.
+func readGzipJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pooledBundlesModel returns the LP of cooperative OEF over pooled bundles
+// before its envy rows: maximise Σ obj·z over len(weight) pools ×
+// len(capacity) GPU types (obj row-major) subject to
+// Σ_g weight_g·z_gk ≤ capacity_k.
+func pooledBundlesModel(obj, weight, capacity []float64) (*Model, Grid) {
+	pools, types := len(weight), len(capacity)
+	m := NewModel(Maximize)
+	z := m.AddGrid("z", pools, types, 0, Inf)
+	for k, n := range capacity {
+		m.AddConstraint("capacity", z.ColTerms(k, weight), LE, n)
+	}
+	for g := range pools {
+		for k := range types {
+			m.SetObjective(z.At(g, k), obj[g*types+k])
+		}
+	}
+	return m, z
+}
+
+// envyTerms returns the terms of the envy row speed·z_g − speed·z_h.
+func envyTerms(z Grid, speed []float64, g, h int) []Term {
+	neg := make([]float64, len(speed))
+	for i, x := range speed {
+		neg[i] = -x
+	}
+	return append(z.RowTerms(g, speed), z.RowTerms(h, neg)...)
 }
