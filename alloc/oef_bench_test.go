@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -113,6 +114,12 @@ func BenchmarkOEFCooperative(b *testing.B) {
 // that every row is distinct, owned by 50 users in turn, on 160 GPUs of
 // the slowest type and 280 of each of three faster ones.
 func oefNoisyProblem(b *testing.B, jobs int, seed uint64) *alloc.Problem {
+	return oefProblem(b, []float64{160, 280, 280, 280}, nil, oefNoisyJobs(jobs, seed))
+}
+
+// oefNoisyJobs returns the jobs of oefNoisyProblem, named j1, j2, … so
+// that a longer list extends a shorter one of the same seed.
+func oefNoisyJobs(jobs int, seed uint64) []oefJob {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	base := make([][]float64, 20)
 	for m := range base {
@@ -125,9 +132,68 @@ func oefNoisyProblem(b *testing.B, jobs int, seed uint64) *alloc.Problem {
 		for k, r := range base[rng.IntN(len(base))] {
 			rates[k] = r * (1 + 0.02*(2*rng.Float64()-1))
 		}
-		js[i] = oefJob{owner: i % 50, rates: rates}
+		js[i] = oefJob{owner: i % 50, rates: rates, id: alloc.JobID(fmt.Sprintf("j%d", i+1))}
 	}
-	return oefProblem(b, []float64{160, 280, 280, 280}, nil, js)
+	return js
+}
+
+// BenchmarkOEFWarmRows times exact cooperative OEF on the noisy 2,000 jobs
+// seeded with the binding rows of the solve before (OEFSettings.WarmRows),
+// as a scheduler re-solves: the same jobs; 1% or 5% of them with their
+// rates measured again (each rate moved by up to 2%); 20 arrived, 20
+// departed, or both. "cold" is the solve without warm rows, whose rows seed the
+// others. Each run reports its certificate.
+func BenchmarkOEFWarmRows(b *testing.B) {
+	all := oefNoisyJobs(2020, 1)
+	counts := []float64{160, 280, 280, 280}
+	base := oefProblem(b, counts, nil, all[:2000])
+	remeasured := func(frac float64) []oefJob {
+		rng := rand.New(rand.NewPCG(2, 17))
+		js := slices.Clone(all[:2000])
+		for i := range js {
+			if rng.Float64() < frac {
+				rates := slices.Clone(js[i].rates)
+				for k := range rates {
+					rates[k] *= 1 + 0.02*(2*rng.Float64()-1)
+				}
+				js[i].rates = rates
+			}
+		}
+		return js
+	}
+	// The departing jobs belong to owners with other jobs, so that the
+	// users stay the same.
+	churn := append(slices.Clone(all[20:2000]), all[2000:]...)
+	_, first, err := alloc.OEF{Mode: alloc.Cooperative}.AllocateCertified(context.Background(), base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		p    *alloc.Problem
+		warm []alloc.OEFEnvyRow
+	}{
+		{"cold", base, nil},
+		{"same", base, first.Binding},
+		{"remeasured=1%", oefProblem(b, counts, nil, remeasured(0.01)), first.Binding},
+		{"remeasured=5%", oefProblem(b, counts, nil, remeasured(0.05)), first.Binding},
+		{"churn=20", oefProblem(b, counts, nil, churn), first.Binding},
+		{"arrived=20", oefProblem(b, counts, nil, all), first.Binding},
+		{"departed=20", oefProblem(b, counts, nil, all[20:2000]), first.Binding},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: tc.warm}}
+			var cert alloc.OEFCertificate
+			for b.Loop() {
+				if _, cert, err = pol.AllocateCertified(context.Background(), tc.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(max(cert.Envy, 0), "envy")
+			b.ReportMetric(max(cert.Gap(), 0), "gap")
+			b.ReportMetric(cert.Throughput, "throughput")
+		})
+	}
 }
 
 // BenchmarkOEFCooperativeScale times cooperative OEF where every row is

@@ -170,7 +170,7 @@ func (q *oefLP) jobTypeSeed(ctx context.Context, set *lp.Settings, l *capLadders
 		if ctx.Err() != nil {
 			return nil, nil, err
 		}
-		near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
+		near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)), nil)
 		return append(q.sideRows(), near...), nil, err
 	}
 	var rows []envyPair

@@ -413,7 +413,7 @@ func ones(n int) []float64 {
 // user, and a job of it never receives a type it has a zero rate on.
 func TestOEFDeclaredJobTypes(t *testing.T) {
 	ctx := context.Background()
-	same := oefProblem(t, []float64{2, 2}, nil, []oefJob{{0, []float64{1, 2}}, {0, []float64{1, 2}}, {1, []float64{1, 5}}})
+	same := oefProblem(t, []float64{2, 2}, nil, []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 0, rates: []float64{1, 2}}, {owner: 1, rates: []float64{1, 5}}})
 	for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
 		want := allocateOEF(t, same, mode, alloc.OEFStructured)
 		got, err := alloc.OEF{Mode: mode, JobTypes: map[alloc.JobID]string{"j1": "x", "j2": "x"}}.Allocate(ctx, same)
@@ -430,7 +430,7 @@ func TestOEFDeclaredJobTypes(t *testing.T) {
 	}
 	// u1's jobs: one runs only on type 1. Declared one type, u1 is one
 	// virtual user of weight 1 and non-cooperative OEF levels it with u2.
-	mixed := oefProblem(t, []float64{2, 2}, nil, []oefJob{{0, []float64{1, 2}}, {0, []float64{0, 3}}, {1, []float64{1, 5}}})
+	mixed := oefProblem(t, []float64{2, 2}, nil, []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 0, rates: []float64{0, 3}}, {owner: 1, rates: []float64{1, 5}}})
 	a, err := alloc.OEF{Mode: alloc.NonCooperative, JobTypes: map[alloc.JobID]string{"j1": "x", "j2": "x"}}.Allocate(ctx, mixed)
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,12 @@ type OEFCertificate struct {
 	// Bound is an upper bound on the optimal throughput proved by a dual
 	// solution, or +Inf where none is proved (OEFSettings.EnvyTolerance).
 	Bound float64
+	// Binding lists the envy rows with a positive multiplier in the dual
+	// solution that proves Bound, in the order of the solve (nil where
+	// no bound is proved): the envy-freeness constraints that hold the
+	// throughput down. Passed back as OEFSettings.WarmRows, they seed the
+	// next solve of a similar problem.
+	Binding []OEFEnvyRow
 }
 
 // Gap returns (Bound − Throughput)/Throughput: how far from optimal the
@@ -280,17 +286,17 @@ func solveWarmTwice(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Sol
 var errUncertified = errors.New("result failed its certificate")
 
 // solveCoopCertified solves cooperative OEF over q by method and returns
-// repaired bundles with their certificate. A structured result that fails
+// repaired bundles with their certificate and the dual that proves it. A structured result that fails
 // its certificate is replaced by the full model's; one that still fails is
 // an error wrapping lp.ErrNumerical.
-func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, error) {
+func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, coopDual, error) {
 	solve := q.solveCoopFull
 	if method == OEFStructured {
 		solve = q.solveCoopRowGen
 	}
 	y, d, err := solve(ctx, set)
 	if err != nil {
-		return nil, OEFCertificate{}, err
+		return nil, OEFCertificate{}, coopDual{}, err
 	}
 	q.repairUniform(y)
 	cert := q.certify(y, d)
@@ -300,7 +306,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 	}
 	if !cert.exact() && method == OEFStructured {
 		if y, d, err = q.solveCoopFull(ctx, set); err != nil {
-			return nil, OEFCertificate{}, err
+			return nil, OEFCertificate{}, coopDual{}, err
 		}
 		q.repairUniform(y)
 		if cert = q.certify(y, d); d.price == nil {
@@ -308,8 +314,8 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 		}
 	}
 	if !cert.exact() {
-		return nil, cert, fmt.Errorf("%w: %w: envy %.3g (at most %g), duality gap %.3g (at most %g)",
+		return nil, cert, d, fmt.Errorf("%w: %w: envy %.3g (at most %g), duality gap %.3g (at most %g)",
 			lp.ErrNumerical, errUncertified, cert.Envy, certEnvyTol, cert.Gap(), certGapTol)
 	}
-	return y, cert, nil
+	return y, cert, d, nil
 }

@@ -131,3 +131,29 @@ func ExampleOEF_AllocateCertified() {
 	// lstm: RTX3070 0, RTX3090 0.75
 	// throughput 5.25, bound 5.25, envy-free: true
 }
+
+// A scheduler that re-solves cooperative OEF as jobs come and go passes
+// the binding envy rows of one solve to the next (OEFSettings.WarmRows):
+// here vgg's row against lstm holds expression (6)'s throughput down, and
+// seeds the solve after resnet arrives. The result is the same exact,
+// certified optimum as without the rows; at scale it comes several times
+// sooner (docs/benchmarks/oef.md).
+func ExampleOEFSettings_warmRows() {
+	pol := alloc.OEF{Mode: alloc.Cooperative}
+	_, cert, err := pol.AllocateCertified(context.Background(), oefExample(1))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("binding:", cert.Binding)
+	pol.Settings = &alloc.OEFSettings{WarmRows: cert.Binding}
+	next := oefExample(1, alloc.Job{ID: "resnet", Owner: "u1", Gang: 1, Weight: 1})
+	a, cert, err := pol.AllocateCertified(context.Background(), next)
+	printOEF(a, err)
+	fmt.Printf("throughput %.4g, bound %.4g\n", cert.Throughput, cert.Bound)
+	// Output:
+	// binding: [{vgg lstm}]
+	// vgg: RTX3070 0.786, RTX3090 0
+	// lstm: RTX3070 0, RTX3090 0.714
+	// resnet: RTX3070 0.214, RTX3090 0.286
+	// throughput 5.429, bound 5.429
+}

@@ -27,6 +27,7 @@ type oefT interface {
 type oefJob struct {
 	owner int
 	rates []float64
+	id    alloc.JobID // "j1", "j2", … by position when empty
 }
 
 // oefProblem builds a Problem from per-user jobs. weights nil means 1.
@@ -56,7 +57,10 @@ func oefProblem(t oefT, count []float64, weights []float64, jobs []oefJob) *allo
 	ids := make([]string, len(jobs))
 	rows := make([][]float64, len(jobs))
 	for i, j := range jobs {
-		js[i] = alloc.Job{ID: alloc.JobID(fmt.Sprintf("j%d", i+1)), Owner: users[j.owner].ID, Gang: 1, Weight: 1}
+		js[i] = alloc.Job{ID: j.id, Owner: users[j.owner].ID, Gang: 1, Weight: 1}
+		if j.id == "" {
+			js[i].ID = alloc.JobID(fmt.Sprintf("j%d", i+1))
+		}
 		ids[i], rows[i] = string(js[i].ID), j.rates
 	}
 	tp, err := speedup.New(ids, types, rows)

@@ -210,6 +210,9 @@ type oefLP struct {
 	// unseeded starts row generation from the side rows alone
 	// (jobTypeSeed's LP over job types).
 	unseeded bool
+	// warm holds the envy rows of OEFSettings.WarmRows, as class pairs:
+	// row generation starts from them (seedEnvyRows).
+	warm []envyPair
 }
 
 // classKey returns the key by which virtual user v is grouped into

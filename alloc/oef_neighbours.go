@@ -16,11 +16,14 @@ import (
 // (twoTypeEnvyRows), with more, the rows between near neighbours
 // (neighbourEnvyRows) and, where near-identical rows form cells, the rows
 // of the cells' solution (cellSeedRows); with q.unseeded, the side rows
-// alone. Any seed keeps row generation exact; a good one saves the rounds
+// alone. Warm rows (OEFSettings.WarmRows) join the job types' seed, and
+// with more than two types replace the near-neighbour and cells' rows
+// (warmSeed). Any seed keeps row generation exact; a good one saves the rounds
 // in which a relaxation far from the optimum grows a large model.
 func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
 	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
-		return q.jobTypeSeed(ctx, set, lad)
+		rows, cols, err := q.jobTypeSeed(ctx, set, lad)
+		return appendNew(rows, q.warm), cols, err
 	}
 	rows := q.sideRows()
 	if q.unseeded {
@@ -29,7 +32,11 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 	if len(q.count) == 2 {
 		return append(rows, q.twoTypeEnvyRows()...), nil, nil
 	}
-	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)))
+	if len(q.warm) > 0 {
+		warm, err := q.warmSeed(ctx, neighboursPerClass(len(q.count)))
+		return append(rows, warm...), nil, err
+	}
+	near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,14 +44,22 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := make(map[envyPair]bool, len(near)+len(cell))
-	for _, r := range append(near, cell...) {
+	return appendNew(rows, append(near, cell...)), nil, nil
+}
+
+// appendNew appends to rows each row of more that neither holds before it.
+func appendNew(rows, more []envyPair) []envyPair {
+	seen := make(map[envyPair]bool, len(rows)+len(more))
+	for _, r := range rows {
+		seen[r] = true
+	}
+	for _, r := range more {
 		if !seen[r] {
 			seen[r] = true
 			rows = append(rows, r)
 		}
 	}
-	return rows, nil, nil
+	return rows
 }
 
 // neighboursPerClass is the number of near neighbours each class is tied
@@ -60,9 +75,10 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 // 4 at 256 × 10 seeded a model whose cold solve broke its rows.
 func neighboursPerClass(k int) int { return max(4, k-1) }
 
-// neighbourEnvyRows returns, for each class, the envy rows in both
-// directions with its n nearest classes by the Euclidean distance of log
-// speedups (ties by class order), without repeats, in class order.
+// neighbourEnvyRows returns, for each class of of (nil: every class),
+// the envy rows in both directions with its n nearest classes by the
+// Euclidean distance of log speedups (ties by class order), without
+// repeats, in the order of of.
 //
 // Why near neighbours. With two types the rows between neighbours in
 // speedup-ratio order imply all others (twoTypeEnvyRows). With more there
@@ -76,7 +92,7 @@ func neighboursPerClass(k int) int { return max(4, k-1) }
 // Cost: O(C²·(K + n)) for C classes: minutes at 100,000 distinct rows, so
 // it checks ctx every ctxClasses classes (it ran past a 300 ms deadline
 // for 20 minutes).
-func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int) ([]envyPair, error) {
+func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int, of []int) ([]envyPair, error) {
 	nc := len(q.s)
 	n = min(n, nc-1)
 	if n <= 0 {
@@ -104,8 +120,14 @@ func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int) ([]envyPair, error
 			rows = append(rows, r)
 		}
 	}
-	for c := range nc {
-		if c%ctxClasses == 0 {
+	if of == nil {
+		of = make([]int, nc)
+		for c := range of {
+			of[c] = c
+		}
+	}
+	for i, c := range of {
+		if i%ctxClasses == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

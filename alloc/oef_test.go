@@ -31,39 +31,39 @@ func TestOEFPaperExamples(t *testing.T) {
 		reason: "§3.1.1: <1,2> and <1,5> on one GPU of each type give x1 = <1, 1/4>, x2 = <0, 3/4>, total 5.25; " +
 			"unique: the total is 3 + 3·x2², and u1's envy row with x1¹ ≤ 1 caps x2² at 3/4",
 		mode: alloc.Cooperative, count: []float64{1, 1},
-		jobs:      []oefJob{{0, []float64{1, 2}}, {1, []float64{1, 5}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 1, rates: []float64{1, 5}}},
 		wantTotal: 5.25, want: [][]float64{{1, 0.25}, {0, 0.75}},
 	}, {
 		name: "expression (6) with u1 lying <1,4>, cooperative",
 		reason: "§3.1.1: X^l = <1, 3/8>, <0, 5/8> for the reported speedups (total 1 + 1.5 + 3.125); " +
 			"u1's true throughput rises from 1.5 to 1.75, so cooperative OEF is not strategy-proof",
 		mode: alloc.Cooperative, count: []float64{1, 1},
-		jobs:      []oefJob{{0, []float64{1, 4}}, {1, []float64{1, 5}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 4}}, {owner: 1, rates: []float64{1, 5}}},
 		wantTotal: 2.5 + 3.125, want: [][]float64{{1, 0.375}, {0, 0.625}},
 	}, {
 		name:   "expression (5)'s instance, cooperative",
 		reason: "§2.4 and §3.1.1: <1,2>, <1,3>, <1,4>; the most efficient envy-free allocation is X* of expression (2), total 4.5, below (5)'s 5",
 		mode:   alloc.Cooperative, count: []float64{1, 1},
-		jobs:      []oefJob{{0, []float64{1, 2}}, {1, []float64{1, 3}}, {2, []float64{1, 4}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 1, rates: []float64{1, 3}}, {owner: 2, rates: []float64{1, 4}}},
 		wantTotal: 4.5, want: [][]float64{{1, 0}, {0, 0.5}, {0, 0.5}},
 	}, {
 		name:   "expression (5)'s instance, non-cooperative",
 		reason: "u1 takes the slow GPU and (t-1)/2 of the fast one, u2 t/3, u3 t/4: t = 18/13 each",
 		mode:   alloc.NonCooperative, count: []float64{1, 1},
-		jobs:      []oefJob{{0, []float64{1, 2}}, {1, []float64{1, 3}}, {2, []float64{1, 4}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 1, rates: []float64{1, 3}}, {owner: 2, rates: []float64{1, 4}}},
 		wantTotal: 54.0 / 13, want: [][]float64{{1, 5.0 / 26}, {0, 6.0 / 13}, {0, 9.0 / 26}},
 	}, {
 		name:   "weighted OEF, §4.2.3",
 		reason: "Eq. (6)'s speedups with π2 = 2, non-cooperative: u1 = <1, 1/3>, u2 = <0, 2/3> (two copies of <0, 1/3>), each copy 5/3",
 		mode:   alloc.NonCooperative, count: []float64{1, 1}, weights: []float64{1, 2},
-		jobs:      []oefJob{{0, []float64{1, 2}}, {1, []float64{1, 5}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 1, rates: []float64{1, 5}}},
 		wantTotal: 5, want: [][]float64{{1, 1.0 / 3}, {0, 2.0 / 3}},
 	}, {
 		name: "several job types, §4.2.4",
 		reason: "u1 runs <1,2> and <1,3> as two virtual users of weight 1/2, u2 <1,5>: the paper's X is " +
 			"<1, 4/37>, <0, 15/37>, 2×<0, 9/37> (printed 0.11, 0.41, 0.24), level 45/37 per half-weight copy",
 		mode: alloc.NonCooperative, count: []float64{1, 1},
-		jobs:      []oefJob{{0, []float64{1, 2}}, {0, []float64{1, 3}}, {1, []float64{1, 5}}},
+		jobs:      []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 0, rates: []float64{1, 3}}, {owner: 1, rates: []float64{1, 5}}},
 		wantTotal: 180.0 / 37, want: [][]float64{{1, 4.0 / 37}, {0, 15.0 / 37}, {0, 18.0 / 37}},
 	}} {
 		for _, method := range oefMethods {
@@ -155,7 +155,7 @@ func TestOEFBadInput(t *testing.T) {
 // does not depend on how many jobs of one type it runs.
 func TestOEFJobsShareTheirUsersBundle(t *testing.T) {
 	one := oefUsersProblem(t, []float64{2, 1}, nil, [][]float64{{1, 2}, {1, 5}})
-	p := oefProblem(t, []float64{2, 1}, nil, []oefJob{{0, []float64{1, 2}}, {0, []float64{2, 4}}, {1, []float64{1, 5}}})
+	p := oefProblem(t, []float64{2, 1}, nil, []oefJob{{owner: 0, rates: []float64{1, 2}}, {owner: 0, rates: []float64{2, 4}}, {owner: 1, rates: []float64{1, 5}}})
 	p.Jobs[1].Gang, p.Jobs[1].Weight = 2, 1.5 // Weight·Gang 3 against 1
 	for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
 		want := oefUserBundles(one, allocateOEF(t, one, mode, alloc.OEFStructured))

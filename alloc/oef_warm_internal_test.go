@@ -1,0 +1,76 @@
+package alloc
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// TestWarmSeedNearRowsOnlyForUnnamedClasses: warmSeed starts from the warm
+// rows and adds near-neighbour rows for the classes no warm row names, and
+// none where every class is named (an empty list of classes is not "all").
+func TestWarmSeedNearRowsOnlyForUnnamedClasses(t *testing.T) {
+	q := &oefLP{
+		s:     [][]float64{{1, 2, 3}, {1, 2.1, 3}, {1, 4, 5}, {1, 4.2, 5.5}},
+		w:     []float64{1, 1, 1, 1},
+		count: []float64{1, 1, 1},
+	}
+	q.warm = []envyPair{{0, 1}, {1, 0}, {2, 3}}
+	rows, err := q.warmSeed(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rows, q.warm) {
+		t.Errorf("every class named: seed %v, want the warm rows %v alone", rows, q.warm)
+	}
+	q.warm = []envyPair{{0, 1}, {1, 0}}
+	rows, err = q.warmSeed(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Classes 2 and 3 are each other's nearest.
+	want := []envyPair{{0, 1}, {1, 0}, {2, 3}, {3, 2}}
+	if !slices.Equal(rows, want) {
+		t.Errorf("classes 2 and 3 unnamed: seed %v, want %v", rows, want)
+	}
+}
+
+// TestWarmPairsReroutesDepartedJobs: rows that name a departed job are
+// rerouted to the classes that job shared rows with; rows between present
+// jobs map as they are; rows within one class and between departed jobs
+// are dropped.
+func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
+	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := []Tenant{{ID: "u", Weight: 1}, {ID: "v", Weight: 1}}
+	jobs := []Job{
+		{ID: "a", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+		{ID: "b", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 3, 4}},
+		{ID: "c", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 5, 6}},
+		{ID: "a2", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+	}
+	p, err := NewJobProblem(c, users, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := newOEFInstance(p, OEF{Mode: Cooperative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls := groupRows(len(in.speed), in.classKey) // a and a2 share a class
+	rows := []OEFEnvyRow{
+		{"a", "gone"}, {"gone", "b"}, {"c", "gone"}, // rerouted
+		{"b", "c"},                    // kept
+		{"a", "a2"}, {"gone", "left"}, // dropped
+	}
+	got := in.warmPairs(p, cls, rows)
+	a, b, cc := cls.of[0], cls.of[1], cls.of[2]
+	want := []envyPair{{a, b}, {a, cc}, {cc, b}, {cc, a}, {b, cc}}
+	if !slices.Equal(got, want) {
+		t.Errorf("warmPairs() = %v, want %v", got, want)
+	}
+}
