@@ -29,6 +29,15 @@ type OEFSettings struct {
 	// uses to waiting jobs, so that each tenant runs only within its own
 	// rounded share, as in OEF's placer.
 	NoWorkConservation bool
+	// WarmStart seeds each cooperative solve with the binding envy rows
+	// of the one before (alloc.OEFSettings.WarmRows), which the snapshot
+	// keeps: the shares stay exact, and a re-solve after a few jobs came,
+	// went or were measured again takes a fraction of a cold one on large
+	// noisy workloads (docs/benchmarks/oef.md). Off by default: where the
+	// optimum is not unique, a seeded solve may pick another optimal
+	// allocation than a cold one, and the recorded reproductions were
+	// made cold. Ignored in non-cooperative mode.
+	WarmStart bool
 }
 
 // OEF is OEF's scheduler (Middleware'24, sections 4.3 and 6) on the round
@@ -95,6 +104,9 @@ type oefState struct {
 	Since     map[alloc.JobID]int          `json:"waiting_since"`
 	Solved    bool                         `json:"solved"`
 	SolvedGen int                          `json:"solved_generation"`
+	// Warm holds the last cooperative solve's binding envy rows, with
+	// OEFSettings.WarmStart.
+	Warm []alloc.OEFEnvyRow `json:"warm_rows,omitempty"`
 }
 
 // clone returns a deep copy, for a rollback.
@@ -106,6 +118,7 @@ func (s oefState) clone() oefState {
 		out.Dev[id] = slices.Clone(d)
 	}
 	out.Since = maps.Clone(s.Since)
+	out.Warm = slices.Clone(s.Warm)
 	return out
 }
 
@@ -204,24 +217,26 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		return false, nil
 	}
 	var ideal map[alloc.TenantID][]float64
+	var warm []alloc.OEFEnvyRow
 	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
-		ideal, err = o.solve(ctx)
+		ideal, warm, err = o.solve(ctx)
 		return err
 	})
 	if partial || err != nil {
 		return partial, err
 	}
-	st.Ideal = ideal
+	st.Ideal, st.Warm = ideal, warm
 	st.Solved, st.SolvedGen = true, o.l.Generation()
 	return false, nil
 }
 
-// solve returns each tenant's ideal GPUs of each type.
-func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
+// solve returns each tenant's ideal GPUs of each type and, with
+// WarmStart in cooperative mode, the binding envy rows of the solve.
+func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, []alloc.OEFEnvyRow, error) {
 	ideal := map[alloc.TenantID][]float64{}
 	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, func(id alloc.TenantID) alloc.Tenant { return alloc.Tenant{ID: id, Weight: 1} })
 	if err != nil || prob == nil {
-		return ideal, err
+		return ideal, nil, err
 	}
 	pol := o.pol
 	pol.Caps, pol.JobTypes = nil, nil
@@ -241,9 +256,23 @@ func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
 			pol.JobTypes[j.ID] = l
 		}
 	}
-	a, err := pol.Allocate(ctx, prob)
+	var a *alloc.Allocation
+	var warm []alloc.OEFEnvyRow
+	if o.set.WarmStart && pol.Mode == alloc.Cooperative {
+		var set alloc.OEFSettings
+		if pol.Settings != nil {
+			set = *pol.Settings
+		}
+		set.WarmRows = o.st.Warm
+		pol.Settings = &set
+		var cert alloc.OEFCertificate
+		a, cert, err = pol.AllocateCertified(ctx, prob)
+		warm = cert.Binding
+	} else {
+		a, err = pol.Allocate(ctx, prob)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+		return nil, nil, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
 	}
 	n := len(o.l.Types())
 	for i, j := range in {
@@ -261,7 +290,7 @@ func (o *OEF) solve(ctx context.Context) (map[alloc.TenantID][]float64, error) {
 			x[k] = grain(x[k])
 		}
 	}
-	return ideal, nil
+	return ideal, warm, nil
 }
 
 // oefTenant is one tenant's part of a round's plan.

@@ -324,3 +324,71 @@ func TestOEFSchedulerEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestOEFWarmStart: with WarmStart, a cooperative scheduler whose jobs
+// come over several rounds and partly go decides every round, keeps the
+// warm rows in its snapshot (a restored scheduler's snapshot is the same),
+// and decides after a restore as the original does.
+func TestOEFWarmStart(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		oc := genOEFCase().Draw(rt, "case")
+		mk := func() *stride.OEF {
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, oc.c, oc.types, &stride.OEFSettings{Round: 1, WarmStart: true})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			return s
+		}
+		a, b := mk(), mk()
+		ctx := context.Background()
+		events := func(q int) []round.Event {
+			var evs []round.Event
+			for i, j := range oc.jobs {
+				switch {
+				case i%4 == q:
+					evs = append(evs, round.Arrive(float64(q), j, 0))
+				case i%4 == 0 && i%3 == 1 && q == 5:
+					evs = append(evs, round.Depart(float64(q), j.ID))
+				}
+			}
+			return evs
+		}
+		cut := rapid.IntRange(1, 6).Draw(rt, "cut")
+		for q := range cut {
+			if err := a.Apply(events(q)...); err != nil {
+				rt.Fatal(err)
+			}
+			if _, err := a.Decide(ctx, float64(q)); err != nil {
+				rt.Fatalf("round %d: %v", q, err)
+			}
+		}
+		snap, err := a.Snapshot()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := b.Restore(snap); err != nil {
+			rt.Fatal(err)
+		}
+		if again, err := b.Snapshot(); err != nil || string(again) != string(snap) {
+			rt.Fatalf("restored snapshot differs (err %v):\n%s\n%s", err, snap, again)
+		}
+		for q := cut; q < 8; q++ {
+			for _, s := range []*stride.OEF{a, b} {
+				if err := s.Apply(events(q)...); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			da, err := a.Decide(ctx, float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			db, err := b.Decide(ctx, float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if diff := cmp.Diff(da, db); diff != "" {
+				rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
+			}
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package stride_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/testcases"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/stride"
+)
+
+// BenchmarkOEFDecide times a round of cooperative OEF's scheduler on the
+// round-contract fixture (testcases.RoundBench: 1,000 GPUs of 4 types,
+// 2,000 jobs of 20 types with 2% noise on every rate, so every row is
+// distinct) after one job departed and one arrived, which solves OEF
+// again: cold, and with OEFSettings.WarmStart, seeded by the binding rows
+// of the solve before.
+func BenchmarkOEFDecide(b *testing.B) {
+	ctx := context.Background()
+	for _, warm := range []bool{false, true} {
+		name := "cold"
+		if warm {
+			name = "warm"
+		}
+		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", name), func(b *testing.B) {
+			c, types, evs := testcases.RoundBench(2000)
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, &stride.OEFSettings{WarmStart: warm})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Apply(evs...); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Decide(ctx, 0); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 5))
+			now := 0.0
+			for n := 0; b.Loop(); n++ {
+				now += stride.DefaultRound
+				old := s.Ledger().Jobs()[0]
+				rates := make([]float64, len(old.Rates))
+				for k, r := range old.Rates {
+					rates[k] = r * (1 + 0.02*(2*rng.Float64()-1))
+				}
+				j := alloc.Job{ID: alloc.JobID(fmt.Sprintf("new%05d", n)), Owner: old.Owner, Gang: old.Gang, Weight: 1, Rates: rates}
+				if err := s.Apply(round.Depart(now, old.ID), round.Arrive(now, j, 1e6)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Decide(ctx, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
