@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"math"
+	"math/bits"
 )
 
 // The dual simplex runs before the primal one, from a basis made dual
@@ -46,6 +47,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	boxes := s.makeDualFeasible()
 	defer s.unbox(boxes)
 	s.computeBasic()
+	s.markAllRows()
 	limit := s.iters + dualMaxShare*s.m + 100
 	s.dOK = false
 	s.resetDualDevex()
@@ -61,28 +63,16 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if err := s.refactor(ctx); err != nil {
 				return false, err
 			}
+			s.markAllRows()
 			clear(skip)
 		}
-		// The leaving variable: the largest infeasibility relative to
-		// its Devex weight.
-		r, worst, best := -1, 0.0, 0.0
-		var target float64
-		for i, j := range s.head {
-			if skip[j] {
-				continue
-			}
-			x := s.x[j]
-			if v := s.lo[j] - x; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.lo[j]) {
-				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.lo[j]
-			} else if v := x - s.up[j]; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.up[j]) {
-				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.up[j]
-			}
-		}
+		r, worst, target := s.leavingRow(skip)
 		if r < 0 {
 			if !s.fresh {
 				if err := s.refactor(ctx); err != nil {
 					return false, err
 				}
+				s.markAllRows()
 				clear(skip)
 				continue
 			}
@@ -163,6 +153,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if err := s.refactor(ctx); err != nil {
 				return false, err
 			}
+			s.markAllRows()
 			continue
 		}
 		step := (s.x[s.head[r]] - target) / wr
@@ -173,6 +164,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if wi != 0 {
 				j := s.head[i]
 				s.x[j] -= wi * step
+				s.markRow(i)
 				a := wi / wr
 				s.dualDevex[j] = max(s.dualDevex[j], a*a*weight)
 			}
@@ -289,7 +281,69 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 	for i, v := range s.w {
 		if v != 0 {
 			s.x[s.head[i]] -= v
+			s.markRow(i)
 		}
+	}
+}
+
+// leavingRow returns the dual simplex's leaving row: among the basic
+// variables beyond a bound by more than its tolerance, the one whose
+// infeasibility is largest relative to its Devex weight (the first in row
+// order among ties), with that infeasibility and the bound; r < 0 when
+// none is left outside skip.
+//
+// It scans only the rows marked in s.maybeInfeasible (markRow), the rows
+// whose basic value has moved since they were last found feasible, and
+// unmarks those it finds feasible; the pivots are those of a scan of every
+// row (the same iterations on the OEF, max-min and water-filling
+// benchmarks). A scan of every row was about a tenth of the pure-Go
+// simplex's time on cooperative OEF with distinct rows; the exact noisy
+// 2,000 jobs, whose warm rounds leave few rows infeasible, went from 15.4
+// and 15.5 s to 14.4 and 13.9 s (1,024 users × 10 types, whose cold solve
+// keeps most rows infeasible, 27.9 and 28.0 s).
+func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
+	r = -1
+	var best float64
+	for w, word := range s.maybeInfeasible {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			i := w*64 + b
+			j := s.head[i]
+			x := s.x[j]
+			below, above := s.lo[j]-x, x-s.up[j]
+			if !(below > tol(s.lo[j])) && !(above > tol(s.up[j])) {
+				s.maybeInfeasible[w] &^= 1 << b
+				continue
+			}
+			if skip[j] {
+				continue
+			}
+			if v := below; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.lo[j]) {
+				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.lo[j]
+			} else if v := above; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.up[j]) {
+				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.up[j]
+			}
+		}
+	}
+	return r, worst, target
+}
+
+// markRow marks row i as one whose basic variable may be infeasible.
+func (s *simplex) markRow(i int) { s.maybeInfeasible[i/64] |= 1 << (i % 64) }
+
+// markAllRows marks every row, after the basic values were recomputed.
+func (s *simplex) markAllRows() {
+	n := (s.m + 63) / 64
+	if cap(s.maybeInfeasible) < n {
+		s.maybeInfeasible = make([]uint64, n)
+	}
+	s.maybeInfeasible = s.maybeInfeasible[:n]
+	for w := range s.maybeInfeasible {
+		s.maybeInfeasible[w] = ^uint64(0)
+	}
+	if rem := s.m % 64; rem != 0 {
+		s.maybeInfeasible[n-1] = 1<<rem - 1
 	}
 }
 

@@ -194,6 +194,9 @@ type simplex struct {
 	shifting  bool
 	shifts    []shift
 	isShifted []bool
+	// maybeInfeasible marks, one bit a row, the rows the dual phase must
+	// look at for its leaving variable (leavingRow).
+	maybeInfeasible []uint64
 	// perturbs counts the perturbations of this run (perturb); -1 when
 	// it may perturb no more.
 	perturbs int
