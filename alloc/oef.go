@@ -114,7 +114,8 @@ type OEFSettings struct {
 // virtual user (see OEF) that holds job Envier does not value the bundle
 // of the one that holds job Envied above its own.
 type OEFEnvyRow struct {
-	Envier, Envied JobID
+	Envier JobID `json:"envier"`
+	Envied JobID `json:"envied"`
 }
 
 // OEF is the allocation policy of "Optimal Resource Efficiency with Fairness
