@@ -192,17 +192,7 @@ func TestOEFSchedulerSnapshot(t *testing.T) {
 			rt.Fatal(err)
 		}
 		for q := cut; q < cut+5; q++ {
-			da, err := a.Decide(ctx, float64(q))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			db, err := b.Decide(ctx, float64(q))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if diff := cmp.Diff(da, db); diff != "" {
-				rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
-			}
+			decideAlike(rt, a, b, q)
 		}
 		if err := b.Restore([]byte(`{"version":1,"mechanism":"gavel/x","ledger":{}}`)); !errors.Is(err, gpufair.ErrSnapshot) {
 			rt.Fatalf("Restore(another mechanism's snapshot) error = %v, want ErrSnapshot", err)
@@ -378,17 +368,24 @@ func TestOEFWarmStart(t *testing.T) {
 					rt.Fatal(err)
 				}
 			}
-			da, err := a.Decide(ctx, float64(q))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			db, err := b.Decide(ctx, float64(q))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if diff := cmp.Diff(da, db); diff != "" {
-				rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
-			}
+			decideAlike(rt, a, b, q)
 		}
 	})
+}
+
+// decideAlike has a scheduler and its restored copy decide round q, and
+// fails unless they decide alike.
+func decideAlike(rt *rapid.T, a, b *stride.OEF, q int) {
+	ctx := context.Background()
+	da, err := a.Decide(ctx, float64(q))
+	if err != nil {
+		rt.Fatal(err)
+	}
+	db, err := b.Decide(ctx, float64(q))
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if diff := cmp.Diff(da, db); diff != "" {
+		rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
+	}
 }
