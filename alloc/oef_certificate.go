@@ -286,9 +286,9 @@ func solveWarmTwice(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Sol
 var errUncertified = errors.New("result failed its certificate")
 
 // solveCoopCertified solves cooperative OEF over q by method and returns
-// repaired bundles with their certificate and the dual that proves it. A structured result that fails
-// its certificate is replaced by the full model's; one that still fails is
-// an error wrapping lp.ErrNumerical.
+// repaired bundles with their certificate and the dual that proves it. A
+// structured result that fails its certificate is replaced by the full
+// model's; one that still fails is an error wrapping lp.ErrNumerical.
 func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, coopDual, error) {
 	solve := q.solveCoopFull
 	if method == OEFStructured {
