@@ -90,9 +90,9 @@ type OEFSettings struct {
 	// WarmRows seeds cooperative OEF's envy-row generation (the structured
 	// method) with these rows, typically the Binding rows of the
 	// certificate of an earlier solve of a similar problem: a scheduler
-	// that re-solves as jobs come and go, or
-	// as their rates are measured again, starts next to the new optimum
-	// instead of from the rows between near neighbours. A row naming a
+	// that re-solves as jobs come and go, or as their rates are measured
+	// again, starts next to the new optimum instead of from the rows
+	// between near neighbours. A row naming a
 	// job that is no longer in the problem is rerouted to the classes
 	// that job shared rows with; a row within one class is skipped;
 	// classes that no row names, such as new jobs', get their
