@@ -92,21 +92,20 @@ type OEFSettings struct {
 	// certificate of an earlier solve of a similar problem: a scheduler
 	// that re-solves as jobs come and go, or as their rates are measured
 	// again, starts next to the new optimum instead of from the rows
-	// between near neighbours. A row naming a
-	// job that is no longer in the problem is rerouted to the classes
-	// that job shared rows with; a row within one class is skipped;
-	// classes that no row names, such as new jobs', get their
+	// between near neighbours. A row naming a job that is no longer in the
+	// problem is rerouted to the classes that job shared rows with, which
+	// also get their near-neighbour rows; a row within one class is
+	// skipped; classes that no row names, such as new jobs', get their
 	// near-neighbour rows as usual. The result is exact and certified
 	// either way: only the time changes, and, where the optimum is not
 	// unique, which optimal allocation is returned (deterministic for
-	// given rows). On 2,000 noisy jobs (docs/benchmarks/oef.md, pure Go)
-	// a re-solve took 1.1 s for the same jobs, 1.5 to 1.7 s after 20
-	// arrived or departed, and 3.6 to 4.1 s with 1% to 5% of the jobs'
-	// rates measured again, against 13.7 s cold; with CLP, 0.44, 0.92
-	// (arrivals) and 3.0 s against 9.5 s, but 13 to 15 s after
-	// departures. Ignored by the full model, the Gonum backend, in
-	// non-cooperative mode, and with two GPU types and no caps, where the
-	// seed already implies every envy row.
+	// given rows). On 2,000 noisy jobs (docs/benchmarks/oef.md) a re-solve
+	// took, with pure Go, 1.1 s for the same jobs, 1.5 to 1.6 s after 20
+	// arrived or departed and 3.6 to 4.1 s with 1% to 5% of the jobs'
+	// rates measured again, against 13.5 s cold; with CLP, 0.45 s, 0.9 to
+	// 1.1 s and 3.0 s, against 9.7 s. Ignored by the full model, the
+	// Gonum backend, in non-cooperative mode, and with two GPU types and
+	// no caps, where the seed already implies every envy row.
 	WarmRows []OEFEnvyRow
 }
 
@@ -282,7 +281,7 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 		sub.setSharingFloors()
 	}
 	if o.Mode == Cooperative {
-		sub.warm = in.warmPairs(p, cls, set.WarmRows)
+		sub.warm, sub.orphans = in.warmPairs(p, cls, set.WarmRows)
 	}
 	var y [][]float64
 	switch {

@@ -213,6 +213,8 @@ type oefLP struct {
 	// warm holds the envy rows of OEFSettings.WarmRows, as class pairs:
 	// row generation starts from them (seedEnvyRows).
 	warm []envyPair
+	// orphans are the classes of warm rows whose other job departed.
+	orphans []int
 }
 
 // classKey returns the key by which virtual user v is grouped into

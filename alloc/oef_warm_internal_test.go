@@ -9,8 +9,9 @@ import (
 )
 
 // TestWarmSeedNearRowsOnlyForUnnamedClasses: warmSeed starts from the warm
-// rows and adds near-neighbour rows for the classes no warm row names, and
-// none where every class is named (an empty list of classes is not "all").
+// rows and adds near-neighbour rows for the classes no warm row names and
+// for orphans, and none where every class is named (an empty list of
+// classes is not "all").
 func TestWarmSeedNearRowsOnlyForUnnamedClasses(t *testing.T) {
 	q := &oefLP{
 		s:     [][]float64{{1, 2, 3}, {1, 2.1, 3}, {1, 4, 5}, {1, 4.2, 5.5}},
@@ -35,12 +36,21 @@ func TestWarmSeedNearRowsOnlyForUnnamedClasses(t *testing.T) {
 	if !slices.Equal(rows, want) {
 		t.Errorf("classes 2 and 3 unnamed: seed %v, want %v", rows, want)
 	}
+	// An orphan gets its near rows though a warm row names it.
+	q.warm, q.orphans = []envyPair{{0, 1}, {1, 0}, {2, 3}}, []int{3}
+	rows, err = q.warmSeed(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []envyPair{{0, 1}, {1, 0}, {2, 3}, {3, 2}}; !slices.Equal(rows, want) {
+		t.Errorf("class 3 an orphan: seed %v, want %v", rows, want)
+	}
 }
 
 // TestWarmPairsReroutesDepartedJobs: rows that name a departed job are
-// rerouted to the classes that job shared rows with; rows between present
-// jobs map as they are; rows within one class and between departed jobs
-// are dropped.
+// rerouted to the classes that job shared rows with, whose classes are
+// orphans; rows between present jobs map as they are; rows within one
+// class and between departed jobs are dropped.
 func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
 	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
 	if err != nil {
@@ -67,10 +77,13 @@ func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
 		{"b", "c"},                    // kept
 		{"a", "a2"}, {"gone", "left"}, // dropped
 	}
-	got := in.warmPairs(p, cls, rows)
+	got, orphans := in.warmPairs(p, cls, rows)
 	a, b, cc := cls.of[0], cls.of[1], cls.of[2]
 	want := []envyPair{{a, b}, {a, cc}, {cc, b}, {cc, a}, {b, cc}}
 	if !slices.Equal(got, want) {
 		t.Errorf("warmPairs() = %v, want %v", got, want)
+	}
+	if want := []int{a, b, cc}; !slices.Equal(orphans, want) {
+		t.Errorf("warmPairs() orphans = %v, want %v", orphans, want)
 	}
 }
