@@ -53,7 +53,8 @@ type OEFCertificate struct {
 	Bound float64
 	// Binding lists the envy rows with a positive multiplier in the dual
 	// solution that proves Bound, in the order of the solve (nil where
-	// no bound is proved): the envy-freeness constraints that hold the
+	// no bound is proved, and with the Gonum backend, which gives no
+	// duals): the envy-freeness constraints that hold the
 	// throughput down. Passed back as OEFSettings.WarmRows, they seed the
 	// next solve of a similar problem.
 	Binding []OEFEnvyRow
