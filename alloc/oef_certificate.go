@@ -269,8 +269,26 @@ func (q *oefLP) repairUniform(y [][]float64) {
 // ended at, which computes the basic solution afresh: the presolved cold
 // solve leaves values off their bounds by ~1e-8 (a bundle entry of
 // -1.3e-8, which clipping at zero turns into envy of 1.3e-7 on a random
-// instance of 21 users), and the warm solve puts them back.
+// instance of 21 users), and the warm solve puts them back. If CLP's
+// point still breaks a row beyond the feasibility tolerance, the pure-Go
+// simplex solves m instead: on 16 users whose rows agree to 1e-3 and
+// less (a rapid case of TestOEFCertificateNoisyAgainstFullModel, kept
+// under testdata), both CLP solves left an envy row broken by 2.7e-6.
 func solveWarmTwice(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
+	sol, err := solveWarmTwiceWith(ctx, m, set)
+	if errors.Is(err, lp.ErrViolation) && backendOf(set) == lp.CLP {
+		var pure lp.Settings
+		if set != nil {
+			pure = *set
+		}
+		pure.Backend = lp.PureGo
+		return solveWarmTwiceWith(ctx, m, &pure)
+	}
+	return sol, err
+}
+
+// solveWarmTwiceWith is solveWarmTwice with the backend of set alone.
+func solveWarmTwiceWith(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
 	in, err := lp.NewIncremental(m, set)
 	if err != nil {
 		return nil, err
