@@ -18,8 +18,8 @@ import (
 // of the cells' solution (cellSeedRows); with q.unseeded, the side rows
 // alone. Warm rows (OEFSettings.WarmRows) join the job types' seed, and
 // with more than two types replace the near-neighbour and cells' rows
-// (warmSeed). Any seed keeps row generation exact; a good one saves the rounds
-// in which a relaxation far from the optimum grows a large model.
+// (warmSeed). Any seed keeps row generation exact; a good one saves the
+// rounds in which a relaxation far from the optimum grows a large model.
 func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadders) ([]envyPair, *columnMask, error) {
 	if lad != nil && jobTypeSeedPays(len(lad.ladder), len(q.s)) {
 		rows, cols, err := q.jobTypeSeed(ctx, set, lad)

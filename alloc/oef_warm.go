@@ -69,6 +69,10 @@ func (in *oefInstance) warmPairs(p *Problem, cls rowClasses, rows []OEFEnvyRow) 
 			pairs = append(pairs, pr)
 		}
 	}
+	reroutes := func(gone JobID) []int {
+		cs := partners[gone]
+		return cs[:min(warmReroutes, len(cs))]
+	}
 	for _, r := range rows {
 		c, ok1 := classOf[r.Envier]
 		d, ok2 := classOf[r.Envied]
@@ -77,12 +81,12 @@ func (in *oefInstance) warmPairs(p *Problem, cls rowClasses, rows []OEFEnvyRow) 
 			add(c, d)
 		case ok1:
 			orphans = append(orphans, c)
-			for _, e := range partners[r.Envied][:min(warmReroutes, len(partners[r.Envied]))] {
+			for _, e := range reroutes(r.Envied) {
 				add(c, e)
 			}
 		case ok2:
 			orphans = append(orphans, d)
-			for _, e := range partners[r.Envier][:min(warmReroutes, len(partners[r.Envier]))] {
+			for _, e := range reroutes(r.Envier) {
 				add(e, d)
 			}
 		}

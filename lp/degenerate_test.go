@@ -13,18 +13,15 @@ import (
 // Rows of classes with nearly equal speeds against the same bundles make
 // it degenerate: at the optimum most envy rows are tight.
 type degeneratePoolsCase struct {
-	Obj      []float64   `json:"obj"`
-	Weight   []float64   `json:"weight"`
-	Capacity []float64   `json:"capacity"`
-	Speed    [][]float64 `json:"speed"`
-	Rows     [][3]int    `json:"rows"`
+	pooledBundles
+	Rows [][3]int `json:"rows"`
 }
 
 func loadDegeneratePools(t *testing.T) *Model {
 	t.Helper()
 	var tc degeneratePoolsCase
 	readGzipJSON(t, "testdata/degenerate_pools.json.gz", &tc)
-	m, z := pooledBundlesModel(tc.Obj, tc.Weight, tc.Capacity)
+	m, z := tc.model()
 	for _, r := range tc.Rows {
 		m.AddConstraint("envy", envyTerms(z, tc.Speed[r[0]], r[1], r[2]), GE, 0)
 	}

@@ -310,19 +310,20 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 			word &= word - 1
 			i := w*64 + b
 			j := s.head[i]
-			x := s.x[j]
-			below, above := s.lo[j]-x, x-s.up[j]
-			if !(below > tol(s.lo[j])) && !(above > tol(s.up[j])) {
+			x, lo, up := s.x[j], s.lo[j], s.up[j]
+			below, above := lo-x, x-up
+			isBelow, isAbove := below > tol(lo), above > tol(up)
+			if !isBelow && !isAbove {
 				s.maybeInfeasible[w] &^= 1 << b
 				continue
 			}
 			if skip[j] {
 				continue
 			}
-			if v := below; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.lo[j]) {
-				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.lo[j]
-			} else if v := above; v > 0 && v*v > best*s.dualDevex[j] && v > tol(s.up[j]) {
-				r, worst, best, target = i, v, v*v/s.dualDevex[j], s.up[j]
+			if isBelow && below*below > best*s.dualDevex[j] {
+				r, worst, best, target = i, below, below*below/s.dualDevex[j], lo
+			} else if isAbove && above*above > best*s.dualDevex[j] {
+				r, worst, best, target = i, above, above*above/s.dualDevex[j], up
 			}
 		}
 	}

@@ -15,11 +15,8 @@ import (
 // then rounds of envy rows, each triple (c, g, h) the row
 // speed_c·z_g − speed_c·z_h ≥ 0.
 type warmPivotsCase struct {
-	Obj      []float64   `json:"obj"`
-	Weight   []float64   `json:"weight"`
-	Capacity []float64   `json:"capacity"`
-	Speed    [][]float64 `json:"speed"`
-	Rounds   [][][3]int  `json:"rounds"`
+	pooledBundles
+	Rounds [][][3]int `json:"rounds"`
 }
 
 // TestIncrementalDualSkipsSmallPivotRows replays that sequence with warm
@@ -33,7 +30,7 @@ type warmPivotsCase struct {
 func TestIncrementalDualSkipsSmallPivotRows(t *testing.T) {
 	var tc warmPivotsCase
 	readGzipJSON(t, "testdata/warm_small_pivots.json.gz", &tc)
-	m, z := pooledBundlesModel(tc.Obj, tc.Weight, tc.Capacity)
+	m, z := tc.model()
 	set := &Settings{Backend: PureGo, MaxIterations: 1000}
 	in, err := NewIncremental(m, set)
 	if err != nil {
@@ -81,20 +78,29 @@ func readGzipJSON(t *testing.T, path string, v any) {
 	}
 }
 
-// pooledBundlesModel returns the LP of cooperative OEF over pooled bundles
-// before its envy rows: maximise Σ obj·z over len(weight) pools ×
-// len(capacity) GPU types (obj row-major) subject to
-// Σ_g weight_g·z_gk ≤ capacity_k.
-func pooledBundlesModel(obj, weight, capacity []float64) (*Model, Grid) {
-	pools, types := len(weight), len(capacity)
+// pooledBundles is the part of a recorded pooled-bundle LP before its envy
+// rows: pools × GPU types (len(Weight) × len(Capacity)), obj row-major, and
+// the speedups of the classes whose envy rows follow.
+type pooledBundles struct {
+	Obj      []float64   `json:"obj"`
+	Weight   []float64   `json:"weight"`
+	Capacity []float64   `json:"capacity"`
+	Speed    [][]float64 `json:"speed"`
+}
+
+// model returns the LP of cooperative OEF over the pooled bundles before
+// its envy rows: maximise Σ obj·z subject to Σ_g weight_g·z_gk ≤
+// capacity_k.
+func (b pooledBundles) model() (*Model, Grid) {
+	pools, types := len(b.Weight), len(b.Capacity)
 	m := NewModel(Maximize)
 	z := m.AddGrid("z", pools, types, 0, Inf)
-	for k, n := range capacity {
-		m.AddConstraint("capacity", z.ColTerms(k, weight), LE, n)
+	for k, n := range b.Capacity {
+		m.AddConstraint("capacity", z.ColTerms(k, b.Weight), LE, n)
 	}
 	for g := range pools {
 		for k := range types {
-			m.SetObjective(z.At(g, k), obj[g*types+k])
+			m.SetObjective(z.At(g, k), b.Obj[g*types+k])
 		}
 	}
 	return m, z

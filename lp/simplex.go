@@ -25,8 +25,9 @@ import (
 // on one are widened a little (perturb), and once the perturbed LP is
 // optimal they are restored and the dual simplex repairs what that leaves;
 // past a few perturbations pricing falls back to Bland's smallest index,
-// so that it cannot cycle. The basis inverse is kept in product form (etaFile) and
-// rebuilt every refactorEvery pivots, or sooner (refactorDue).
+// so that it cannot cycle. The basis inverse is kept in product form
+// (etaFile) and rebuilt every refactorEvery pivots, or sooner
+// (refactorDue).
 
 // Tolerances of the pure-Go simplex.
 const (
