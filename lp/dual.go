@@ -11,18 +11,36 @@ import (
 // favours. Where that bound is infinite, a temporary box of dualBox
 // around the variable stands in for it, and is lifted afterwards. Each
 // iteration takes out, at the bound it breaks, the basic variable whose
-// infeasibility is largest relative to its dual Devex weight (the largest
-// infeasibility alone took 4,680 iterations on water filling's cold LP
-// where Devex takes 2,934), and brings in the nonbasic variable whose
-// reduced cost reaches zero first along the pivot row (Harris's two
-// passes; the reduced costs are updated along it, see pricing.go), so the
-// basis stays dual feasible and ends primal feasible: optimal. This is the
-// method of choice after rows are added or bounds tightened (the previous
-// optimum stays dual feasible) and on LPs whose slack basis is far from
-// primal feasible. Whatever the dual phase leaves undone (a box still
+// squared infeasibility is largest relative to its row's weight, and
+// brings in the nonbasic variable whose reduced cost reaches zero first
+// along the pivot row (Harris's two passes; the reduced costs are updated
+// along it, see pricing.go), so the basis stays dual feasible and ends
+// primal feasible: optimal. This is the method of choice after rows are
+// added or bounds tightened (the previous optimum stays dual feasible) and
+// on LPs whose slack basis is far from primal feasible. Whatever the dual phase leaves undone (a box still
 // binding, a numerical difficulty, an LP it finds infeasible under the
 // boxes) the primal simplex finishes from its last basis: the dual phase
 // only ever saves iterations.
+//
+// The weights are Devex's estimates by default. With SteepestEdgePricing,
+// a phase that starts from a slack basis uses the dual steepest edge's,
+// ‖eᵣᵀB⁻¹‖², exact there (all 1) and kept exact along the pivots (one more
+// FTRAN a pivot, in the pass of the entering column's). Neither wins
+// everywhere: from a slack basis the steepest edge takes 5,616 iterations
+// against 13,527 on cooperative OEF's 1,024 users × 10 types with distinct
+// rows, and 3,408 against 6,790 on its full model at 256 × 3, but 3,681
+// against 801 on Gavel's max-min LP at 512 jobs × 4 types with one t (2.4
+// to 5 times as many at other sizes), whose rows all share t's column.
+// From a warm basis the weights are not known. Guessed (all 1, or a new
+// row's from its basic columns' weights), they took more iterations than
+// Devex in cooperative OEF's row generation; kept exact from the cold solve
+// on, with each added row weighed by a BTRAN, they took a third of Devex's
+// iterations at 1,024 × 10 (1,121 and 1,274 against 2,595 and 3,627 in
+// the first two rounds), but the BTRANs and other pivots made the noisy
+// 2,000 jobs and warm re-solves after rates were measured again slower
+// (docs/benchmarks/lp.md), so warm phases use Devex. The largest
+// infeasibility alone, unweighted, took 4,680 iterations on water
+// filling's cold LP where Devex takes 2,934.
 
 const (
 	// dualBox is the half-width, in scaled units, of the temporary box
@@ -50,7 +68,19 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	s.markAllRows()
 	limit := s.iters + dualMaxShare*s.m + 100
 	s.dOK = false
-	s.resetDualDevex()
+	s.resetDualWeights()
+	steep := s.steepest && s.slackBasis()
+	// A refactorisation that replaces a dependent basic column by a
+	// logical leaves that row's steepest-edge weight unknown: Devex goes
+	// on from there.
+	refactor := func() error {
+		err := s.refactor(ctx)
+		if steep && s.repaired {
+			steep = false
+			s.resetDualWeights()
+		}
+		return err
+	}
 	skip := make(map[int]bool)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -60,7 +90,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			return false, nil
 		}
 		if s.refactorDue() {
-			if err := s.refactor(ctx); err != nil {
+			if err := refactor(); err != nil {
 				return false, err
 			}
 			s.markAllRows()
@@ -69,7 +99,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		r, worst, target := s.leavingRow(skip)
 		if r < 0 {
 			if !s.fresh {
-				if err := s.refactor(ctx); err != nil {
+				if err := refactor(); err != nil {
 					return false, err
 				}
 				s.markAllRows()
@@ -142,7 +172,15 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		}
 		clear(s.w)
 		s.column(q, s.w)
-		s.eta.ftran(s.w)
+		if steep {
+			if len(s.tau) != s.m {
+				s.tau = make([]float64, s.m)
+			}
+			copy(s.tau, s.rho)
+			s.eta.ftran2(s.w, s.tau) // one pass over the file for both
+		} else {
+			s.eta.ftran(s.w)
+		}
 		wr := s.w[r]
 		if math.Abs(wr-s.alpha[q]) > 1e-6*max(1, math.Abs(wr)) || math.Abs(wr) < spxPivotTol {
 			// The row and the column disagree: refactorise, or give
@@ -150,7 +188,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if s.fresh {
 				return false, nil
 			}
-			if err := s.refactor(ctx); err != nil {
+			if err := refactor(); err != nil {
 				return false, err
 			}
 			s.markAllRows()
@@ -159,19 +197,31 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 		step := (s.x[s.head[r]] - target) / wr
 		s.iters++
 		s.x[q] += step
-		weight := s.dualDevex[s.head[r]]
+		weight := s.dualWeights[s.head[r]]
+		if steep {
+			weight = s.rhoNorm()
+		}
 		for i, wi := range s.w {
 			if wi != 0 {
 				j := s.head[i]
 				s.x[j] -= wi * step
 				s.markRow(i)
 				a := wi / wr
-				s.dualDevex[j] = max(s.dualDevex[j], a*a*weight)
+				switch {
+				case !steep:
+					s.dualWeights[j] = max(s.dualWeights[j], a*a*weight)
+				case i != r:
+					s.dualWeights[j] = max(s.dualWeights[j]-2*a*s.tau[i]+a*a*weight, steepMin)
+				}
 			}
 		}
-		s.dualDevex[q] = max(weight/(wr*wr), 1)
-		if weight > devexReset {
-			s.resetDualDevex()
+		if steep {
+			s.dualWeights[q] = max(weight/(wr*wr), steepMin)
+		} else {
+			s.dualWeights[q] = max(weight/(wr*wr), 1)
+			if weight > devexReset {
+				s.resetDualWeights()
+			}
 		}
 		s.updateReducedCosts(q, r)
 		s.basisChange(q, r, target, nil)
@@ -320,10 +370,10 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 			if skip[j] {
 				continue
 			}
-			if isBelow && below*below > best*s.dualDevex[j] {
-				r, worst, best, target = i, below, below*below/s.dualDevex[j], lo
-			} else if isAbove && above*above > best*s.dualDevex[j] {
-				r, worst, best, target = i, above, above*above/s.dualDevex[j], up
+			if isBelow && below*below > best*s.dualWeights[j] {
+				r, worst, best, target = i, below, below*below/s.dualWeights[j], lo
+			} else if isAbove && above*above > best*s.dualWeights[j] {
+				r, worst, best, target = i, above, above*above/s.dualWeights[j], up
 			}
 		}
 	}
@@ -395,15 +445,37 @@ func (s *simplex) unbox(boxes []box) {
 	}
 }
 
-// resetDualDevex starts a new reference framework for the dual phase's
-// Devex pricing of the leaving variable: every weight 1. The weights are
+// slackBasis reports whether every basic variable is a logical, where the
+// dual steepest-edge weights ‖eᵢᵀB⁻¹‖² are all exactly 1.
+func (s *simplex) slackBasis() bool {
+	for _, v := range s.head {
+		if v < s.n {
+			return false
+		}
+	}
+	return true
+}
+
+// rhoNorm returns ‖ρ‖², the leaving row's exact dual steepest-edge weight
+// (pivotRow listed ρ's nonzeros).
+func (s *simplex) rhoNorm() float64 {
+	var norm float64
+	for _, i := range s.rhoNZ {
+		norm += s.rho[i] * s.rho[i]
+	}
+	return norm
+}
+
+// resetDualWeights sets every row weight of the dual phase's pricing to 1:
+// a new reference framework for Devex, and the exact steepest-edge weights
+// of a slack basis. The weights are
 // kept per variable, so that a refactorisation, which may move basic
 // variables to other positions, keeps them.
-func (s *simplex) resetDualDevex() {
-	if len(s.dualDevex) != s.n+s.m {
-		s.dualDevex = make([]float64, s.n+s.m)
+func (s *simplex) resetDualWeights() {
+	if len(s.dualWeights) != s.n+s.m {
+		s.dualWeights = make([]float64, s.n+s.m)
 	}
-	for j := range s.dualDevex {
-		s.dualDevex[j] = 1
+	for j := range s.dualWeights {
+		s.dualWeights[j] = 1
 	}
 }

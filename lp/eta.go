@@ -147,6 +147,21 @@ func (f *etaFile) ftran(v []float64) {
 	}
 }
 
+// ftran2 overwrites v and u with B⁻¹v and B⁻¹u in one pass over the file.
+func (f *etaFile) ftran2(v, u []float64) {
+	for k, r := range f.piv {
+		if v[r] == 0 && u[r] == 0 {
+			continue
+		}
+		a, b := f.scalePivot(k, v), f.scalePivot(k, u)
+		for p := f.start[k]; p < f.start[k+1]; p++ {
+			i := f.idx[p]
+			v[i] -= f.val[p] * a
+			u[i] -= f.val[p] * b
+		}
+	}
+}
+
 // btran overwrites v with B⁻ᵀv.
 func (f *etaFile) btran(v []float64) {
 	for k := len(f.piv) - 1; k >= 0; k-- {

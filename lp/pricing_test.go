@@ -133,3 +133,119 @@ func TestWarmFeasibleSkipsDualPhase(t *testing.T) {
 		}
 	}
 }
+
+// floorModel is MaxTotalThroughput's LP over in with a floor of 0.2 on each
+// job's time, which the slack basis breaks, and its grid.
+func floorModel(in gavelInstance) (*Model, Grid) {
+	m := NewModel(Maximize)
+	x := m.AddGrid("x", len(in.tput), len(in.count), 0, Inf)
+	ones := make([]float64, len(in.count))
+	for k := range ones {
+		ones[k] = 1
+	}
+	for j, row := range in.tput {
+		for k, v := range row {
+			m.SetObjective(x.At(j, k), v)
+		}
+		m.AddConstraint("time", x.RowTerms(j, ones), LE, 1)
+		m.AddConstraint("floor", x.RowTerms(j, ones), GE, 0.2)
+	}
+	for k, c := range in.count {
+		m.AddConstraint("gpus", x.ColTerms(k, in.gang), LE, c)
+	}
+	return m, x
+}
+
+// steepestEdgeError returns the largest relative difference between a row
+// weight of s and ‖eᵢᵀB⁻¹‖² (BTRAN of the unit row).
+func steepestEdgeError(s *simplex) (worst float64) {
+	for i, j := range s.head {
+		clear(s.rho)
+		s.rho[i] = 1
+		s.eta.btran(s.rho)
+		var exact float64
+		for _, v := range s.rho {
+			exact += v * v
+		}
+		worst = max(worst, math.Abs(s.dualWeights[j]-exact)/max(1, exact))
+	}
+	return worst
+}
+
+// TestDualSteepestEdgeWeights checks that the dual phase, started from a
+// slack basis with SteepestEdgePricing, keeps each row's weight at its exact
+// steepest-edge value ‖eᵢᵀB⁻¹‖² along its pivots and across
+// refactorisations.
+func TestDualSteepestEdgeWeights(t *testing.T) {
+	m, _ := floorModel(newGavelInstance(200, 3, 2))
+	ctx := context.Background()
+	for _, iters := range []int{5, refactorEvery + 10, 3 * refactorEvery} {
+		s, err := newSimplex(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.isShifted = make([]bool, s.n+s.m) // as run sets up
+		s.resetDevex()
+		s.steepest = true
+		if !s.slackBasis() {
+			t.Fatal("a new simplex should start from the slack basis")
+		}
+		if _, err := s.dualPhase(ctx, iters); err != nil {
+			t.Fatal(err)
+		}
+		if s.iters != iters {
+			t.Fatalf("the dual phase stopped after %d iterations, before the %d the test needs", s.iters, iters)
+		}
+		if worst := steepestEdgeError(s); worst > 1e-9 {
+			t.Errorf("after %d pivots: a weight is %.3g (relative) from ‖eᵢᵀB⁻¹‖²", iters, worst)
+		}
+	}
+}
+
+// TestSteepestEdgeOnlyFromSlackBasis checks that an Incremental with
+// SteepestEdgePricing solves its warm rounds with Devex (whose weights
+// restart at 1), and reaches the optimum that Devex pricing reaches.
+func TestSteepestEdgeOnlyFromSlackBasis(t *testing.T) {
+	in := newGavelInstance(200, 3, 3)
+	m, x := floorModel(in)
+	ctx := context.Background()
+	var obj [2][]float64
+	for p, pricing := range []DualPricing{SteepestEdgePricing, DevexPricing} {
+		inc, err := NewIncremental(m, &Settings{Backend: PureGo, DualPricing: pricing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inc.Close()
+		for round := range 3 {
+			if round > 0 {
+				for j := round; j < len(in.tput); j += 4 {
+					inc.AddConstraint("cap", x.RowTerms(j, []float64{1, 1, 1}), LE, 0.5)
+				}
+			}
+			sol, err := inc.Solve(ctx)
+			if err != nil {
+				t.Fatalf("%v, round %d: %v", pricing, round, err)
+			}
+			obj[p] = append(obj[p], sol.Objective)
+			if pricing == SteepestEdgePricing {
+				// Devex's weights are at least 1; the steepest edge's
+				// from this slack basis are not all.
+				least := math.Inf(1)
+				for _, j := range inc.spx.head {
+					least = min(least, inc.spx.dualWeights[j])
+				}
+				if round == 0 && least >= 1 {
+					t.Fatalf("cold round: every weight is at least 1: not the steepest edge's")
+				}
+				if round > 0 && least < 1 {
+					t.Fatalf("round %d: a warm round's weight is %v: not Devex's", round, least)
+				}
+			}
+		}
+	}
+	for round := range obj[0] {
+		if a, b := obj[0][round], obj[1][round]; math.Abs(a-b) > 1e-7*max(1, math.Abs(b)) {
+			t.Errorf("round %d: objective %v with the steepest edge, %v with Devex", round, a, b)
+		}
+	}
+}

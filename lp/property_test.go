@@ -71,15 +71,17 @@ func boxMax(m *Model, terms []Term) float64 {
 // small integers: |a-b| ≤ objTol·max(1, |a|).
 const objTol = 1e-6
 
-// TestPropertyBackendsAgree checks that every backend solves every
-// feasible bounded LP, that its optimum is no worse than the known feasible
-// point, and that the backends agree on the optimal objective.
+// TestPropertyBackendsAgree checks that every backend (and the pure-Go
+// simplex with each dual pricing) solves every feasible bounded LP, that its
+// optimum is no worse than the known feasible point, and that they all
+// agree on the optimal objective.
 func TestPropertyBackendsAgree(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		lp := genFeasibleLP().Draw(t, "lp")
 		var ref float64
-		for i, b := range backends() {
-			sol, err := Solve(context.Background(), lp.m, &Settings{Backend: b})
+		for i, set := range solvers() {
+			b := set.Backend
+			sol, err := Solve(context.Background(), lp.m, &set)
 			if err != nil {
 				t.Fatalf("%v: Solve() error = %v on a feasible bounded LP", b, err)
 			}
@@ -97,7 +99,7 @@ func TestPropertyBackendsAgree(t *testing.T) {
 			if i == 0 {
 				ref = sol.Objective
 			} else if math.Abs(sol.Objective-ref) > objTol*math.Max(1, math.Abs(ref)) {
-				t.Fatalf("%v: objective %v, %v gave %v", b, sol.Objective, backends()[0], ref)
+				t.Fatalf("%v (%v pricing): objective %v, %v gave %v", b, set.DualPricing, sol.Objective, backends()[0], ref)
 			}
 		}
 	})

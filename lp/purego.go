@@ -53,6 +53,7 @@ func solvePureGoNow(ctx context.Context, m *Model, set Settings) (*Solution, err
 // the iteration limit carries the current point.
 func (s *simplex) solve(ctx context.Context, set Settings) (*Solution, error) {
 	sol := &Solution{Backend: PureGo}
+	s.steepest = set.DualPricing == SteepestEdgePricing
 	start := s.iters
 	limit := s.iterationLimit(set)
 	out, err := s.run(ctx, limit)

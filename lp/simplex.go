@@ -79,6 +79,9 @@ const (
 	// devexReset is the weight beyond which Devex pricing starts a new
 	// reference framework.
 	devexReset = 1e6
+	// steepMin is the floor of a dual steepest-edge weight, which the
+	// update formula can lose to cancellation.
+	steepMin = 1e-4
 	// blandAfter is the run of pivots without progress (degenerate, or
 	// raising the measure through roundoff) after which pricing switches
 	// to Bland's rule until a pivot makes progress.
@@ -160,12 +163,18 @@ type simplex struct {
 	// strict makes refactorisations pivot with spxStrictMarkowitzTol.
 	strict bool
 	// devex holds the Devex pricing weights of the nonbasic variables,
-	// dualDevex the dual phase's of the basic ones.
-	devex, dualDevex []float64
-	// rho is the pivot row's ρ = B⁻ᵀe_r; alpha holds ρᵀa_j for the
+	// dualWeights the dual phase's of the basic ones (steepest-edge or
+	// Devex: see dual.go); steepest is SteepestEdgePricing.
+	devex, dualWeights []float64
+	steepest           bool
+	// repaired records that the last refactorisation replaced a dependent
+	// basic column by a logical.
+	repaired bool
+	// rho is the pivot row's ρ = B⁻ᵀe_r, tau is B⁻¹ρ (the dual phase's
+	// steepest-edge update); alpha holds ρᵀa_j for the
 	// nonbasic variables listed in alphaNZ (pivotRow), rhoNZ the rows
 	// where ρ is nonzero, inRow marks columns while the row is summed.
-	rho            []float64
+	rho, tau       []float64
 	alpha          []float64
 	alphaNZ, rhoNZ []int
 	inRow          []bool
@@ -482,7 +491,7 @@ func (s *simplex) removeRows(gone []bool) {
 	s.y, s.w, s.cb, s.rho = make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 	// Work arrays indexed by variable are sized again on their next use.
 	s.alpha, s.inRow, s.alphaNZ, s.rhoNZ = nil, nil, nil, nil
-	s.d, s.devex, s.dualDevex, s.isShifted = nil, nil, nil, nil
+	s.d, s.devex, s.dualWeights, s.isShifted = nil, nil, nil, nil
 	s.list, s.inList = nil, nil
 	s.dOK, s.objOK, s.listOK = false, false, false
 	s.rowStart = nil
@@ -533,6 +542,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 	m, n := s.m, s.n
 	s.eta.reset()
 	s.upper.reset()
+	s.repaired = false
 	if cap(s.etaOf) < m {
 		s.etaOf, s.mark, s.rcount = make([]int, m), make([]bool, m), make([]int, m)
 	}
@@ -627,6 +637,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 		} else {
 			// Dependent: q leaves the basis where it stands.
 			s.x[q] = min(max(s.x[q], s.lo[q]), s.up[q])
+			s.repaired = true
 		}
 		for _, i := range nz {
 			v[i] = 0

@@ -64,6 +64,28 @@ const (
 	Barrier // interior point followed by crossover to a vertex
 )
 
+// DualPricing selects how the pure-Go dual simplex picks the row that
+// leaves the basis; CLP and Gonum ignore it.
+type DualPricing int
+
+const (
+	// DefaultPricing is DevexPricing, unless a package that builds the LP
+	// chooses otherwise for its family of LPs (alloc's cooperative OEF
+	// takes SteepestEdgePricing).
+	DefaultPricing DualPricing = iota
+	// DevexPricing weighs each row's infeasibility by Devex's estimate of
+	// its steepest-edge norm.
+	DevexPricing
+	// SteepestEdgePricing weighs each row's infeasibility by its exact
+	// steepest-edge norm ‖eᵣᵀB⁻¹‖², kept along the pivots at the cost of
+	// one more FTRAN each, in a dual phase that starts from the slack
+	// basis (a cold solve); warm solves, where the norms are not known,
+	// use Devex. It takes far fewer iterations on cooperative OEF's cold
+	// LPs (half of Devex's, or fewer) and several times more on Gavel's
+	// max-min LP with one t (docs/benchmarks/lp.md).
+	SteepestEdgePricing
+)
+
 // Settings tunes a solve. A nil *Settings, and the zero value, mean defaults.
 type Settings struct {
 	Backend Backend
@@ -77,6 +99,8 @@ type Settings struct {
 	// Presolve asks CLP to presolve the model first; other backends
 	// ignore it.
 	Presolve bool
+	// DualPricing selects the pure-Go dual simplex's pricing.
+	DualPricing DualPricing
 }
 
 // DefaultFeasibilityTol is the default Settings.FeasibilityTol.

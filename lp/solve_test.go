@@ -25,7 +25,8 @@ func backends() []Backend {
 }
 
 // variants returns the settings every table case is solved with: each
-// CLP method, with and without presolve, and Gonum.
+// CLP method, with and without presolve, the pure-Go simplex with each
+// dual pricing, and Gonum.
 func variants() []Settings {
 	var v []Settings
 	if clpAvailable {
@@ -33,7 +34,17 @@ func variants() []Settings {
 			v = append(v, Settings{Backend: CLP, Method: m}, Settings{Backend: CLP, Method: m, Presolve: true})
 		}
 	}
-	return append(v, Settings{Backend: PureGo}, Settings{Backend: Gonum})
+	return append(v, Settings{Backend: PureGo}, Settings{Backend: PureGo, DualPricing: SteepestEdgePricing}, Settings{Backend: Gonum})
+}
+
+// solvers returns one Settings for each backend, and the pure-Go simplex
+// with steepest-edge pricing as well.
+func solvers() []Settings {
+	var v []Settings
+	for _, b := range backends() {
+		v = append(v, Settings{Backend: b})
+	}
+	return append(v, Settings{Backend: PureGo, DualPricing: SteepestEdgePricing})
 }
 
 // lpCase is a small LP with a known answer. build returns the model; want

@@ -71,3 +71,16 @@ func (s Sense) String() string {
 	}
 	return "Sense(" + strconv.Itoa(int(s)) + ")"
 }
+
+// String returns the name of p.
+func (p DualPricing) String() string {
+	switch p {
+	case DefaultPricing:
+		return "DefaultPricing"
+	case DevexPricing:
+		return "DevexPricing"
+	case SteepestEdgePricing:
+		return "SteepestEdgePricing"
+	}
+	return "DualPricing(" + strconv.Itoa(int(p)) + ")"
+}
