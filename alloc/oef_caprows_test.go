@@ -65,7 +65,7 @@ func TestCapLadderRowsImplyAll(t *testing.T) {
 		for _, r := range rows {
 			q.addRow(m.AddConstraint, y, r)
 		}
-		sol, err := solveWarmTwice(context.Background(), m, withPresolve(nil))
+		sol, err := solveWarmTwice(context.Background(), m, coopSettings(nil))
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -44,7 +44,8 @@ func (q *oefLP) solveNonCoopFull(ctx context.Context, set *lp.Settings) ([][]flo
 
 // solveCoopFull solves cooperative OEF (10) as one LP with every envy row
 // s_c·y_c ≥ s_c·y_d, c ≠ d: C·(C-1) rows, and with caps every cap row and
-// sharing floor (sideRows). It is solved with presolve (withPresolve).
+// sharing floor (sideRows). It is solved with presolve and steepest-edge
+// pricing (coopSettings).
 func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
 	m := lp.NewModel(lp.Maximize)
 	y := q.addCapacity(m)
@@ -61,7 +62,7 @@ func (q *oefLP) solveCoopFull(ctx context.Context, set *lp.Settings) ([][]float6
 	for i, r := range rows {
 		ids[i] = q.addRow(m.AddConstraint, y, r)
 	}
-	sol, err := solveWarmTwice(ctx, m, withPresolve(set))
+	sol, err := solveWarmTwice(ctx, m, coopSettings(set))
 	if err != nil {
 		return nil, coopDual{}, err
 	}

@@ -52,7 +52,7 @@ func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
 		for _, r := range rows {
 			m.AddConstraint("envy", q.envyTerms(y, r[0], r[1]), lp.GE, 0)
 		}
-		sol, err := lp.Solve(context.Background(), m, withPresolve(nil))
+		sol, err := lp.Solve(context.Background(), m, coopSettings(nil))
 		if err != nil {
 			rt.Fatal(err)
 		}
