@@ -7,8 +7,9 @@ import (
 )
 
 // maxTotalModel is MaxTotalThroughput's LP over in: maximise the total
-// throughput subject to each job's time (at most 1) and each type's GPUs.
-func (in gavelInstance) maxTotalModel() *Model {
+// throughput subject to each job's time (at most 1, and at least floor
+// where floor > 0: a row the slack basis breaks) and each type's GPUs.
+func (in gavelInstance) maxTotalModel(floor float64) (*Model, Grid) {
 	m := NewModel(Maximize)
 	x := m.AddGrid("x", len(in.tput), len(in.count), 0, Inf)
 	ones := make([]float64, len(in.count))
@@ -20,11 +21,14 @@ func (in gavelInstance) maxTotalModel() *Model {
 			m.SetObjective(x.At(j, k), v)
 		}
 		m.AddConstraint("time", x.RowTerms(j, ones), LE, 1)
+		if floor > 0 {
+			m.AddConstraint("floor", x.RowTerms(j, ones), GE, floor)
+		}
 	}
 	for k, c := range in.count {
 		m.AddConstraint("gpus", x.ColTerms(k, in.gang), LE, c)
 	}
-	return m
+	return m, x
 }
 
 // TestPivotRowWays checks that the pivot row summed over the row-wise copy
@@ -32,7 +36,7 @@ func (in gavelInstance) maxTotalModel() *Model {
 // over every nonbasic column, in an optimal basis of MaxTotalThroughput's
 // LP, for every row of the basis.
 func TestPivotRowWays(t *testing.T) {
-	m := newGavelInstance(400, 4, 1).maxTotalModel()
+	m, _ := newGavelInstance(400, 4, 1).maxTotalModel(0)
 	s, err := newSimplex(context.Background(), m)
 	if err != nil {
 		t.Fatal(err)
@@ -134,28 +138,6 @@ func TestWarmFeasibleSkipsDualPhase(t *testing.T) {
 	}
 }
 
-// floorModel is MaxTotalThroughput's LP over in with a floor of 0.2 on each
-// job's time, which the slack basis breaks, and its grid.
-func floorModel(in gavelInstance) (*Model, Grid) {
-	m := NewModel(Maximize)
-	x := m.AddGrid("x", len(in.tput), len(in.count), 0, Inf)
-	ones := make([]float64, len(in.count))
-	for k := range ones {
-		ones[k] = 1
-	}
-	for j, row := range in.tput {
-		for k, v := range row {
-			m.SetObjective(x.At(j, k), v)
-		}
-		m.AddConstraint("time", x.RowTerms(j, ones), LE, 1)
-		m.AddConstraint("floor", x.RowTerms(j, ones), GE, 0.2)
-	}
-	for k, c := range in.count {
-		m.AddConstraint("gpus", x.ColTerms(k, in.gang), LE, c)
-	}
-	return m, x
-}
-
 // steepestEdgeError returns the largest relative difference between a row
 // weight of s and ‖eᵢᵀB⁻¹‖² (BTRAN of the unit row).
 func steepestEdgeError(s *simplex) (worst float64) {
@@ -173,11 +155,12 @@ func steepestEdgeError(s *simplex) (worst float64) {
 }
 
 // TestDualSteepestEdgeWeights checks that the dual phase, started from a
-// slack basis with SteepestEdgePricing, keeps each row's weight at its exact
+// slack basis with SteepestEdgePricing on MaxTotalThroughput's LP with a
+// floor on each job's time, keeps each row's weight at its exact
 // steepest-edge value ‖eᵢᵀB⁻¹‖² along its pivots and across
 // refactorisations.
 func TestDualSteepestEdgeWeights(t *testing.T) {
-	m, _ := floorModel(newGavelInstance(200, 3, 2))
+	m, _ := newGavelInstance(200, 3, 2).maxTotalModel(0.2)
 	ctx := context.Background()
 	for _, iters := range []int{5, refactorEvery + 10, 3 * refactorEvery} {
 		s, err := newSimplex(ctx, m)
@@ -207,7 +190,7 @@ func TestDualSteepestEdgeWeights(t *testing.T) {
 // restart at 1), and reaches the optimum that Devex pricing reaches.
 func TestSteepestEdgeOnlyFromSlackBasis(t *testing.T) {
 	in := newGavelInstance(200, 3, 3)
-	m, x := floorModel(in)
+	m, x := in.maxTotalModel(0.2)
 	ctx := context.Background()
 	var obj [2][]float64
 	for p, pricing := range []DualPricing{SteepestEdgePricing, DevexPricing} {
