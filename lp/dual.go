@@ -17,10 +17,10 @@ import (
 // along it, see pricing.go), so the basis stays dual feasible and ends
 // primal feasible: optimal. This is the method of choice after rows are
 // added or bounds tightened (the previous optimum stays dual feasible) and
-// on LPs whose slack basis is far from primal feasible. Whatever the dual phase leaves undone (a box still
-// binding, a numerical difficulty, an LP it finds infeasible under the
-// boxes) the primal simplex finishes from its last basis: the dual phase
-// only ever saves iterations.
+// on LPs whose slack basis is far from primal feasible. Whatever the dual
+// phase leaves undone (a box still binding, a numerical difficulty, an LP
+// it finds infeasible under the boxes) the primal simplex finishes from
+// its last basis: the dual phase only ever saves iterations.
 //
 // The weights are Devex's estimates by default. With SteepestEdgePricing,
 // a phase that starts from a slack basis uses the dual steepest edge's,
@@ -70,16 +70,19 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	s.dOK = false
 	s.resetDualWeights()
 	steep := s.steepest && s.slackBasis()
-	// A refactorisation that replaces a dependent basic column by a
-	// logical leaves that row's steepest-edge weight unknown: Devex goes
-	// on from there.
+	// refactor refactorises and marks every row for leavingRow. One that
+	// replaces a dependent basic column by a logical leaves that row's
+	// steepest-edge weight unknown: Devex goes on from there.
 	refactor := func() error {
-		err := s.refactor(ctx)
+		if err := s.refactor(ctx); err != nil {
+			return err
+		}
 		if steep && s.repaired {
 			steep = false
 			s.resetDualWeights()
 		}
-		return err
+		s.markAllRows()
+		return nil
 	}
 	skip := make(map[int]bool)
 	for {
@@ -93,7 +96,6 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if err := refactor(); err != nil {
 				return false, err
 			}
-			s.markAllRows()
 			clear(skip)
 		}
 		r, worst, target := s.leavingRow(skip)
@@ -102,7 +104,6 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 				if err := refactor(); err != nil {
 					return false, err
 				}
-				s.markAllRows()
 				clear(skip)
 				continue
 			}
@@ -191,7 +192,6 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if err := refactor(); err != nil {
 				return false, err
 			}
-			s.markAllRows()
 			continue
 		}
 		step := (s.x[s.head[r]] - target) / wr
@@ -338,7 +338,7 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 
 // leavingRow returns the dual simplex's leaving row: among the basic
 // variables beyond a bound by more than its tolerance, the one whose
-// infeasibility is largest relative to its Devex weight (the first in row
+// infeasibility is largest relative to its row's weight (the first in row
 // order among ties), with that infeasibility and the bound; r < 0 when
 // none is left outside skip.
 //
@@ -468,9 +468,9 @@ func (s *simplex) rhoNorm() float64 {
 
 // resetDualWeights sets every row weight of the dual phase's pricing to 1:
 // a new reference framework for Devex, and the exact steepest-edge weights
-// of a slack basis. The weights are
-// kept per variable, so that a refactorisation, which may move basic
-// variables to other positions, keeps them.
+// of a slack basis. The weights are kept per variable, so that a
+// refactorisation, which may move basic variables to other positions,
+// keeps them.
 func (s *simplex) resetDualWeights() {
 	if len(s.dualWeights) != s.n+s.m {
 		s.dualWeights = make([]float64, s.n+s.m)
