@@ -22,25 +22,28 @@ import (
 // it finds infeasible under the boxes) the primal simplex finishes from
 // its last basis: the dual phase only ever saves iterations.
 //
-// The weights are Devex's estimates by default. With SteepestEdgePricing,
-// a phase that starts from a slack basis uses the dual steepest edge's,
-// ‖eᵣᵀB⁻¹‖², exact there (all 1) and kept exact along the pivots (one more
-// FTRAN a pivot, in the pass of the entering column's). Neither wins
-// everywhere: from a slack basis the steepest edge takes 5,616 iterations
-// against 13,527 on cooperative OEF's 1,024 users × 10 types with distinct
-// rows, and 3,408 against 6,790 on its full model at 256 × 3, but 3,681
-// against 801 on Gavel's max-min LP at 512 jobs × 4 types with one t (2.4
-// to 5 times as many at other sizes), whose rows all share t's column.
-// From a warm basis the weights are not known. Guessed (all 1, or a new
-// row's from its basic columns' weights), they took more iterations than
-// Devex in cooperative OEF's row generation; kept exact from the cold solve
-// on, with each added row weighed by a BTRAN, they took a third of Devex's
-// iterations at 1,024 × 10 (1,121 and 1,274 against 2,595 and 3,627 in
-// the first two rounds), but the BTRANs and other pivots made the noisy
-// 2,000 jobs and warm re-solves after rates were measured again slower
-// (docs/benchmarks/lp.md), so warm phases use Devex. The largest
-// infeasibility alone, unweighted, took 4,680 iterations on water
-// filling's cold LP where Devex takes 2,934.
+// The weights are Devex's estimates by default. With SteepestEdgePricing
+// they are the dual steepest edge's, ‖eᵣᵀB⁻¹‖²: exact at a slack basis
+// (all 1), kept exact along the pivots (one more FTRAN a pivot, in the
+// pass of the entering column's), and kept from one dual phase to the
+// next while no other pivot intervenes, so that an Incremental's warm
+// rounds start from them. A row added since has its logical basic, which
+// leaves every other row of B⁻¹, and so its weight, as it was; its own
+// weight takes a solve with the bump's factor (weighNewRows). Neither
+// pricing wins everywhere: from a slack basis the steepest edge takes
+// 5,616 iterations against 13,527 on cooperative OEF's 1,024 users × 10
+// types with distinct rows, and 3,408 against 6,790 on its full model at
+// 256 × 3, but 3,681 against 801 on Gavel's max-min LP at 512 jobs × 4
+// types with one t (2.4 to 5 times as many at other sizes), whose rows
+// all share t's column. In cooperative OEF's warm rounds it takes about
+// half of Devex's iterations (1,121 and 1,274 against 2,595 and 3,627 in
+// the first two at 1,024 × 10; 371 against 858 in the first of the noisy
+// 2,000 jobs'). Guessed weights for the added rows (all 1, or from their
+// basic columns' weights) took more iterations than Devex; weighing each
+// by a whole BTRAN, or only when first chosen, cost more than the
+// iterations saved (docs/benchmarks/lp.md). The largest infeasibility
+// alone, unweighted, took 4,680 iterations on water filling's cold LP
+// where Devex takes 2,934.
 
 const (
 	// dualBox is the half-width, in scaled units, of the temporary box
@@ -68,8 +71,14 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	s.markAllRows()
 	limit := s.iters + dualMaxShare*s.m + 100
 	s.dOK = false
-	s.resetDualWeights()
-	steep := s.steepest && s.slackBasis()
+	kept := s.steepest && s.weightsKept && s.weightsAt == s.iters && !s.repaired && len(s.dualWeights) == s.n+s.m
+	steep := kept || (s.steepest && s.slackBasis())
+	if !kept {
+		s.resetDualWeights()
+	} else {
+		s.weighNewRows()
+	}
+	defer func() { s.weightsKept, s.weightsAt = steep, s.iters }()
 	// refactor refactorises and marks every row for leavingRow. One that
 	// replaces a dependent basic column by a logical leaves that row's
 	// steepest-edge weight unknown: Devex goes on from there.
@@ -464,6 +473,53 @@ func (s *simplex) rhoNorm() float64 {
 		norm += s.rho[i] * s.rho[i]
 	}
 	return norm
+}
+
+// weighNewRows sets the steepest-edge weight of each row added since the
+// weights were kept (weight 0), whose logical is basic, from a factor just
+// rebuilt. With the basis permuted to [B₁₁ 0; B₂₁ I] (refactor) and row r
+// off the bump, ρᵣ = B⁻ᵀeᵣ is 1 on r and, on the bump, −B₁₁⁻ᵀdᵣ, where dᵣ
+// holds r's entries in the bump's columns: a solve with the bump's factor
+// alone, whose nonzeros are a third to a half of the file's in cooperative
+// OEF's rounds, for blockLanes rows at a time, instead of a whole BTRAN
+// for each row.
+func (s *simplex) weighNewRows() {
+	var rows, bump []int
+	for i, j := range s.head {
+		if j < s.n {
+			bump = append(bump, i)
+		} else if j == s.n+i && s.dualWeights[j] == 0 {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	s.buildRows()
+	v := make([]float64, s.m*blockLanes)
+	for len(rows) > 0 {
+		block := rows[:min(blockLanes, len(rows))]
+		rows = rows[len(block):]
+		for l, i := range block {
+			for _, e := range s.rowEnt[s.rowStart[i]:s.rowStart[i+1]] {
+				if p := s.where[e.row]; p >= 0 {
+					v[p*blockLanes+l] -= e.val
+				}
+			}
+		}
+		s.eta.btranFirstBlock(v, s.bumpLen)
+		var w [blockLanes]float64
+		for _, p := range bump {
+			x := v[p*blockLanes : (p+1)*blockLanes]
+			for l := range w {
+				w[l] += x[l] * x[l]
+			}
+			clear(x)
+		}
+		for l, i := range block {
+			s.dualWeights[s.n+i] = 1 + w[l]
+		}
+	}
 }
 
 // resetDualWeights sets every row weight of the dual phase's pricing to 1:

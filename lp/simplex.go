@@ -157,6 +157,9 @@ type simplex struct {
 	// factorLen and factorNNZ are the eta count and their nonzeros right
 	// after the last refactorisation.
 	factorLen, factorNNZ int
+	// bumpLen is the number of etas of the factor of the bump (refactor),
+	// which come first in the file.
+	bumpLen int
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
 	pivotTol float64
@@ -167,6 +170,11 @@ type simplex struct {
 	// Devex: see dual.go); steepest is SteepestEdgePricing.
 	devex, dualWeights []float64
 	steepest           bool
+	// weightsKept records that dualWeights are the steepest-edge weights
+	// of the basis the last dual phase ended on, at iteration weightsAt;
+	// a weight of 0 is one not known yet (a row added since).
+	weightsKept bool
+	weightsAt   int
 	// repaired records that the last refactorisation replaced a dependent
 	// basic column by a logical.
 	repaired bool
@@ -328,6 +336,11 @@ func (s *simplex) addRows(ctx context.Context, m *Model) error {
 		if s.modelRow != nil {
 			s.modelRow = append(s.modelRow, i)
 		}
+	}
+	if s.weightsKept {
+		// A row added with its logical basic leaves every other row of
+		// B⁻¹ as it was, and so their weights; its own is not known yet.
+		s.dualWeights = append(s.dualWeights, make([]float64, len(m.rows)-s.loaded)...)
 	}
 	s.m += len(m.rows) - s.loaded
 	s.loaded = len(m.rows)
@@ -491,7 +504,20 @@ func (s *simplex) removeRows(gone []bool) {
 	s.y, s.w, s.cb, s.rho = make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 	// Work arrays indexed by variable are sized again on their next use.
 	s.alpha, s.inRow, s.alphaNZ, s.rhoNZ = nil, nil, nil, nil
-	s.d, s.devex, s.dualWeights, s.isShifted = nil, nil, nil, nil
+	if s.weightsKept {
+		// The rows left keep their weights. Each is ‖ρᵢ‖² with ρᵢ's
+		// entries on the removed rows taken out, so no longer exact but
+		// an upper bound: a pricing estimate still.
+		for i := range gone {
+			if r := newRow[i]; r >= 0 {
+				s.dualWeights[n+r] = s.dualWeights[n+i]
+			}
+		}
+		s.dualWeights = s.dualWeights[:n+m]
+	} else {
+		s.dualWeights = nil
+	}
+	s.d, s.devex, s.isShifted = nil, nil, nil
 	s.list, s.inList = nil, nil
 	s.dOK, s.objOK, s.listOK = false, false, false
 	s.rowStart = nil
@@ -645,6 +671,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 		}
 	}
 	s.eta.appendReversed(&s.upper)
+	s.bumpLen = s.eta.len()
 	s.pushLower(bump)
 	s.fillLogicals(free)
 	s.fresh = true

@@ -78,11 +78,13 @@ const (
 	DevexPricing
 	// SteepestEdgePricing weighs each row's infeasibility by its exact
 	// steepest-edge norm ‖eᵣᵀB⁻¹‖², kept along the pivots at the cost of
-	// one more FTRAN each, in a dual phase that starts from the slack
-	// basis (a cold solve); warm solves, where the norms are not known,
-	// use Devex. It takes far fewer iterations on cooperative OEF's cold
-	// LPs (half of Devex's, or fewer) and several times more on Gavel's
-	// max-min LP with one t (docs/benchmarks/lp.md).
+	// one more FTRAN each. A cold solve starts from the slack basis,
+	// where the norms are all 1; an Incremental's warm solve keeps the
+	// last solve's norms and computes those of the rows added since, as
+	// long as the last solve ended in the dual simplex (otherwise it uses
+	// Devex). It takes about half of Devex's iterations on cooperative
+	// OEF's LPs, cold and warm, and several times more on Gavel's max-min
+	// LP with one t (docs/benchmarks/lp.md).
 	SteepestEdgePricing
 )
 
