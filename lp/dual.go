@@ -124,8 +124,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			s.computeReducedCosts()
 		}
 		clear(s.rho)
-		s.rho[r] = 1
-		s.eta.btran(s.rho)
+		s.btranUnit(r, s.rho)
 		s.pivotRow()
 		sgn := 1.0 // the leaving variable is above its upper bound
 		if target == s.lo[s.head[r]] && s.x[s.head[r]] < target {
@@ -187,9 +186,9 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 				s.tau = make([]float64, s.m)
 			}
 			copy(s.tau, s.rho)
-			s.eta.ftran2(s.w, s.tau) // one pass over the file for both
+			s.ftran2(s.w, s.tau) // one pass over the file for both
 		} else {
-			s.eta.ftran(s.w)
+			s.ftran(s.w)
 		}
 		wr := s.w[r]
 		if math.Abs(wr-s.alpha[q]) > 1e-6*max(1, math.Abs(wr)) || math.Abs(wr) < spxPivotTol {
@@ -336,7 +335,7 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 			s.w[e.row] += e.val * delta
 		}
 	}
-	s.eta.ftran(s.w)
+	s.ftran(s.w)
 	for i, v := range s.w {
 		if v != 0 {
 			s.x[s.head[i]] -= v
@@ -415,7 +414,7 @@ func (s *simplex) makeDualFeasible() []box {
 		s.cb[i] = s.cost[j]
 	}
 	copy(s.y, s.cb)
-	s.eta.btran(s.y)
+	s.btran(s.y)
 	var boxes []box
 	for j := range s.n + s.m {
 		if s.where[j] >= 0 || s.lo[j] == s.up[j] {
@@ -477,18 +476,14 @@ func (s *simplex) rhoNorm() float64 {
 
 // weighNewRows sets the steepest-edge weight of each row added since the
 // weights were kept (weight 0), whose logical is basic, from a factor just
-// rebuilt. With the basis permuted to [B₁₁ 0; B₂₁ I] (refactor) and row r
-// off the bump, ρᵣ = B⁻ᵀeᵣ is 1 on r and, on the bump, −B₁₁⁻ᵀdᵣ, where dᵣ
-// holds r's entries in the bump's columns: a solve with the bump's factor
-// alone, whose nonzeros are a third to a half of the file's in cooperative
-// OEF's rounds, for blockLanes rows at a time, instead of a whole BTRAN
-// for each row.
+// rebuilt. Such a row r is off the bump, so ρᵣ = B⁻ᵀeᵣ is 1 on r and, on
+// the bump, −B₁₁⁻ᵀdᵣ, where dᵣ holds r's entries in the bump's basic
+// columns (simplex.btranUnit): a solve with B₁₁'s factor, which the file
+// holds alone, for blockLanes rows at a time.
 func (s *simplex) weighNewRows() {
-	var rows, bump []int
+	var rows []int
 	for i, j := range s.head {
-		if j < s.n {
-			bump = append(bump, i)
-		} else if j == s.n+i && s.dualWeights[j] == 0 {
+		if j == s.n+i && !s.inBump[i] && s.dualWeights[j] == 0 {
 			rows = append(rows, i)
 		}
 	}
@@ -507,9 +502,9 @@ func (s *simplex) weighNewRows() {
 				}
 			}
 		}
-		s.eta.btranFirstBlock(v, s.bumpLen)
+		s.eta.btranBlock(v)
 		var w [blockLanes]float64
-		for _, p := range bump {
+		for _, p := range s.bumpRows {
 			x := v[p*blockLanes : (p+1)*blockLanes]
 			for l := range w {
 				w[l] += x[l] * x[l]

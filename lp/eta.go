@@ -2,17 +2,24 @@ package lp
 
 import "math"
 
-// etaFile is the basis inverse of the pure-Go simplex in product form:
-// B = E_1 E_2 … E_k, each E an identity matrix whose column piv is replaced
-// by a vector w. Solving with B applies the inverses in order (FTRAN),
-// solving with Bᵀ applies their transposes in reverse (BTRAN); each costs
-// O(k + total nonzeros). A refactorisation starts the file again with the
-// basis's LU factors as etas (L's columns, then U's last first: see
-// simplex.refactor), and each later pivot appends the eta of its column,
-// so the same file holds the factor and the updates.
+// etaFile is a matrix inverse in product form, that of the pure-Go
+// simplex's bump B₁₁ (simplex.ftran): B₁₁ = E_1 E_2 … E_k, each E an
+// identity matrix whose column piv is replaced by a vector w. Solving
+// with B₁₁ applies the inverses in order (FTRAN), solving with B₁₁ᵀ
+// applies their transposes in reverse (BTRAN); each costs O(k + total
+// nonzeros). A refactorisation starts the file again with the LU factors
+// as etas (L's columns, then U's last first: see simplex.refactor), and
+// each later pivot appends the eta of its column, so the same file holds
+// the factor and the updates.
+//
+// A row eta (row[k]) is an identity matrix whose row piv is replaced: 1 on
+// the pivot and, off it, the entries' values. FTRAN then subtracts from
+// v[piv] the entries' dot product with v, BTRAN subtracts v[piv] times the
+// entries from v: the transposes of a column eta's steps (simplex.grow).
 type etaFile struct {
 	piv   []int     // the pivot row of each eta
 	pval  []float64 // w[piv]
+	row   []bool    // a row eta
 	start []int     // eta k's off-pivot entries are idx/val[start[k]:start[k+1]]
 	idx   []int
 	val   []float64
@@ -23,7 +30,7 @@ type etaFile struct {
 const etaDropTol = 1e-14
 
 func (f *etaFile) reset() {
-	f.piv, f.pval, f.idx, f.val = f.piv[:0], f.pval[:0], f.idx[:0], f.val[:0]
+	f.piv, f.pval, f.row, f.idx, f.val = f.piv[:0], f.pval[:0], f.row[:0], f.idx[:0], f.val[:0]
 	f.start = append(f.start[:0], 0)
 }
 
@@ -31,13 +38,15 @@ func (f *etaFile) len() int { return len(f.piv) }
 
 func (f *etaFile) nnz() int { return len(f.idx) }
 
-// push appends the eta with column w pivoting on row r; nz lists the
-// positions of w's nonzeros, or is nil when w is to be scanned in full.
-func (f *etaFile) push(r int, w []float64, nz []int) {
+// push appends the eta with column w pivoting on row r, restricted to the
+// rows where keep is true; nz lists the positions of w's nonzeros, or is
+// nil when w is to be scanned in full.
+func (f *etaFile) push(r int, w []float64, nz []int, keep []bool) {
 	f.piv = append(f.piv, r)
 	f.pval = append(f.pval, w[r])
+	f.row = append(f.row, false)
 	add := func(i int) {
-		if v := w[i]; i != r && math.Abs(v) > etaDropTol {
+		if v := w[i]; i != r && keep[i] && math.Abs(v) > etaDropTol {
 			f.idx = append(f.idx, i)
 			f.val = append(f.val, v)
 		}
@@ -90,24 +99,27 @@ func (f *etaFile) appendReversed(u *etaFile) {
 	for k := u.len() - 1; k >= 0; k-- {
 		f.piv = append(f.piv, u.piv[k])
 		f.pval = append(f.pval, u.pval[k])
+		f.row = append(f.row, false)
 		f.idx = append(f.idx, u.idx[u.start[k]:u.start[k+1]]...)
 		f.val = append(f.val, u.val[u.start[k]:u.start[k+1]]...)
 		f.start = append(f.start, len(f.idx))
 	}
 }
 
-// pushUnit appends the eta with 1 on row r and, off it, the entries of col
-// on the rows where skip is false; it appends nothing when there are none,
-// the eta being the identity.
-func (f *etaFile) pushUnit(r int, col []spxEntry, skip []bool) {
-	n := len(f.idx)
-	for _, e := range col {
-		if !skip[e.row] && e.row != r && math.Abs(e.val) > etaDropTol {
-			f.idx = append(f.idx, e.row)
-			f.val = append(f.val, e.val)
-		}
+// pushRow appends the row eta pivoting on row r with the entries in ent
+// (rows and values); it appends nothing when there are none.
+func (f *etaFile) pushRow(r int, ent []spxEntry) {
+	if len(ent) == 0 {
+		return
 	}
-	f.close(r, 1, n)
+	for _, e := range ent {
+		f.idx = append(f.idx, e.row)
+		f.val = append(f.val, e.val)
+	}
+	f.piv = append(f.piv, r)
+	f.pval = append(f.pval, 1)
+	f.row = append(f.row, true)
+	f.start = append(f.start, len(f.idx))
 }
 
 // close ends the eta pivoting on row r with value pval whose off-pivot
@@ -119,6 +131,7 @@ func (f *etaFile) close(r int, pval float64, from int) bool {
 	}
 	f.piv = append(f.piv, r)
 	f.pval = append(f.pval, pval)
+	f.row = append(f.row, false)
 	f.start = append(f.start, len(f.idx))
 	return true
 }
@@ -134,9 +147,23 @@ func (f *etaFile) scalePivot(k int, v []float64) float64 {
 	return v[r]
 }
 
-// ftran overwrites v with B⁻¹v.
+// rowStep applies row eta k to v in FTRAN.
+func (f *etaFile) rowStep(k int, v []float64) {
+	r := f.piv[k]
+	s := v[r]
+	for p := f.start[k]; p < f.start[k+1]; p++ {
+		s -= f.val[p] * v[f.idx[p]]
+	}
+	v[r] = s
+}
+
+// ftran overwrites v with the solution of the product of the etas.
 func (f *etaFile) ftran(v []float64) {
 	for k := range f.piv {
+		if f.row[k] {
+			f.rowStep(k, v)
+			continue
+		}
 		a := f.scalePivot(k, v)
 		if a == 0 {
 			continue
@@ -147,9 +174,14 @@ func (f *etaFile) ftran(v []float64) {
 	}
 }
 
-// ftran2 overwrites v and u with B⁻¹v and B⁻¹u in one pass over the file.
+// ftran2 is ftran for v and u in one pass over the file.
 func (f *etaFile) ftran2(v, u []float64) {
 	for k, r := range f.piv {
+		if f.row[k] {
+			f.rowStep(k, v)
+			f.rowStep(k, u)
+			continue
+		}
 		if v[r] == 0 && u[r] == 0 {
 			continue
 		}
@@ -162,10 +194,19 @@ func (f *etaFile) ftran2(v, u []float64) {
 	}
 }
 
-// btran overwrites v with B⁻ᵀv.
+// btran overwrites v with the solution of the transposed product of the
+// etas.
 func (f *etaFile) btran(v []float64) {
 	for k := len(f.piv) - 1; k >= 0; k-- {
 		r := f.piv[k]
+		if f.row[k] {
+			if a := v[r]; a != 0 {
+				for p := f.start[k]; p < f.start[k+1]; p++ {
+					v[f.idx[p]] -= f.val[p] * a
+				}
+			}
+			continue
+		}
 		s := v[r]
 		for p := f.start[k]; p < f.start[k+1]; p++ {
 			s -= f.val[p] * v[f.idx[p]]
@@ -177,12 +218,12 @@ func (f *etaFile) btran(v []float64) {
 // blockLanes is the number of vectors btranFirstBlock solves at once.
 const blockLanes = 8
 
-// btranFirstBlock solves, as btranFirst does, blockLanes vectors at once:
-// v holds them interleaved, the entry of row i of vector l at
+// btranBlock is btran for blockLanes vectors at once, in a file of column
+// etas only: v holds them interleaved, the entry of row i of vector l at
 // v[i*blockLanes+l]. One pass over the etas for all of them reads each
 // entry once instead of once a vector.
-func (f *etaFile) btranFirstBlock(v []float64, k int) {
-	for k--; k >= 0; k-- {
+func (f *etaFile) btranBlock(v []float64) {
+	for k := len(f.piv) - 1; k >= 0; k-- {
 		r := f.piv[k] * blockLanes
 		var s [blockLanes]float64
 		copy(s[:], v[r:r+blockLanes])

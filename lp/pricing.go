@@ -127,7 +127,7 @@ func (s *simplex) computeReducedCosts() {
 		s.cb[i] = s.cost[j]
 	}
 	copy(s.y, s.cb)
-	s.eta.btran(s.y)
+	s.btran(s.y)
 	for j := range s.n + s.m {
 		if s.where[j] >= 0 {
 			s.d[j] = 0

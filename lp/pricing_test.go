@@ -51,7 +51,7 @@ func TestPivotRowWays(t *testing.T) {
 	for r := range s.m {
 		clear(s.rho)
 		s.rho[r] = 1
-		s.eta.btran(s.rho)
+		s.btran(s.rho)
 		s.pivotRow()
 		var work int
 		for i, v := range s.rho {
@@ -144,7 +144,7 @@ func steepestEdgeError(s *simplex) (worst float64) {
 	for i, j := range s.head {
 		clear(s.rho)
 		s.rho[i] = 1
-		s.eta.btran(s.rho)
+		s.btran(s.rho)
 		var exact float64
 		for _, v := range s.rho {
 			exact += v * v

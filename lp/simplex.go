@@ -25,9 +25,9 @@ import (
 // on one are widened a little (perturb), and once the perturbed LP is
 // optimal they are restored and the dual simplex repairs what that leaves;
 // past a few perturbations pricing falls back to Bland's smallest index,
-// so that it cannot cycle. The basis inverse is kept in product form
-// (etaFile) and rebuilt every refactorEvery pivots, or sooner
-// (refactorDue).
+// so that it cannot cycle. The basis inverse is kept as the bump's in
+// product form (etaFile, ftran) and rebuilt every refactorEvery pivots, or
+// sooner (refactorDue).
 
 // Tolerances of the pure-Go simplex.
 const (
@@ -157,9 +157,11 @@ type simplex struct {
 	// factorLen and factorNNZ are the eta count and their nonzeros right
 	// after the last refactorisation.
 	factorLen, factorNNZ int
-	// bumpLen is the number of etas of the factor of the bump (refactor),
-	// which come first in the file.
-	bumpLen int
+	// inBump marks the rows of the bump, listed in bumpRows (see ftran);
+	// growEnt is grow's buffer.
+	inBump   []bool
+	bumpRows []int
+	growEnt  []spxEntry
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
 	pivotTol float64
@@ -548,12 +550,12 @@ func (s *simplex) column(j int, w []float64) {
 //
 // Only the rows whose logical is not basic (the bump) take part in the
 // elimination. With the basis permuted to B = [B₁₁ 0; B₂₁ I], B₁₁ the
-// structural columns on the bump, B = diag(B₁₁, I)·[I 0; B₂₁ I]: the etas
-// of B₁₁ come first, then one eta per structural column holding its own
-// entries on the logicals' rows (pushLower). Pivoting whole columns in
-// instead filled those rows in from every earlier eta: in cooperative OEF's
-// warm rounds (1,669 rows, 200 basic structurals) 87% of the factor's
-// 47,000 nonzeros, which every FTRAN and BTRAN then walked.
+// structural columns on the bump, the file holds the factor of B₁₁ only,
+// and B₂₁'s part is taken from the columns themselves in each solve
+// (simplex.ftran, simplex.btran). Pivoting whole columns in instead
+// filled the logicals' rows in from every earlier eta: in cooperative
+// OEF's warm rounds (1,669 rows, 200 basic structurals) 87% of the
+// factor's 47,000 nonzeros, which every FTRAN and BTRAN then walked.
 //
 // B₁₁ is factored as L·U (left-looking: each column is solved with the L
 // columns so far, its entries on rows already pivoted are U's column and
@@ -618,7 +620,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 					s.x[q] = min(max(s.x[q], s.lo[q]), s.up[q])
 				}
 				s.eta.appendReversed(&s.upper)
-				s.pushLower(bump)
+				s.setBump(bump)
 				s.fillLogicals(free)
 				s.fresh = false
 				return err
@@ -671,8 +673,7 @@ func (s *simplex) refactor(ctx context.Context) error {
 		}
 	}
 	s.eta.appendReversed(&s.upper)
-	s.bumpLen = s.eta.len()
-	s.pushLower(bump)
+	s.setBump(bump)
 	s.fillLogicals(free)
 	s.fresh = true
 	s.dOK, s.objOK = false, false
@@ -690,16 +691,106 @@ func (s *simplex) markowitz() float64 {
 	return spxMarkowitzTol
 }
 
-// pushLower appends to the factor of the bump (the rows where bump is true)
-// the etas of [I 0; B₂₁ I]: for each basic structural column, its entries
-// on the other rows, pivoting on its own row with 1 (see refactor). They
-// commute, as each pivots on a bump row and touches only the others.
-func (s *simplex) pushLower(bump []bool) {
-	for r, q := range s.head {
-		if q >= 0 && q < s.n {
-			s.eta.pushUnit(r, s.col(q), bump)
+// setBump records the rows of the bump, where bump is true.
+func (s *simplex) setBump(bump []bool) {
+	s.inBump = bump
+	s.bumpRows = s.bumpRows[:0]
+	for i, b := range bump {
+		if b {
+			s.bumpRows = append(s.bumpRows, i)
 		}
 	}
+}
+
+// The basis is kept as B = [B₁₁ 0; B₂₁ I] permuted: off the bump every row
+// holds its own logical, and B₂₁ holds the bump's basic structural
+// columns' entries on those rows. The eta file is B₁₁'s factor and its
+// updates, all on the bump's rows; a pivot on a row off the bump brings
+// the row into it (grow). The solves take B₂₁ from the columns: its
+// nonzeros are those of the lower etas of an earlier layout, and the
+// updates no longer carry B⁻¹a_q's entries off the bump, which were four
+// in five of them in cooperative OEF (7,900 a pivot at 12,776 rows, of
+// which about 1,500 on the bump), so that the file grew by a factor's
+// worth every 13 pivots.
+
+// ftran overwrites v with B⁻¹v: x₁ = B₁₁⁻¹v₁, then x₂ = v₂ − B₂₁x₁.
+func (s *simplex) ftran(v []float64) {
+	s.eta.ftran(v)
+	s.lower(v)
+}
+
+// ftran2 is ftran for v and u, in one pass over the file.
+func (s *simplex) ftran2(v, u []float64) {
+	s.eta.ftran2(v, u)
+	s.lower(v)
+	s.lower(u)
+}
+
+// lower subtracts B₂₁x₁ from v's rows off the bump.
+func (s *simplex) lower(v []float64) {
+	for _, p := range s.bumpRows {
+		a, j := v[p], s.head[p]
+		if a == 0 || j >= s.n {
+			continue
+		}
+		for _, e := range s.col(j) {
+			if !s.inBump[e.row] {
+				v[e.row] -= e.val * a
+			}
+		}
+	}
+}
+
+// btran overwrites v with B⁻ᵀv: y₂ = v₂, then y₁ = B₁₁⁻ᵀ(v₁ − B₂₁ᵀv₂).
+func (s *simplex) btran(v []float64) {
+	for _, p := range s.bumpRows {
+		j := s.head[p]
+		if j >= s.n {
+			continue
+		}
+		sum := v[p]
+		for _, e := range s.col(j) {
+			if !s.inBump[e.row] {
+				sum -= e.val * v[e.row]
+			}
+		}
+		v[p] = sum
+	}
+	s.eta.btran(v)
+}
+
+// btranUnit sets v, which must be zero, to B⁻ᵀeᵣ (the pivot row's ρ). Off
+// the bump, B₂₁ᵀeᵣ is r's own entries in the bump's basic columns.
+func (s *simplex) btranUnit(r int, v []float64) {
+	v[r] = 1
+	if !s.inBump[r] {
+		s.buildRows()
+		for _, e := range s.rowEnt[s.rowStart[r]:s.rowStart[r+1]] {
+			if p := s.where[e.row]; p >= 0 {
+				v[p] -= e.val
+			}
+		}
+	}
+	s.eta.btran(v)
+}
+
+// grow brings row r, off the bump, into it, before a pivot on it: with d
+// r's entries in the bump's basic columns, B₁₁ gains the row dᵀ and the
+// entering column, [B₁₁ c; dᵀ e] = [B₁₁ 0; dᵀ 1]·[I w; 0 σ] with
+// w = B₁₁⁻¹c and σ = e − dᵀw = (B⁻¹a_q)ᵣ: the row eta of d, then the
+// pivot's column eta as on any bump row.
+func (s *simplex) grow(r int) {
+	s.buildRows()
+	d := s.growEnt[:0]
+	for _, e := range s.rowEnt[s.rowStart[r]:s.rowStart[r+1]] {
+		if p := s.where[e.row]; p >= 0 {
+			d = append(d, spxEntry{p, e.val})
+		}
+	}
+	s.eta.pushRow(r, d)
+	s.growEnt = d
+	s.inBump[r] = true
+	s.bumpRows = append(s.bumpRows, r)
 }
 
 // fillLogicals makes each free row's logical variable basic in it.
@@ -728,7 +819,7 @@ func (s *simplex) computeBasic() {
 			v[i] -= s.x[j]
 		}
 	}
-	s.eta.ftran(v)
+	s.ftran(v)
 	for i, j := range s.head {
 		s.x[j] = v[i]
 	}
@@ -769,7 +860,7 @@ func (s *simplex) duals() (phase1 bool) {
 	}
 	s.dOK = false
 	copy(s.y, s.cb)
-	s.eta.btran(s.y)
+	s.btran(s.y)
 	return true
 }
 
@@ -795,8 +886,7 @@ func (s *simplex) reducedCost(j int, phase1 bool) float64 {
 // while they are kept (phase 2), updates the reduced costs.
 func (s *simplex) devexPivot(q, r int) {
 	clear(s.rho)
-	s.rho[r] = 1
-	s.eta.btran(s.rho)
+	s.btranUnit(r, s.rho)
 	s.pivotRow()
 	alpha, weight := s.w[r], s.devex[q]
 	for _, j := range s.alphaNZ {
@@ -1253,7 +1343,7 @@ func (s *simplex) iterate(ctx context.Context, maxIter int) (spxOutcome, error) 
 		}
 		clear(s.w)
 		s.column(q, s.w)
-		s.eta.ftran(s.w)
+		s.ftran(s.w)
 		r, step, leaveAt := s.ratio(q, dir, bland)
 		if r < 0 && math.IsInf(step, 1) {
 			switch {
@@ -1355,9 +1445,12 @@ func (s *simplex) basisChange(q, r int, at float64, nz []int) {
 	s.obj += s.cost[out] * (at - s.x[out])
 	s.x[out] = at
 	s.where[out] = -1
+	if !s.inBump[r] {
+		s.grow(r)
+	}
 	s.head[r] = q
 	s.where[q] = r
-	s.eta.push(r, s.w, nz)
+	s.eta.push(r, s.w, nz, s.inBump)
 	s.fresh = false
 }
 
@@ -1374,11 +1467,11 @@ func (s *simplex) anyRejected() bool {
 // refactorDue reports whether the next iteration should refactorise
 // first: after refactorEvery pivots, or once the pivots' etas hold more
 // than twice as many nonzeros as the factor and the rows together. Each
-// update eta is a whole column B⁻¹a_q, dense where the basis couples every
+// update eta is B⁻¹a_q on the bump, dense where the basis couples every
 // job through a few capacity rows, and every btran and ftran pays for all
 // of them: on water filling's cold LP (4,099 rows) this cut the dual
-// phase's CPU time by about 40% (with once the factor and rows as the
-// bound: a third; half of it: a fifth).
+// phase's CPU time by about 40% when the etas held whole columns (with
+// once the factor and rows as the bound: a third; half of it: a fifth).
 func (s *simplex) refactorDue() bool {
 	if s.fresh {
 		return false
