@@ -507,9 +507,9 @@ func (s *simplex) removeRows(gone []bool) {
 	// Work arrays indexed by variable are sized again on their next use.
 	s.alpha, s.inRow, s.alphaNZ, s.rhoNZ = nil, nil, nil, nil
 	if s.weightsKept {
-		// The rows left keep their weights. Each is ‖ρᵢ‖² with ρᵢ's
-		// entries on the removed rows taken out, so no longer exact but
-		// an upper bound: a pricing estimate still.
+		// The rows left keep their weights: a removed row's logical is
+		// basic, B⁻¹'s column of its position is the unit vector, and
+		// the other rows of B⁻¹ are zero there.
 		for i := range gone {
 			if r := newRow[i]; r >= 0 {
 				s.dualWeights[n+r] = s.dualWeights[n+i]
