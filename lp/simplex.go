@@ -158,9 +158,12 @@ type simplex struct {
 	// after the last refactorisation.
 	factorLen, factorNNZ int
 	// inBump marks the rows of the bump, listed in bumpRows (see ftran);
-	// growEnt is grow's buffer.
+	// lowerOf[p] holds the entries off the bump of the column basic at
+	// bump position p (setLower), in lowerEnt; growEnt is grow's buffer.
 	inBump   []bool
 	bumpRows []int
+	lowerOf  [][]spxEntry
+	lowerEnt []spxEntry
 	growEnt  []spxEntry
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
@@ -695,11 +698,35 @@ func (s *simplex) markowitz() float64 {
 func (s *simplex) setBump(bump []bool) {
 	s.inBump = bump
 	s.bumpRows = s.bumpRows[:0]
+	if len(s.lowerOf) != s.m {
+		s.lowerOf = make([][]spxEntry, s.m)
+	}
+	clear(s.lowerOf)
+	s.lowerEnt = s.lowerEnt[:0]
 	for i, b := range bump {
 		if b {
 			s.bumpRows = append(s.bumpRows, i)
+			s.setLower(i)
 		}
 	}
+}
+
+// setLower lists the entries off the bump of the column basic at position
+// p, none for a logical. Rows that join the bump later stay listed, and
+// the solves pass over them.
+func (s *simplex) setLower(p int) {
+	j := s.head[p]
+	if j < 0 || j >= s.n {
+		s.lowerOf[p] = nil
+		return
+	}
+	from := len(s.lowerEnt)
+	for _, e := range s.col(j) {
+		if !s.inBump[e.row] {
+			s.lowerEnt = append(s.lowerEnt, e)
+		}
+	}
+	s.lowerOf[p] = s.lowerEnt[from:len(s.lowerEnt):len(s.lowerEnt)]
 }
 
 // The basis is kept as B = [B₁₁ 0; B₂₁ I] permuted: off the bump every row
@@ -729,11 +756,11 @@ func (s *simplex) ftran2(v, u []float64) {
 // lower subtracts B₂₁x₁ from v's rows off the bump.
 func (s *simplex) lower(v []float64) {
 	for _, p := range s.bumpRows {
-		a, j := v[p], s.head[p]
-		if a == 0 || j >= s.n {
+		a := v[p]
+		if a == 0 {
 			continue
 		}
-		for _, e := range s.col(j) {
+		for _, e := range s.lowerOf[p] {
 			if !s.inBump[e.row] {
 				v[e.row] -= e.val * a
 			}
@@ -744,12 +771,8 @@ func (s *simplex) lower(v []float64) {
 // btran overwrites v with B⁻ᵀv: y₂ = v₂, then y₁ = B₁₁⁻ᵀ(v₁ − B₂₁ᵀv₂).
 func (s *simplex) btran(v []float64) {
 	for _, p := range s.bumpRows {
-		j := s.head[p]
-		if j >= s.n {
-			continue
-		}
 		sum := v[p]
-		for _, e := range s.col(j) {
+		for _, e := range s.lowerOf[p] {
 			if !s.inBump[e.row] {
 				sum -= e.val * v[e.row]
 			}
@@ -1450,6 +1473,7 @@ func (s *simplex) basisChange(q, r int, at float64, nz []int) {
 	}
 	s.head[r] = q
 	s.where[q] = r
+	s.setLower(r)
 	s.eta.push(r, s.w, nz, s.inBump)
 	s.fresh = false
 }
