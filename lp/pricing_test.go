@@ -234,3 +234,91 @@ func TestSteepestEdgeWarmRounds(t *testing.T) {
 		}
 	}
 }
+
+// basisTimes returns Bv (transposed: Bᵀv) for the simplex's basis, from
+// its columns: position i holds basic variable head[i].
+func basisTimes(s *simplex, v []float64, transposed bool) []float64 {
+	out := make([]float64, s.m)
+	for i, j := range s.head {
+		if j >= s.n { // a logical: the unit column of its row
+			if transposed {
+				out[i] = v[j-s.n]
+			} else {
+				out[j-s.n] += v[i]
+			}
+			continue
+		}
+		for _, e := range s.col(j) {
+			if transposed {
+				out[i] += e.val * v[e.row]
+			} else {
+				out[e.row] += e.val * v[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestSolvesWithGrownBump checks the pure-Go simplex's solves against its
+// basis after pivots that bring rows into the bump (grow) and pivots on
+// it, with and without a refactorisation since: B(B⁻¹v) = v,
+// Bᵀ(B⁻ᵀv) = v, and btranUnit's B⁻ᵀeᵣ equals btran's, for rows on and
+// off the bump.
+func TestSolvesWithGrownBump(t *testing.T) {
+	m, _ := newGavelInstance(200, 3, 2).maxTotalModel(0.2)
+	ctx := context.Background()
+	for _, iters := range []int{7, refactorEvery + 5, 3*refactorEvery + 1} {
+		s, err := newSimplex(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.isShifted = make([]bool, s.n+s.m)
+		s.resetDevex()
+		if _, err := s.dualPhase(ctx, iters); err != nil {
+			t.Fatal(err)
+		}
+		if s.iters != iters {
+			t.Fatalf("the dual phase stopped after %d iterations, before the %d the test needs", s.iters, iters)
+		}
+		var on, off int
+		for i := range s.m {
+			if s.inBump[i] {
+				on++
+			} else {
+				off++
+			}
+		}
+		if on == 0 || off == 0 {
+			t.Fatalf("after %d pivots: %d rows on the bump, %d off: the test needs both", iters, on, off)
+		}
+		v := make([]float64, s.m)
+		for i := range v {
+			v[i] = math.Sin(float64(3*i + iters))
+		}
+		for _, transposed := range []bool{false, true} {
+			x := append([]float64(nil), v...)
+			if transposed {
+				s.btran(x)
+			} else {
+				s.ftran(x)
+			}
+			back := basisTimes(s, x, transposed)
+			for i := range v {
+				if math.Abs(back[i]-v[i]) > 1e-9 {
+					t.Fatalf("after %d pivots (transposed %v): row %d gives %v, want %v", iters, transposed, i, back[i], v[i])
+				}
+			}
+		}
+		for r := range s.m {
+			unit, full := make([]float64, s.m), make([]float64, s.m)
+			s.btranUnit(r, unit)
+			full[r] = 1
+			s.btran(full)
+			for i := range unit {
+				if math.Abs(unit[i]-full[i]) > 1e-12*max(1, math.Abs(full[i])) {
+					t.Fatalf("after %d pivots: B⁻ᵀe_%d differs at %d: %v against %v", iters, r, i, unit[i], full[i])
+				}
+			}
+		}
+	}
+}
