@@ -203,7 +203,7 @@ func (q *oefLP) envyModel(rows []envyPair, cols *columnMask, set *lp.Settings) (
 // steepest-edge pricing unless set names a pricing: cooperative OEF's LPs.
 // It takes about half of Devex's iterations on their cold solves and on
 // row generation's warm rounds (1,024 users × 10 types with distinct
-// rows: 5,616 against 13,527 cold, 1,121 against 2,595 in the first warm
+// rows: 5,616 against 13,527 cold, 1,172 against 2,595 in the first warm
 // round; docs/benchmarks/lp.md).
 func coopSettings(set *lp.Settings) *lp.Settings {
 	s := withPresolve(set)

@@ -36,8 +36,8 @@ import (
 // 256 × 3, but 3,681 against 801 on Gavel's max-min LP at 512 jobs × 4
 // types with one t (2.4 to 5 times as many at other sizes), whose rows
 // all share t's column. In cooperative OEF's warm rounds it takes about
-// half of Devex's iterations (1,121 and 1,274 against 2,595 and 3,627 in
-// the first two at 1,024 × 10; 371 against 858 in the first of the noisy
+// half of Devex's iterations (1,172 and 1,198 against 2,595 and 3,627 in
+// the first two at 1,024 × 10; 435 against 858 in the first of the noisy
 // 2,000 jobs'). Guessed weights for the added rows (all 1, or from their
 // basic columns' weights) took more iterations than Devex; weighing each
 // by a whole BTRAN, or only when first chosen, cost more than the
