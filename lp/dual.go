@@ -490,16 +490,13 @@ func (s *simplex) weighNewRows() {
 	if len(rows) == 0 {
 		return
 	}
-	s.buildRows()
 	v := make([]float64, s.m*blockLanes)
 	for len(rows) > 0 {
 		block := rows[:min(blockLanes, len(rows))]
 		rows = rows[len(block):]
 		for l, i := range block {
-			for _, e := range s.rowEnt[s.rowStart[i]:s.rowStart[i+1]] {
-				if p := s.where[e.row]; p >= 0 {
-					v[p*blockLanes+l] -= e.val
-				}
+			for _, e := range s.bumpEntries(i) {
+				v[e.row*blockLanes+l] -= e.val
 			}
 		}
 		s.eta.btranBlock(v)

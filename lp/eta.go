@@ -215,7 +215,7 @@ func (f *etaFile) btran(v []float64) {
 	}
 }
 
-// blockLanes is the number of vectors btranFirstBlock solves at once.
+// blockLanes is the number of vectors btranBlock solves at once.
 const blockLanes = 8
 
 // btranBlock is btran for blockLanes vectors at once, in a file of column

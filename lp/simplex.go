@@ -159,12 +159,12 @@ type simplex struct {
 	factorLen, factorNNZ int
 	// inBump marks the rows of the bump, listed in bumpRows (see ftran);
 	// lowerOf[p] holds the entries off the bump of the column basic at
-	// bump position p (setLower), in lowerEnt; growEnt is grow's buffer.
+	// bump position p (setLower), in lowerEnt; rowBuf is bumpEntries'.
 	inBump   []bool
 	bumpRows []int
 	lowerOf  [][]spxEntry
 	lowerEnt []spxEntry
-	growEnt  []spxEntry
+	rowBuf   []spxEntry
 	// pivotTol is spxPivotTol, lowered step by step while every improving
 	// column offers only smaller pivots.
 	pivotTol float64
@@ -787,14 +787,26 @@ func (s *simplex) btran(v []float64) {
 func (s *simplex) btranUnit(r int, v []float64) {
 	v[r] = 1
 	if !s.inBump[r] {
-		s.buildRows()
-		for _, e := range s.rowEnt[s.rowStart[r]:s.rowStart[r+1]] {
-			if p := s.where[e.row]; p >= 0 {
-				v[p] -= e.val
-			}
+		for _, e := range s.bumpEntries(r) {
+			v[e.row] -= e.val
 		}
 	}
 	s.eta.btran(v)
+}
+
+// bumpEntries returns dᵣ, the entries of row r, off the bump, in the
+// bump's basic columns, each named by the column's position; the slice is
+// reused by the next call.
+func (s *simplex) bumpEntries(r int) []spxEntry {
+	s.buildRows()
+	d := s.rowBuf[:0]
+	for _, e := range s.rowEnt[s.rowStart[r]:s.rowStart[r+1]] {
+		if p := s.where[e.row]; p >= 0 {
+			d = append(d, spxEntry{p, e.val})
+		}
+	}
+	s.rowBuf = d
+	return d
 }
 
 // grow brings row r, off the bump, into it, before a pivot on it: with d
@@ -803,15 +815,7 @@ func (s *simplex) btranUnit(r int, v []float64) {
 // w = B₁₁⁻¹c and σ = e − dᵀw = (B⁻¹a_q)ᵣ: the row eta of d, then the
 // pivot's column eta as on any bump row.
 func (s *simplex) grow(r int) {
-	s.buildRows()
-	d := s.growEnt[:0]
-	for _, e := range s.rowEnt[s.rowStart[r]:s.rowStart[r+1]] {
-		if p := s.where[e.row]; p >= 0 {
-			d = append(d, spxEntry{p, e.val})
-		}
-	}
-	s.eta.pushRow(r, d)
-	s.growEnt = d
+	s.eta.pushRow(r, s.bumpEntries(r))
 	s.inBump[r] = true
 	s.bumpRows = append(s.bumpRows, r)
 }
