@@ -75,8 +75,8 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	steep := kept || (s.steepest && s.slackBasis())
 	if !kept {
 		s.resetDualWeights()
-	} else {
-		s.weighNewRows()
+	} else if err := s.weighNewRows(ctx); err != nil {
+		return false, err
 	}
 	defer func() { s.weightsKept, s.weightsAt = steep, s.iters }()
 	// refactor refactorises and marks every row for leavingRow. One that
@@ -84,6 +84,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	// steepest-edge weight unknown: Devex goes on from there.
 	refactor := func() error {
 		if err := s.refactor(ctx); err != nil {
+			steep = false // stopped, it left another basis (simplex.refactor)
 			return err
 		}
 		if steep && s.repaired {
@@ -480,7 +481,7 @@ func (s *simplex) rhoNorm() float64 {
 // the bump, −B₁₁⁻ᵀdᵣ, where dᵣ holds r's entries in the bump's basic
 // columns (simplex.btranUnit): a solve with B₁₁'s factor, which the file
 // holds alone, for blockLanes rows at a time.
-func (s *simplex) weighNewRows() {
+func (s *simplex) weighNewRows(ctx context.Context) error {
 	var rows []int
 	for i, j := range s.head {
 		if j == s.n+i && !s.inBump[i] && s.dualWeights[j] == 0 {
@@ -488,10 +489,15 @@ func (s *simplex) weighNewRows() {
 		}
 	}
 	if len(rows) == 0 {
-		return
+		return nil
 	}
 	v := make([]float64, s.m*blockLanes)
 	for len(rows) > 0 {
+		// Weighing 15,000 rows took 0.7 s (the noisy 2,000 jobs of
+		// docs/benchmarks/oef.md): a deadline is checked between blocks.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		block := rows[:min(blockLanes, len(rows))]
 		rows = rows[len(block):]
 		for l, i := range block {
@@ -512,6 +518,7 @@ func (s *simplex) weighNewRows() {
 			s.dualWeights[s.n+i] = 1 + w[l]
 		}
 	}
+	return nil
 }
 
 // resetDualWeights sets every row weight of the dual phase's pricing to 1:

@@ -626,6 +626,9 @@ func (s *simplex) refactor(ctx context.Context) error {
 				s.setBump(bump)
 				s.fillLogicals(free)
 				s.fresh = false
+				// That is another basis: the steepest-edge weights kept
+				// were those of the one before.
+				s.weightsKept = false
 				return err
 			}
 		}
