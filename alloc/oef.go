@@ -84,8 +84,11 @@ type OEFSettings struct {
 	// first of them (see envyCells). Guarantee, checked before returning:
 	// no user values another's bundle more than 1+ε times its own (plus
 	// the solver's tolerance, certEnvyTol), OEFCertificate.Envy ≤ ε; the capacity holds;
-	// optimality is not certified (Bound is +Inf). Zero, the default, is
-	// exact. Non-cooperative mode refuses a positive value.
+	// optimality is not certified (Bound is +Inf). Where no two users
+	// with distinct speedups fall in one cell, as with distinct rows,
+	// the solve is the exact one, and its result is exact and certified
+	// (a finite Bound, and Binding rows), at no extra cost. Zero, the
+	// default, is exact. Non-cooperative mode refuses a positive value.
 	EnvyTolerance float64
 	// WarmRows seeds cooperative OEF's envy-row generation (the structured
 	// method) with these rows, typically the Binding rows of the
@@ -270,11 +273,17 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 		return nil, cert, err
 	}
 	cls := identityClasses(len(in.speed))
-	switch {
-	case set.EnvyTolerance > 0:
-		cls = in.envyCells(set.EnvyTolerance)
-	case set.Method == OEFStructured:
-		cls = groupRows(len(in.speed), in.classKey)
+	exact := groupRows(len(in.speed), in.classKey)
+	if set.Method == OEFStructured {
+		cls = exact
+	}
+	// Cells that merge no rows but identical ones are the exact classes:
+	// the solve is then the exact one, and its certificate says so.
+	tolerant := false
+	if set.EnvyTolerance > 0 {
+		if cells := in.envyCells(set.EnvyTolerance); len(cells.rep) < len(exact.rep) {
+			cls, tolerant = cells, true
+		}
 	}
 	sub := in.classProblem(cls)
 	if sub.cap != nil && o.Mode == Cooperative {
@@ -302,7 +311,7 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 		return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
 	}
 	sub.repair(y)
-	if set.EnvyTolerance > 0 {
+	if tolerant {
 		if cert, err = in.certifyCells(cls, y, set.EnvyTolerance); err != nil {
 			return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -189,7 +190,14 @@ func TestOEFEnvyToleranceBound(t *testing.T) {
 			rt.Fatalf("invalid allocation: %v", err)
 		}
 		if !math.IsInf(cert.Bound, 1) {
-			rt.Fatalf("Bound = %v, want +Inf (not certified)", cert.Bound)
+			// No two distinct rows within ε: the exact solve, certified.
+			_, want, err := alloc.OEF{Mode: alloc.Cooperative}.AllocateCertified(context.Background(), p)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if got, exact := cert.Throughput, want.Throughput; math.Abs(got-exact) > oefTol*max(1, exact) || cert.Gap() > 1e-7 {
+				rt.Fatalf("certified with Bound %v: throughput %v, exact %v, gap %v", cert.Bound, got, exact, cert.Gap())
+			}
 		}
 		s := oefSpeedups(rt, p)
 		b := oefUserBundles(p, a)
@@ -209,6 +217,42 @@ func TestOEFEnvyToleranceBound(t *testing.T) {
 			rt.Fatalf("certificate envy %v, measured %v", cert.Envy, worst)
 		}
 	})
+}
+
+// TestOEFEnvyToleranceExactWhereNothingMerges: where no two users' rows
+// lie within the tolerance of each other but identical ones, EnvyTolerance
+// solves the exact classes, and the result is the exact one, certified,
+// with its binding rows; where two distinct rows do, it is not certified.
+func TestOEFEnvyToleranceExactWhereNothingMerges(t *testing.T) {
+	count := []float64{2, 2, 2}
+	distinct := [][]float64{{1, 2, 4}, {1, 4, 2}, {1, 2, 4}, {1, 3, 9}}
+	near := append(slices.Clone(distinct), []float64{1, 2.02, 4.04})
+	for _, tc := range []struct {
+		rates     [][]float64
+		eps       float64
+		certified bool
+	}{
+		{distinct, 0.01, true},
+		{distinct, 0.2, true},
+		{near, 0.01, true},  // 1% apart on two types: beyond √1.01
+		{near, 0.05, false}, // within √1.05: one cell with user 1
+	} {
+		p := oefUsersProblem(t, count, nil, tc.rates)
+		_, want, err := alloc.OEF{Mode: alloc.Cooperative}.AllocateCertified(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: tc.eps}}.AllocateCertified(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%d users, ε = %v: %v", len(tc.rates), tc.eps, err)
+		}
+		switch {
+		case !tc.certified && !math.IsInf(got.Bound, 1):
+			t.Errorf("%d users, ε = %v: Bound %v, want +Inf (rows merged)", len(tc.rates), tc.eps, got.Bound)
+		case tc.certified && (math.IsInf(got.Bound, 1) || got.Gap() > 1e-7 || math.Abs(got.Throughput-want.Throughput) > oefTol || len(got.Binding) != len(want.Binding)):
+			t.Errorf("%d users, ε = %v: certificate %+v, want the exact one %+v", len(tc.rates), tc.eps, got, want)
+		}
+	}
 }
 
 // TestOEFEnvyToleranceRefused: ε outside [0, 1), or positive in
