@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/testcases"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -212,6 +215,11 @@ func TestNewOEFRefusesBadSettings(t *testing.T) {
 		{"negative round", alloc.OEF{}, &stride.OEFSettings{Round: -1}},
 		{"negative budget", alloc.OEF{}, &stride.OEFSettings{Budget: -1}},
 		{"unknown mode", alloc.OEF{Mode: 9}, nil},
+		{"negative tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: -0.1}},
+		{"tolerance of 1", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: 1}},
+		{"NaN tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: math.NaN()}},
+		{"tolerance, non-cooperative", alloc.OEF{}, &stride.OEFSettings{Tolerance: 0.05}},
+		{"tolerance twice", alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: 0.1}}, &stride.OEFSettings{Tolerance: 0.05}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := stride.NewOEF(tc.pol, c, types, tc.set); !errors.Is(err, gpufair.ErrValue) {
@@ -369,6 +377,98 @@ func TestOEFWarmStart(t *testing.T) {
 				}
 			}
 			decideAlike(rt, a, b, q)
+		}
+	})
+}
+
+// TestOEFToleranceWhenCutShort: with a Budget that cuts the exact solve of
+// 2,000 noisy jobs short (9 to 13 s on 2 cores) and Tolerance ε, the
+// decision is Partial and the shares in force are those of the policy
+// with EnvyTolerance ε, where without Tolerance no shares would be in
+// force yet.
+func TestOEFToleranceWhenCutShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2 s budget runs out")
+	}
+	c, types, evs := testcases.RoundBench(2000)
+	const eps = 0.05
+	mk := func(pol alloc.OEF, set *stride.OEFSettings) *stride.OEF {
+		s, err := stride.NewOEF(pol, c, types, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(evs...); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cut := mk(alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Budget: 2 * time.Second, Tolerance: eps})
+	d, err := cut.Decide(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Partial {
+		t.Fatal("the exact solve of 2,000 noisy jobs ended within 2 s: the test needs it cut short")
+	}
+	want := mk(alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: eps}}, nil)
+	if _, err := want.Decide(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		u := e.Job.Owner
+		got, ok := cut.Ideal(u)
+		w, _ := want.Ideal(u)
+		if !ok || !slices.Equal(got, w) {
+			t.Errorf("tenant %s: shares %v, want the tolerant solve's %v", u, got, w)
+		}
+	}
+}
+
+// TestOEFToleranceExactWhereNoRowsMerge: where no two jobs' rows are
+// within the tolerance, the tolerant solve is the exact one: the decisions
+// and shares are those of a scheduler without Tolerance, never Partial.
+func TestOEFToleranceExactWhereNoRowsMerge(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		oc := genOEFCase().Draw(rt, "case")
+		mk := func(tol float64) *stride.OEF {
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, oc.c, oc.types, &stride.OEFSettings{Round: 1, Budget: time.Hour, Tolerance: tol})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			return s
+		}
+		// Rows merge at no ε below the smallest ratio between two distinct rows.
+		a, b := mk(1e-12), mk(0)
+		for q := range 3 {
+			for _, s := range []*stride.OEF{a, b} {
+				var evs []round.Event
+				for i, j := range oc.jobs {
+					if i%3 == q {
+						evs = append(evs, round.Arrive(float64(q), j, 0))
+					}
+				}
+				if err := s.Apply(evs...); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			da, err := a.Decide(context.Background(), float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			db, err := b.Decide(context.Background(), float64(q))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if diff := cmp.Diff(db, da); diff != "" || da.Partial {
+				rt.Fatalf("round %d: decisions differ (-exact +tolerant), or Partial (%v):\n%s", q, da.Partial, diff)
+			}
+			for _, j := range oc.jobs {
+				x, _ := a.Ideal(j.Owner)
+				y, _ := b.Ideal(j.Owner)
+				if !slices.Equal(x, y) {
+					rt.Fatalf("round %d: tenant %s's shares %v, exact %v", q, j.Owner, x, y)
+				}
+			}
 		}
 	})
 }
