@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/testcases"
@@ -17,17 +18,22 @@ import (
 // 2,000 jobs of 20 types with 2% noise on every rate, so every row is
 // distinct) after one job departed and one arrived, which solves OEF
 // again: cold, and with OEFSettings.WarmStart, seeded by the binding rows
-// of the solve before.
+// of the solve before; and with a 1 s Budget and a Tolerance of 0.05, where
+// each round's exact solve is cut short and the tolerant shares stand
+// (the fraction of rounds marked Partial is reported).
 func BenchmarkOEFDecide(b *testing.B) {
 	ctx := context.Background()
-	for _, warm := range []bool{false, true} {
-		name := "cold"
-		if warm {
-			name = "warm"
-		}
-		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", name), func(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		set  stride.OEFSettings
+	}{
+		{"cold", stride.OEFSettings{}},
+		{"warm", stride.OEFSettings{WarmStart: true}},
+		{"budget=1s/tolerance=0.05", stride.OEFSettings{Budget: time.Second, Tolerance: 0.05}},
+	} {
+		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", tc.name), func(b *testing.B) {
 			c, types, evs := testcases.RoundBench(2000)
-			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, &stride.OEFSettings{WarmStart: warm})
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, &tc.set)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,7 +44,7 @@ func BenchmarkOEFDecide(b *testing.B) {
 				b.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(3, 5))
-			now := 0.0
+			now, partial := 0.0, 0.0
 			for n := 0; b.Loop(); n++ {
 				now += stride.DefaultRound
 				old := s.Ledger().Jobs()[0]
@@ -50,10 +56,15 @@ func BenchmarkOEFDecide(b *testing.B) {
 				if err := s.Apply(round.Depart(now, old.ID), round.Arrive(now, j, 1e6)); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.Decide(ctx, now); err != nil {
+				d, err := s.Decide(ctx, now)
+				if err != nil {
 					b.Fatal(err)
 				}
+				if d.Partial {
+					partial++
+				}
 			}
+			b.ReportMetric(partial/float64(b.N), "partial")
 		})
 	}
 }
