@@ -38,20 +38,20 @@ type OEFSettings struct {
 	// allocation than a cold one, and the recorded reproductions were
 	// made cold. Ignored in non-cooperative mode.
 	WarmStart bool
-	// Tolerance ε in [0, 1), in cooperative mode, is the envy a solve
-	// settles for when the exact one does not end in time (Budget, or
+	// FallbackEnvyTolerance ε in [0, 1), in cooperative mode, is the envy
+	// a solve settles for when the exact one does not end in time (Budget, or
 	// Decide's ctx): each solve first allocates with the policy's
 	// alloc.OEFSettings.EnvyTolerance set to ε, which is fast where jobs'
 	// rates nearly agree (2,000 jobs of 20 types with 2% noise: 0.03 to
 	// 0.3 s at ε = 0.05 against 9 to 13 s exactly, docs/benchmarks/oef.md),
 	// then exactly with what is left. If the exact solve is cut short, the
-	// tolerant shares (no tenant values another's share more than 1+ε times
-	// its own) replace the previous ones, the decision is marked Partial,
-	// and the next Decide tries again. Where no two distinct rows are
+	// tolerant shares (envy at most ε, in the sense of EnvyTolerance)
+	// replace the previous ones, the decision is marked Partial, and the
+	// next Decide tries again. Where no two distinct rows are
 	// within ε the first solve is the exact one, and there is no second.
 	// Zero, the default, keeps the previous shares when a solve is cut
 	// short. A policy whose own EnvyTolerance is set refuses it.
-	Tolerance float64
+	FallbackEnvyTolerance float64
 }
 
 // OEF is OEF's scheduler (Middleware'24, sections 4.3 and 6) on the round
@@ -155,13 +155,13 @@ func NewOEF(pol alloc.OEF, c topology.Cluster, types []topology.GPUType, s *OEFS
 		return nil, gpufair.Invalid("OEFSettings.Round", "", gpufair.ErrValue, "round length %v", set.Round)
 	case set.Budget < 0:
 		return nil, gpufair.Invalid("OEFSettings.Budget", "", gpufair.ErrValue, "budget %v", set.Budget)
-	case set.Tolerance == 0:
-	case !(set.Tolerance > 0 && set.Tolerance < 1):
-		return nil, gpufair.Invalid("OEFSettings.Tolerance", "", gpufair.ErrValue, "%v is not in [0, 1)", set.Tolerance)
+	case set.FallbackEnvyTolerance == 0:
+	case !(set.FallbackEnvyTolerance > 0 && set.FallbackEnvyTolerance < 1):
+		return nil, gpufair.Invalid("OEFSettings.FallbackEnvyTolerance", "", gpufair.ErrValue, "%v is not in [0, 1)", set.FallbackEnvyTolerance)
 	case pol.Mode != alloc.Cooperative:
-		return nil, gpufair.Invalid("OEFSettings.Tolerance", "", gpufair.ErrValue, "%v: envy tolerance is for cooperative mode, not %v", set.Tolerance, pol.Mode)
+		return nil, gpufair.Invalid("OEFSettings.FallbackEnvyTolerance", "", gpufair.ErrValue, "%v: envy tolerance is for cooperative mode, not %v", set.FallbackEnvyTolerance, pol.Mode)
 	case pol.Settings != nil && pol.Settings.EnvyTolerance != 0:
-		return nil, gpufair.Invalid("OEFSettings.Tolerance", "", gpufair.ErrValue, "%v with a policy whose EnvyTolerance is %v", set.Tolerance, pol.Settings.EnvyTolerance)
+		return nil, gpufair.Invalid("OEFSettings.FallbackEnvyTolerance", "", gpufair.ErrValue, "%v with a policy whose EnvyTolerance is %v", set.FallbackEnvyTolerance, pol.Settings.EnvyTolerance)
 	}
 	l, err := round.NewLedger(c, types)
 	if err != nil {
@@ -240,9 +240,9 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 	var ideal, tolerant map[alloc.TenantID][]float64
 	var warm []alloc.OEFEnvyRow
 	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
-		if o.set.Tolerance > 0 {
+		if o.set.FallbackEnvyTolerance > 0 {
 			var exact bool
-			if tolerant, warm, exact, err = o.solve(ctx, o.set.Tolerance); err != nil || exact {
+			if tolerant, warm, exact, err = o.solve(ctx, o.set.FallbackEnvyTolerance); err != nil || exact {
 				ideal = tolerant
 				return err
 			}

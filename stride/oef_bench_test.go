@@ -18,7 +18,7 @@ import (
 // 2,000 jobs of 20 types with 2% noise on every rate, so every row is
 // distinct) after one job departed and one arrived, which solves OEF
 // again: cold, and with OEFSettings.WarmStart, seeded by the binding rows
-// of the solve before; and with a 1 s Budget and a Tolerance of 0.05, where
+// of the solve before; and with a 1 s Budget and a FallbackEnvyTolerance of 0.05, where
 // each round's exact solve is cut short and the tolerant shares stand
 // (the fraction of rounds marked Partial is reported).
 func BenchmarkOEFDecide(b *testing.B) {
@@ -29,7 +29,7 @@ func BenchmarkOEFDecide(b *testing.B) {
 	}{
 		{"cold", stride.OEFSettings{}},
 		{"warm", stride.OEFSettings{WarmStart: true}},
-		{"budget=1s/tolerance=0.05", stride.OEFSettings{Budget: time.Second, Tolerance: 0.05}},
+		{"budget=1s/fallback-envy-tolerance=0.05", stride.OEFSettings{Budget: time.Second, FallbackEnvyTolerance: 0.05}},
 	} {
 		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", tc.name), func(b *testing.B) {
 			c, types, evs := testcases.RoundBench(2000)

@@ -215,11 +215,11 @@ func TestNewOEFRefusesBadSettings(t *testing.T) {
 		{"negative round", alloc.OEF{}, &stride.OEFSettings{Round: -1}},
 		{"negative budget", alloc.OEF{}, &stride.OEFSettings{Budget: -1}},
 		{"unknown mode", alloc.OEF{Mode: 9}, nil},
-		{"negative tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: -0.1}},
-		{"tolerance of 1", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: 1}},
-		{"NaN tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Tolerance: math.NaN()}},
-		{"tolerance, non-cooperative", alloc.OEF{}, &stride.OEFSettings{Tolerance: 0.05}},
-		{"tolerance twice", alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: 0.1}}, &stride.OEFSettings{Tolerance: 0.05}},
+		{"negative tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{FallbackEnvyTolerance: -0.1}},
+		{"tolerance of 1", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{FallbackEnvyTolerance: 1}},
+		{"NaN tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{FallbackEnvyTolerance: math.NaN()}},
+		{"tolerance, non-cooperative", alloc.OEF{}, &stride.OEFSettings{FallbackEnvyTolerance: 0.05}},
+		{"tolerance twice", alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: 0.1}}, &stride.OEFSettings{FallbackEnvyTolerance: 0.05}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := stride.NewOEF(tc.pol, c, types, tc.set); !errors.Is(err, gpufair.ErrValue) {
@@ -381,12 +381,12 @@ func TestOEFWarmStart(t *testing.T) {
 	})
 }
 
-// TestOEFToleranceWhenCutShort: with a Budget that cuts the exact solve of
-// 2,000 noisy jobs short (9 to 13 s on 2 cores) and Tolerance ε, the
+// TestOEFFallbackEnvyToleranceWhenCutShort: with a Budget that cuts the exact solve of
+// 2,000 noisy jobs short (9 to 13 s on 2 cores) and FallbackEnvyTolerance ε, the
 // decision is Partial and the shares in force are those of the policy
-// with EnvyTolerance ε, where without Tolerance no shares would be in
+// with EnvyTolerance ε, where without it no shares would be in
 // force yet.
-func TestOEFToleranceWhenCutShort(t *testing.T) {
+func TestOEFFallbackEnvyToleranceWhenCutShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 2 s budget runs out")
 	}
@@ -402,7 +402,7 @@ func TestOEFToleranceWhenCutShort(t *testing.T) {
 		}
 		return s
 	}
-	cut := mk(alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Budget: 2 * time.Second, Tolerance: eps})
+	cut := mk(alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{Budget: 2 * time.Second, FallbackEnvyTolerance: eps})
 	d, err := cut.Decide(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -424,14 +424,14 @@ func TestOEFToleranceWhenCutShort(t *testing.T) {
 	}
 }
 
-// TestOEFToleranceExactWhereNoRowsMerge: where no two jobs' rows are
+// TestOEFFallbackEnvyToleranceExactWhereNoRowsMerge: where no two jobs' rows are
 // within the tolerance, the tolerant solve is the exact one: the decisions
-// and shares are those of a scheduler without Tolerance, never Partial.
-func TestOEFToleranceExactWhereNoRowsMerge(t *testing.T) {
+// and shares are those of a scheduler without it, never Partial.
+func TestOEFFallbackEnvyToleranceExactWhereNoRowsMerge(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		oc := genOEFCase().Draw(rt, "case")
 		mk := func(tol float64) *stride.OEF {
-			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, oc.c, oc.types, &stride.OEFSettings{Round: 1, Budget: time.Hour, Tolerance: tol})
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, oc.c, oc.types, &stride.OEFSettings{Round: 1, Budget: time.Hour, FallbackEnvyTolerance: tol})
 			if err != nil {
 				rt.Fatal(err)
 			}
