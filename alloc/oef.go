@@ -312,7 +312,7 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	}
 	sub.repair(y)
 	if tolerant {
-		if cert, err = in.certifyCells(cls, y, set.EnvyTolerance); err != nil {
+		if cert, err = in.certifyCells(ctx, cls, y, set.EnvyTolerance); err != nil {
 			return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)
 		}
 	}

@@ -148,13 +148,17 @@ func (q *oefLP) rowDuals(sol *lp.Solution, rows []envyPair, ids []lp.Row) coopDu
 // and raising p_k by the shortfall over w_c mends it without breaking any
 // other, so Σ_k m_k·p_k + Σ_c (b_c·σ_c − f_c·φ_c) over the mended prices
 // (and multipliers clipped to be non-negative) bounds the optimum.
-func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
-	cert := OEFCertificate{Envy: q.maxEnvy(y), Bound: math.Inf(1)}
+func (q *oefLP) certify(ctx context.Context, y [][]float64, d coopDual) (OEFCertificate, error) {
+	envy, err := q.maxEnvy(ctx, y)
+	if err != nil {
+		return OEFCertificate{}, err
+	}
+	cert := OEFCertificate{Envy: envy, Bound: math.Inf(1)}
 	for c, s := range q.s {
 		cert.Throughput += q.w[c] * dot(s, y[c])
 	}
 	if d.price == nil {
-		return cert
+		return cert, nil
 	}
 	var extra float64 // Σ_c b_c·σ_c − f_c·φ_c
 	for c := range q.s {
@@ -179,7 +183,7 @@ func (q *oefLP) certify(y [][]float64, d coopDual) OEFCertificate {
 		}
 	}
 	cert.Bound = dot(mended, q.count) + extra
-	return cert
+	return cert, nil
 }
 
 // capDuals returns class c's multipliers on its cap row and its sharing
@@ -223,19 +227,24 @@ func (q *oefLP) dualShortfall(d coopDual) [][]float64 {
 // (envyScale). Without caps it checks each class against each distinct
 // bundle (envy then depends on the bundle only): O(C·B·K) for B bundles;
 // with caps, against every class: O(C²·K).
-func (q *oefLP) maxEnvy(y [][]float64) float64 {
+func (q *oefLP) maxEnvy(ctx context.Context, y [][]float64) (float64, error) {
 	others := groupRows(len(y), func(c int) []float64 { return y[c] }).rep
 	if q.cap != nil {
 		others = identityClasses(len(y)).rep
 	}
 	worst := math.Inf(-1)
 	for c, s := range q.s {
+		if c%ctxClasses == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
 		own := dot(s, y[c])
 		for _, d := range others {
 			worst = max(worst, (q.envyScale(c, d)*dot(s, y[d])-own)/max(1, own))
 		}
 	}
-	return worst
+	return worst, nil
 }
 
 // repairUniform clips y to be non-negative and, where a type is used
@@ -318,7 +327,10 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
 	q.repairUniform(y)
-	cert := q.certify(y, d)
+	cert, err := q.certify(ctx, y, d)
+	if err != nil {
+		return nil, OEFCertificate{}, coopDual{}, err
+	}
 	if d.price == nil {
 		// Without duals (the Gonum backend) only envy is checked.
 		cert.Bound = cert.Throughput
@@ -328,7 +340,10 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 			return nil, OEFCertificate{}, coopDual{}, err
 		}
 		q.repairUniform(y)
-		if cert = q.certify(y, d); d.price == nil {
+		if cert, err = q.certify(ctx, y, d); err != nil {
+			return nil, OEFCertificate{}, coopDual{}, err
+		}
+		if d.price == nil {
 			cert.Bound = cert.Throughput
 		}
 	}

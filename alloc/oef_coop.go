@@ -78,7 +78,13 @@ type envyPair [2]int
 // model, so the answer is always the full model's optimum.
 func (q *oefLP) solveCoopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
 	y, d, err := q.coopRowGen(ctx, set)
-	if errors.Is(err, lp.ErrViolation) || (err == nil && !q.envyFree(y, envyVerifyTol)) {
+	if err == nil {
+		var free bool
+		if free, err = q.envyFree(ctx, y, envyVerifyTol); err == nil && !free {
+			err = lp.ErrViolation
+		}
+	}
+	if errors.Is(err, lp.ErrViolation) {
 		return q.solveCoopFull(ctx, set)
 	}
 	return y, d, err
@@ -137,7 +143,12 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 				return nil, coopDual{}, err
 			}
 			x := y.Values(sol)
-			add := append(q.violatedSides(x, inModel), q.violatedEnvy(x, inModel, gonum, lean, lad)...)
+			envious, err := q.violatedEnvy(ctx, x, inModel, gonum, lean, lad)
+			if err != nil {
+				in.Close()
+				return nil, coopDual{}, err
+			}
+			add := append(q.violatedSides(x, inModel), envious...)
 			var free [][2]int
 			if cols.any() {
 				free = q.attractiveColumns(cols, q.rowDuals(sol, rows, ids))
@@ -252,7 +263,7 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // than 4, the pure-Go simplex solves that benchmark's six seeds in 56 ms
 // against 78 ms (geometric means, with jobTypeSeed's forward seed); CLP
 // prefers them (leanRows). Any choice of rows keeps row generation exact.
-func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean bool, lad *capLadders) []envyPair {
+func (q *oefLP) violatedEnvy(ctx context.Context, y [][]float64, skip map[envyPair]bool, plain, lean bool, lad *capLadders) ([]envyPair, error) {
 	var rows []envyPair
 	bundles, capLean := envyBundlesPerClass, lad != nil && lean
 	if capLean {
@@ -271,6 +282,11 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean 
 	}
 	var worst, picked []envy
 	for c, s := range q.s {
+		if c%ctxClasses == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		own := dot(s, y[c])
 		tol := envyTol * max(1, own)
 		worst = worst[:0]
@@ -319,21 +335,27 @@ func (q *oefLP) violatedEnvy(y [][]float64, skip map[envyPair]bool, plain, lean 
 			}
 		}
 	}
-	return rows
+	return rows, nil
 }
 
 // envyFree reports whether every class envies no other by more than tol
-// relative to max(1, own value): all C·(C-1) rows, in O(C²·K).
-func (q *oefLP) envyFree(y [][]float64, tol float64) bool {
+// relative to max(1, own value): all C·(C-1) rows, in O(C²·K), with ctx
+// checked every ctxClasses classes (0.18 s at 4,096 classes × 10 types).
+func (q *oefLP) envyFree(ctx context.Context, y [][]float64, tol float64) (bool, error) {
 	for c, s := range q.s {
+		if c%ctxClasses == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
 		own := dot(s, y[c])
 		for d := range y {
 			if q.envyScale(c, d)*dot(s, y[d])-own > tol*max(1, own) {
-				return false
+				return false, nil
 			}
 		}
 	}
-	return true
+	return true, nil
 }
 
 // leanRows reports whether capped cooperative OEF's row generation adds

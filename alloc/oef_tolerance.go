@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gpufair/gpufair"
@@ -46,14 +47,17 @@ func (in *oefInstance) envyCells(eps float64) rowClasses {
 // √(1+ε)·tol, so v's envy is at most ε of its own value, plus the
 // solver's tolerance scaled by √(1+ε)·(1+ε). Caps are equal within a cell,
 // so the scaled envy rows of capped OEF obey the same bound.
-func (in *oefInstance) certifyCells(cells rowClasses, y [][]float64, eps float64) (OEFCertificate, error) {
+func (in *oefInstance) certifyCells(ctx context.Context, cells rowClasses, y [][]float64, eps float64) (OEFCertificate, error) {
 	users := identityClasses(len(in.speed))
 	q := in.classProblem(users)
 	x := make([][]float64, len(in.speed))
 	for v := range x {
 		x[v] = y[cells.of[v]]
 	}
-	cert := q.certify(x, coopDual{})
+	cert, err := q.certify(ctx, x, coopDual{})
+	if err != nil {
+		return cert, err
+	}
 	if limit := eps + certEnvyTol*(1+eps)*(1+eps); cert.Envy > limit {
 		return cert, fmt.Errorf("%w: %w: envy %.3g beyond the tolerance's bound %.3g", lp.ErrNumerical, errUncertified, cert.Envy, limit)
 	}

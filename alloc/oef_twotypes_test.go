@@ -64,7 +64,7 @@ func TestTwoTypeEnvyRowsImplyAll(t *testing.T) {
 // some envy rows (what names them), is envy-free and its objective obj is
 // the full model's.
 func checkAgainstFullModel(rt *rapid.T, q *oefLP, x [][]float64, obj float64, what string) {
-	if !q.envyFree(x, envyVerifyTol) {
+	if free, err := q.envyFree(context.Background(), x, envyVerifyTol); err != nil || !free {
 		rt.Fatalf("the %s optimum %v breaks an envy row (caps %v)", what, x, q.cap)
 	}
 	full, _, err := q.solveCoopFull(context.Background(), nil)
