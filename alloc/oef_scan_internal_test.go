@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestEnvyScansStop: the O(C²) scans between cooperative OEF's LP solves
@@ -42,4 +46,35 @@ func TestEnvyScansStop(t *testing.T) {
 	if err != nil || len(rows) == 0 {
 		t.Errorf("violatedEnvy() = %d rows, %v; want the rows of a random point", len(rows), err)
 	}
+}
+
+// TestMostEnviedAsSorted: mostEnvied picks what sorting the envies and
+// scanning them in order picks, ties and values within the gap included.
+func TestMostEnviedAsSorted(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(rt, "envies")
+		worst := make([]envy, n)
+		for i := range worst {
+			// Few distinct values, some a hair apart, so that ties and
+			// the gap both matter.
+			v := float64(rapid.IntRange(1, 6).Draw(rt, "value")) + rapid.SampledFrom([]float64{0, 1e-12, 3e-10, 1e-3}).Draw(rt, "hair")
+			worst[i] = envy{d: rapid.IntRange(0, 50).Draw(rt, "class"), v: v}
+		}
+		limit := rapid.IntRange(1, 5).Draw(rt, "n")
+		gap := rapid.SampledFrom([]float64{0, 1e-9, 0.5}).Draw(rt, "gap")
+		sorted := slices.Clone(worst)
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].above(sorted[j]) })
+		var want []envy
+		for _, e := range sorted {
+			if len(want) == limit {
+				break
+			}
+			if len(want) == 0 || want[len(want)-1].v-e.v > gap {
+				want = append(want, e)
+			}
+		}
+		if got := mostEnvied(nil, worst, limit, gap); !slices.Equal(got, want) {
+			rt.Fatalf("mostEnvied() = %v, want %v", got, want)
+		}
+	})
 }
