@@ -7,21 +7,8 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/stopctx"
 )
-
-// stopCtx is a context that is done from its n-th Err call on, to stop a
-// solve at each of its checks in turn.
-type stopCtx struct {
-	context.Context
-	n int
-}
-
-func (c *stopCtx) Err() error {
-	if c.n--; c.n < 0 {
-		return context.Canceled
-	}
-	return nil
-}
 
 // TestOEFStoppedAnywhere stops cooperative OEF, exact and with an envy
 // tolerance, at each of its context checks in turn (fifty of them,
@@ -38,13 +25,13 @@ func TestOEFStoppedAnywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		count := &stopCtx{Context: context.Background(), n: math.MaxInt}
+		count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
 		if _, _, err := pol.AllocateCertified(count, p); err != nil {
 			t.Fatal(err)
 		}
-		checks := math.MaxInt - count.n
+		checks := math.MaxInt - count.N
 		for n := 0; n <= checks; n += max(1, checks/50) {
-			_, got, err := pol.AllocateCertified(&stopCtx{Context: context.Background(), n: n}, p)
+			_, got, err := pol.AllocateCertified(&stopctx.Countdown{Context: context.Background(), N: n}, p)
 			switch {
 			case n < checks && !errors.Is(err, context.Canceled):
 				t.Fatalf("ε = %v, stopped at check %d of %d: error %v, want context.Canceled", set.EnvyTolerance, n, checks, err)

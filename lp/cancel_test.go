@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gpufair/gpufair/internal/stopctx"
 )
 
 // cancelLatency bounds the time from a cancel to Solve's return: CLP is
@@ -181,20 +183,6 @@ func TestPureGoDeadline(t *testing.T) {
 	}
 }
 
-// countdownCtx is a context that is done from its n-th Err call on, to
-// stop a solve at each of its checks in turn.
-type countdownCtx struct {
-	context.Context
-	n int
-}
-
-func (c *countdownCtx) Err() error {
-	if c.n--; c.n < 0 {
-		return context.Canceled
-	}
-	return nil
-}
-
 // TestIncrementalStoppedAnywhere stops a warm pure-Go model at each of its
 // first context checks in turn (inside refactorisations too), and checks
 // that the next solve still gives the optimum: a refactorisation stopped
@@ -206,17 +194,17 @@ func TestIncrementalStoppedAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := &countdownCtx{Context: context.Background(), n: math.MaxInt}
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
 	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
 		t.Fatal(err)
 	}
-	checks := math.MaxInt - count.n
+	checks := math.MaxInt - count.N
 	for n := 0; n < checks; n += max(1, checks/50) {
 		in, err := NewIncremental(m, &Settings{Backend: PureGo})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := in.Solve(&countdownCtx{Context: context.Background(), n: n}); err != nil && !errors.Is(err, context.Canceled) {
+		if _, err := in.Solve(&stopctx.Countdown{Context: context.Background(), N: n}); err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("stopped at check %d: %v", n, err)
 		}
 		got, err := in.Solve(context.Background())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/gpufair/gpufair/internal/stopctx"
 )
 
 // maxTotalModel is MaxTotalThroughput's LP over in: maximise the total
@@ -263,17 +265,17 @@ func TestSteepestEdgeWeighingStopped(t *testing.T) {
 		return inc
 	}
 	ref := warm()
-	count := &countdownCtx{Context: ctx, n: math.MaxInt}
+	count := &stopctx.Countdown{Context: ctx, N: math.MaxInt}
 	want, err := ref.Solve(count)
 	ref.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks := math.MaxInt - count.n
+	checks := math.MaxInt - count.N
 	inWeighing := 0
 	for n := range checks {
 		inc := warm()
-		if _, err := inc.Solve(&countdownCtx{Context: ctx, n: n}); !errors.Is(err, context.Canceled) {
+		if _, err := inc.Solve(&stopctx.Countdown{Context: ctx, N: n}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("stopped at check %d of %d: error %v, want context.Canceled", n, checks, err)
 		}
 		s := inc.spx
