@@ -47,8 +47,11 @@ type OEFSettings struct {
 	// then exactly with what is left. If the exact solve is cut short, the
 	// tolerant shares (envy at most ε, in the sense of EnvyTolerance)
 	// replace the previous ones, the decision is marked Partial, and the
-	// next Decide tries again. Where no two distinct rows are
-	// within ε the first solve is the exact one, and there is no second.
+	// next Decide tries again: from cold, so a budget below the cold
+	// solve's time never gets the exact shares (bounding each round by
+	// Decide's ctx instead lets the caller give one round more time).
+	// Where no two distinct rows are within ε the first solve is the
+	// exact one, and there is no second.
 	// Zero, the default, keeps the previous shares when a solve is cut
 	// short. A policy whose own EnvyTolerance is set refuses it.
 	FallbackEnvyTolerance float64
