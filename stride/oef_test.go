@@ -424,6 +424,49 @@ func TestOEFFallbackEnvyToleranceWhenCutShort(t *testing.T) {
 	}
 }
 
+// TestOEFDecideWithinBudget: a cooperative OEF round over 2,000 noisy jobs
+// whose exact solve takes 9 to 13 s returns within its 300 ms Budget and
+// 100 ms more, with or without a fallback tolerance (the best of a few
+// rounds, as a loaded machine only ever delays the return). The stops
+// inside the solve itself are tested where they are: the weighing of
+// added rows (lp, TestSteepestEdgeWeighingStopped) and the scans between
+// LP solves (alloc, TestEnvyScansStop), which went up to 0.45 s past a
+// deadline later in the solve than this budget reaches.
+func TestOEFDecideWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves 2,000 noisy jobs")
+	}
+	const budget, latency = 300 * time.Millisecond, 100 * time.Millisecond
+	c, types, evs := testcases.RoundBench(2000)
+	for _, eps := range []float64{0, 0.05} {
+		s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, &stride.OEFSettings{Budget: budget, FallbackEnvyTolerance: eps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(evs...); err != nil {
+			t.Fatal(err)
+		}
+		var took []time.Duration
+		for q := range 4 {
+			start := time.Now()
+			d, err := s.Decide(context.Background(), float64(q)*stride.DefaultRound)
+			took = append(took, time.Since(start))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Partial {
+				t.Fatalf("ε = %v: the exact solve ended within %v: the test needs it cut short", eps, budget)
+			}
+			if took[q] <= budget+latency {
+				break
+			}
+		}
+		if best := slices.Min(took); best > budget+latency {
+			t.Errorf("ε = %v: rounds took %v, want one within %v", eps, took, budget+latency)
+		}
+	}
+}
+
 // TestOEFFallbackEnvyToleranceExactWhereNoRowsMerge: where no two jobs' rows are
 // within the tolerance, the tolerant solve is the exact one: the decisions
 // and shares are those of a scheduler without it, never Partial.
