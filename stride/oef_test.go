@@ -469,12 +469,14 @@ func TestOEFDecideWithinBudget(t *testing.T) {
 
 // TestOEFFallbackEnvyToleranceExactWhereNoRowsMerge: where no two jobs' rows are
 // within the tolerance, the tolerant solve is the exact one: the decisions
-// and shares are those of a scheduler without it, never Partial.
+// and shares are those of a scheduler without it, never Partial, with
+// demand caps or without.
 func TestOEFFallbackEnvyToleranceExactWhereNoRowsMerge(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		oc := genOEFCase().Draw(rt, "case")
+		caps := rapid.Bool().Draw(rt, "demand caps")
 		mk := func(tol float64) *stride.OEF {
-			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, oc.c, oc.types, &stride.OEFSettings{Round: 1, Budget: time.Hour, FallbackEnvyTolerance: tol})
+			s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative, DemandCaps: caps}, oc.c, oc.types, &stride.OEFSettings{Round: 1, Budget: time.Hour, FallbackEnvyTolerance: tol})
 			if err != nil {
 				rt.Fatal(err)
 			}
