@@ -234,10 +234,8 @@ func (q *oefLP) maxEnvy(ctx context.Context, y [][]float64) (float64, error) {
 	}
 	worst := math.Inf(-1)
 	for c, s := range q.s {
-		if c%ctxClasses == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
+		if err := checkEvery(ctx, c); err != nil {
+			return 0, err
 		}
 		own := dot(s, y[c])
 		for _, d := range others {

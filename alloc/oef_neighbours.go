@@ -127,10 +127,8 @@ func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int, of []int) ([]envyP
 		}
 	}
 	for i, c := range of {
-		if i%ctxClasses == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		if err := checkEvery(ctx, i); err != nil {
+			return nil, err
 		}
 		best = best[:0]
 		for d := range nc {
@@ -161,9 +159,19 @@ func (q *oefLP) neighbourEnvyRows(ctx context.Context, n int, of []int) ([]envyP
 	return rows, nil
 }
 
-// ctxClasses is how many classes neighbourEnvyRows scans between context
-// checks: at 100,000 classes, each scan takes about a millisecond.
+// ctxClasses is how many classes OEF's O(C²) scans (neighbourEnvyRows,
+// violatedEnvy, envyFree, maxEnvy) pass between context checks: at
+// 100,000 classes, each class's scan takes about a millisecond.
 const ctxClasses = 64
+
+// checkEvery returns ctx's error at every ctxClasses-th class i, and nil
+// at the others.
+func checkEvery(ctx context.Context, i int) error {
+	if i%ctxClasses != 0 {
+		return nil
+	}
+	return ctx.Err()
+}
 
 // dropIdleEnvyRows drops from the loaded model in the envy rows (rows[i]
 // at ids[i]) with a zero dual whose slack is basic (lp.Incremental.DropRows),

@@ -387,9 +387,6 @@ func TestOEFWarmStart(t *testing.T) {
 // with EnvyTolerance ε, where without it no shares would be in
 // force yet.
 func TestOEFFallbackEnvyToleranceWhenCutShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 2 s budget runs out")
-	}
 	c, types, evs := testcases.RoundBench(2000)
 	const eps = 0.05
 	mk := func(pol alloc.OEF, set *stride.OEFSettings) *stride.OEF {
@@ -433,9 +430,6 @@ func TestOEFFallbackEnvyToleranceWhenCutShort(t *testing.T) {
 // LP solves (alloc, TestEnvyScansStop), which went up to 0.45 s past a
 // deadline later in the solve than this budget reaches.
 func TestOEFDecideWithinBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("solves 2,000 noisy jobs")
-	}
 	const budget, latency = 300 * time.Millisecond, 100 * time.Millisecond
 	c, types, evs := testcases.RoundBench(2000)
 	for _, eps := range []float64{0, 0.05} {
