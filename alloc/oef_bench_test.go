@@ -141,8 +141,9 @@ func oefNoisyJobs(jobs int, seed uint64) []oefJob {
 // seeded with the binding rows of the solve before (OEFSettings.WarmRows),
 // as a scheduler re-solves: the same jobs; 1% or 5% of them with their
 // rates measured again (each rate moved by up to 2%); 20 arrived, 20
-// departed, or both. "cold" is the solve without warm rows, whose rows seed the
-// others. Each run reports its certificate.
+// departed, or both; each with the rows alone, and with the basis as well
+// (OEFSettings.WarmBasis). "cold" is the solve without either, whose rows
+// and basis seed the others. Each run reports its certificate.
 func BenchmarkOEFWarmRows(b *testing.B) {
 	all := oefNoisyJobs(2020, 1)
 	counts := []float64{160, 280, 280, 280}
@@ -171,28 +172,43 @@ func BenchmarkOEFWarmRows(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		p    *alloc.Problem
-		warm []alloc.OEFEnvyRow
+		warm bool
 	}{
-		{"cold", base, nil},
-		{"same", base, first.Binding},
-		{"remeasured=1%", oefProblem(b, counts, nil, remeasured(0.01)), first.Binding},
-		{"remeasured=5%", oefProblem(b, counts, nil, remeasured(0.05)), first.Binding},
-		{"churn=20", oefProblem(b, counts, nil, churn), first.Binding},
-		{"arrived=20", oefProblem(b, counts, nil, all), first.Binding},
-		{"departed=20", oefProblem(b, counts, nil, all[20:2000]), first.Binding},
+		{"cold", base, false},
+		{"same", base, true},
+		{"remeasured=1%", oefProblem(b, counts, nil, remeasured(0.01)), true},
+		{"remeasured=5%", oefProblem(b, counts, nil, remeasured(0.05)), true},
+		{"churn=20", oefProblem(b, counts, nil, churn), true},
+		{"arrived=20", oefProblem(b, counts, nil, all), true},
+		{"departed=20", oefProblem(b, counts, nil, all[20:2000]), true},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: tc.warm}}
-			var cert alloc.OEFCertificate
-			for b.Loop() {
-				if _, cert, err = pol.AllocateCertified(context.Background(), tc.p); err != nil {
-					b.Fatal(err)
+		for _, set := range []struct {
+			name string
+			set  alloc.OEFSettings
+		}{
+			{"rows", alloc.OEFSettings{WarmRows: first.Binding}},
+			{"rows+basis", alloc.OEFSettings{WarmRows: first.Binding, WarmBasis: first.Basis}},
+		} {
+			name := tc.name + "/" + set.name
+			if !tc.warm {
+				if set.name != "rows" {
+					continue
 				}
+				name, set.set = tc.name, alloc.OEFSettings{}
 			}
-			b.ReportMetric(max(cert.Envy, 0), "envy")
-			b.ReportMetric(max(cert.Gap(), 0), "gap")
-			b.ReportMetric(cert.Throughput, "throughput")
-		})
+			b.Run(name, func(b *testing.B) {
+				pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &set.set}
+				var cert alloc.OEFCertificate
+				for b.Loop() {
+					if _, cert, err = pol.AllocateCertified(context.Background(), tc.p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(max(cert.Envy, 0), "envy")
+				b.ReportMetric(max(cert.Gap(), 0), "gap")
+				b.ReportMetric(cert.Throughput, "throughput")
+			})
+		}
 	}
 }
 

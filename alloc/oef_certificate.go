@@ -58,6 +58,11 @@ type OEFCertificate struct {
 	// throughput down. Passed back as OEFSettings.WarmRows, they seed the
 	// next solve of a similar problem.
 	Binding []OEFEnvyRow
+	// Basis names the basis of the LP that proved Bound, where the
+	// backend reports one (the pure-Go simplex, by default) and a bound is
+	// proved; passed back as OEFSettings.WarmBasis, it starts the next
+	// solve of a similar problem there.
+	Basis OEFBasis
 }
 
 // Gap returns (Bound − Throughput)/Throughput: how far from optimal the
@@ -96,6 +101,9 @@ type coopDual struct {
 	flows []envyFlow
 	cap   []float64
 	floor []float64
+	// basis is the basis of the solve the dual came from, where the
+	// backend reports one (the pure-Go simplex).
+	basis *classBasis
 }
 
 // envyFlow is the multiplier v ≥ 0 of class c's envy row against class d.

@@ -155,7 +155,9 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 			}
 			if len(add) == 0 && len(free) == 0 {
 				in.Close()
-				return x, q.rowDuals(sol, rows, ids), nil
+				d := q.rowDuals(sol, rows, ids)
+				d.basis = q.classBasisOf(sol.Basis, y, rows, ids)
+				return x, d, nil
 			}
 			cols.release(in, y, free)
 			if dropRows(len(rows)) && sol.Objective < lastDrop-envyTol*max(1, math.Abs(sol.Objective)) {
@@ -192,7 +194,8 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 
 // envyModel returns a warm-startable model with the capacity rows and the
 // rows of rows (addRow), and the row ids of the latter, with the columns
-// cols holds fixed at zero. Its first solve is
+// cols holds fixed at zero, started from q.hint where there is one (only
+// the first model is: a rebuilt one has other rows). Its first solve is
 // cold, with presolve: CLP's cold solves without it break rows by ~1e-6
 // (LP-NOTES.md).
 func (q *oefLP) envyModel(rows []envyPair, cols *columnMask, set *lp.Settings) (*lp.Incremental, lp.Grid, []lp.Row, error) {
@@ -202,6 +205,10 @@ func (q *oefLP) envyModel(rows []envyPair, cols *columnMask, set *lp.Settings) (
 	ids := make([]lp.Row, len(rows))
 	for i, r := range rows {
 		ids[i] = q.addRow(m.AddConstraint, y, r)
+	}
+	if q.hint != nil {
+		m.SetBasisHint(q.hint.hint(y, rows, ids))
+		q.hint = nil
 	}
 	in, err := lp.NewIncremental(m, coopSettings(set))
 	if err == nil {

@@ -215,6 +215,9 @@ type oefLP struct {
 	warm []envyPair
 	// orphans are the classes of warm rows whose other job departed.
 	orphans []int
+	// hint is OEFSettings.WarmBasis by classes, for the first model of
+	// row generation (envyModel), which clears it; nil for none.
+	hint *classBasis
 }
 
 // classKey returns the key by which virtual user v is grouped into

@@ -1,27 +1,193 @@
 package alloc
 
-import "context"
+import (
+	"context"
+
+	"github.com/gpufair/gpufair/lp"
+	"github.com/gpufair/gpufair/topology"
+)
 
 // Warm rows: cooperative OEF's binding envy rows named by jobs, so that a
 // later solve of a similar problem (jobs come and go, rates are measured
 // again) can start its row generation from them (OEFSettings.WarmRows,
 // OEFCertificate.Binding).
 
+// OEFBasis names by jobs the basis of the simplex method that an exact
+// cooperative solve's last LP ended on, with the pure-Go simplex (the
+// default backend; CLP and Gonum report none): the shares basic in it, the
+// envy rows held tight (Binding and the degenerate ones), and the GPU
+// types whose capacity row is tight. Passed back as
+// OEFSettings.WarmBasis, with the Binding rows as WarmRows, it starts the
+// next solve of a similar problem at or next to its optimum: on 2,000 noisy
+// jobs (docs/benchmarks/oef.md) a re-solve of the same jobs took 3 pivots
+// instead of 3,778. A basis is only a starting point, so any basis, stale
+// or wrong, leaves the result exact and certified.
+type OEFBasis struct {
+	Shares []OEFShare         `json:"shares,omitempty"`
+	Tight  []OEFEnvyRow       `json:"tight,omitempty"`
+	Full   []topology.GPUType `json:"full,omitempty"`
+}
+
+// OEFShare names a column of cooperative OEF's LP by a job: the share of
+// GPU type Type in the bundle of the virtual user (see OEF) holding Job.
+type OEFShare struct {
+	Job  JobID            `json:"job"`
+	Type topology.GPUType `json:"type"`
+}
+
+// classBasis is an lp.Basis of a cooperative model (envyModel) by classes:
+// its basic columns (class, GPU type), its tight envy rows and the GPU
+// types whose capacity row is tight. Cap rows and sharing floors are left
+// out: a hint starts them with their logicals basic.
+type classBasis struct {
+	cols  [][2]int
+	rows  []envyPair
+	types []int
+}
+
+// classBasisOf names b, a basis of a model with bundle columns y and the
+// rows of row generation rows[i] at ids[i] after the capacity rows, by
+// classes; nil for a nil b.
+func (q *oefLP) classBasisOf(b *lp.Basis, y lp.Grid, rows []envyPair, ids []lp.Row) *classBasis {
+	if b == nil {
+		return nil
+	}
+	pair := make(map[lp.Row]envyPair, len(rows))
+	for i, r := range rows {
+		if r[1] >= 0 {
+			pair[ids[i]] = r
+		}
+	}
+	cb := &classBasis{}
+	for _, v := range b.Vars {
+		if c, k, ok := y.Cell(v); ok {
+			cb.cols = append(cb.cols, [2]int{c, k})
+		}
+	}
+	for _, r := range b.Tight {
+		if int(r) < len(q.count) {
+			cb.types = append(cb.types, int(r))
+		} else if p, ok := pair[r]; ok {
+			cb.rows = append(cb.rows, p)
+		}
+	}
+	return cb
+}
+
+// hint returns b as a hint for a model with bundle columns y, capacity
+// rows first, and rows[i] at ids[i]: capacity rows before envy rows, so
+// that where the basis no longer fits the model the prices keep theirs.
+func (b *classBasis) hint(y lp.Grid, rows []envyPair, ids []lp.Row) lp.Basis {
+	id := make(map[envyPair]lp.Row, len(rows))
+	for i, r := range rows {
+		id[r] = ids[i]
+	}
+	var h lp.Basis
+	for _, k := range b.types {
+		h.Tight = append(h.Tight, lp.Row(k))
+	}
+	for _, r := range b.rows {
+		if i, ok := id[r]; ok {
+			h.Tight = append(h.Tight, i)
+		}
+	}
+	for _, c := range b.cols {
+		h.Vars = append(h.Vars, y.At(c[0], c[1]))
+	}
+	return h
+}
+
+// jobOf returns the job that names class c of cls: its first virtual
+// user's first job.
+func (in *oefInstance) jobOf(p *Problem, cls rowClasses, c int) JobID {
+	return p.Jobs[in.jobs[cls.rep[c]][0]].ID
+}
+
+// classOfJobs maps every job of p to its class in cls.
+func (in *oefInstance) classOfJobs(p *Problem, cls rowClasses) map[JobID]int {
+	classOf := make(map[JobID]int, len(p.Jobs))
+	for v, jobs := range in.jobs {
+		for _, i := range jobs {
+			classOf[p.Jobs[i].ID] = cls.of[v]
+		}
+	}
+	return classOf
+}
+
 // envyRows names the envy rows of flows, over the classes of cls (each
-// a group of virtual users), by the first job of each class's first
-// virtual user; rows between classes are listed once, in the order of
-// flows.
+// a group of virtual users), by jobOf; rows between classes are listed
+// once, in the order of flows.
 func (in *oefInstance) envyRows(p *Problem, cls rowClasses, flows []envyFlow) []OEFEnvyRow {
 	var rows []OEFEnvyRow
 	for _, f := range flows {
 		if f.v > 0 {
-			rows = append(rows, OEFEnvyRow{
-				Envier: p.Jobs[in.jobs[cls.rep[f.c]][0]].ID,
-				Envied: p.Jobs[in.jobs[cls.rep[f.d]][0]].ID,
-			})
+			rows = append(rows, OEFEnvyRow{Envier: in.jobOf(p, cls, f.c), Envied: in.jobOf(p, cls, f.d)})
 		}
 	}
 	return rows
+}
+
+// jobBasis names cb by jobs (jobOf) and GPU types; the zero OEFBasis for
+// a nil cb.
+func (in *oefInstance) jobBasis(p *Problem, cls rowClasses, cb *classBasis) OEFBasis {
+	var b OEFBasis
+	if cb == nil {
+		return b
+	}
+	for _, c := range cb.cols {
+		b.Shares = append(b.Shares, OEFShare{Job: in.jobOf(p, cls, c[0]), Type: p.Capacity.Types[c[1]]})
+	}
+	for _, r := range cb.rows {
+		b.Tight = append(b.Tight, OEFEnvyRow{Envier: in.jobOf(p, cls, r[0]), Envied: in.jobOf(p, cls, r[1])})
+	}
+	for _, k := range cb.types {
+		b.Full = append(b.Full, p.Capacity.Types[k])
+	}
+	return b
+}
+
+// classBasisFor maps b, named by jobs and GPU types, to the classes of cls
+// and p's GPU types, leaving out what names a job or type p no longer has,
+// and rows within one class. Nil for an empty b.
+//
+// A tight row against a departed job is dropped, not rerouted as
+// warmPairs reroutes rows: the departed job held no bundle of its own in
+// the new problem, and where it held a pool's rows together the basis
+// left is singular whatever the reroute (tried: to the first class it
+// shared rows with, or to one tied to it both ways); lp then starts from
+// the slack basis (Model.SetBasisHint). Where it held no pool together
+// (a job in the middle of the noisy instance's order), the rest of the
+// basis still starts the re-solve at its optimum.
+func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) *classBasis {
+	if len(b.Shares) == 0 && len(b.Tight) == 0 && len(b.Full) == 0 {
+		return nil
+	}
+	classOf := in.classOfJobs(p, cls)
+	typeOf := make(map[topology.GPUType]int, len(p.Capacity.Types))
+	for k, t := range p.Capacity.Types {
+		typeOf[t] = k
+	}
+	cb := &classBasis{}
+	for _, s := range b.Shares {
+		c, ok1 := classOf[s.Job]
+		k, ok2 := typeOf[s.Type]
+		if ok1 && ok2 {
+			cb.cols = append(cb.cols, [2]int{c, k})
+		}
+	}
+	for _, r := range b.Tight {
+		c, ok1 := classOf[r.Envier]
+		d, ok2 := classOf[r.Envied]
+		if ok1 && ok2 && c != d {
+			cb.rows = append(cb.rows, envyPair{c, d})
+		}
+	}
+	for _, t := range b.Full {
+		if k, ok := typeOf[t]; ok {
+			cb.types = append(cb.types, k)
+		}
+	}
+	return cb
 }
 
 // warmPairs maps rows named by jobs to pairs of the classes of cls that
@@ -45,12 +211,7 @@ func (in *oefInstance) warmPairs(p *Problem, cls rowClasses, rows []OEFEnvyRow) 
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	classOf := make(map[JobID]int, len(p.Jobs))
-	for v, jobs := range in.jobs {
-		for _, i := range jobs {
-			classOf[p.Jobs[i].ID] = cls.of[v]
-		}
-	}
+	classOf := in.classOfJobs(p, cls)
 	partners := make(map[JobID][]int) // departed job → classes it shared rows with
 	for _, r := range rows {
 		c, ok1 := classOf[r.Envier]

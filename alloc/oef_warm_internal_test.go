@@ -87,3 +87,58 @@ func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
 		t.Errorf("warmPairs() orphans = %v, want %v", orphans, want)
 	}
 }
+
+// TestClassBasisFor: a basis named by jobs maps to classes and GPU types
+// by name, leaving out shares, rows and types that name what the problem
+// no longer has, and rows within one class; named back by jobs, it is the
+// basis given less those.
+func TestClassBasisFor(t *testing.T) {
+	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := []Tenant{{ID: "u", Weight: 1}, {ID: "v", Weight: 1}}
+	jobs := []Job{
+		{ID: "a", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+		{ID: "b", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 3, 4}},
+		{ID: "c", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 5, 6}},
+		{ID: "a2", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+	}
+	p, err := NewJobProblem(c, users, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := newOEFInstance(p, OEF{Mode: Cooperative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls := groupRows(len(in.speed), in.classKey) // a and a2 share a class
+	b := OEFBasis{
+		Shares: []OEFShare{{"a", "C"}, {"gone", "A"}, {"b", "B"}, {"c", "Z"}, {"a2", "C"}},
+		Tight:  []OEFEnvyRow{{"a", "b"}, {"b", "gone"}, {"a", "a2"}, {"c", "a2"}},
+		Full:   []topology.GPUType{"B", "Z", "C"},
+	}
+	cb := in.classBasisFor(p, cls, b)
+	a, bb, cc := cls.of[0], cls.of[1], cls.of[2]
+	if want := [][2]int{{a, 2}, {bb, 1}, {a, 2}}; !slices.Equal(cb.cols, want) {
+		t.Errorf("columns %v, want %v", cb.cols, want)
+	}
+	if want := []envyPair{{a, bb}, {cc, a}}; !slices.Equal(cb.rows, want) {
+		t.Errorf("rows %v, want %v", cb.rows, want)
+	}
+	if want := []int{1, 2}; !slices.Equal(cb.types, want) {
+		t.Errorf("types %v, want %v", cb.types, want)
+	}
+	back := in.jobBasis(p, cls, cb)
+	want := OEFBasis{
+		Shares: []OEFShare{{"a", "C"}, {"b", "B"}, {"a", "C"}},
+		Tight:  []OEFEnvyRow{{"a", "b"}, {"c", "a"}},
+		Full:   []topology.GPUType{"B", "C"},
+	}
+	if !slices.Equal(back.Shares, want.Shares) || !slices.Equal(back.Tight, want.Tight) || !slices.Equal(back.Full, want.Full) {
+		t.Errorf("named back: %+v, want %+v", back, want)
+	}
+	if in.classBasisFor(p, cls, OEFBasis{}) != nil {
+		t.Error("an empty basis gave a hint")
+	}
+}

@@ -7,13 +7,18 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/lp"
 	"pgregory.net/rapid"
 )
 
 // TestOEFWarmRowsExact: cooperative OEF seeded with warm rows, the binding
 // rows of an earlier solve of the same users with some rows redrawn, mixed
-// with rows that name unknown jobs or random pairs, returns a certified
-// result with the optimal throughput of a cold solve.
+// with rows that name unknown jobs or random pairs, and with or without
+// that solve's basis, mixed with shares that name unknown jobs or GPU
+// types, returns a certified result with the optimal throughput of a cold
+// solve. The basis a pure-Go solve reports names the problem's jobs, one
+// share for each tight row and full GPU type (more with caps, whose cap
+// rows and floors it leaves out).
 func TestOEFWarmRowsExact(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
@@ -28,6 +33,17 @@ func TestOEFWarmRowsExact(t *testing.T) {
 			if !slices.ContainsFunc(p.Jobs, func(j alloc.Job) bool { return j.ID == r.Envier }) ||
 				!slices.ContainsFunc(p.Jobs, func(j alloc.Job) bool { return j.ID == r.Envied }) {
 				rt.Fatalf("binding row %v names a job not in the problem", r)
+			}
+		}
+		if lp.Default.Resolve() == lp.PureGo {
+			b := first.Basis
+			if n := len(b.Tight) + len(b.Full); len(b.Shares) < n || !caps && len(b.Shares) != n {
+				rt.Fatalf("basis of %d shares, %d tight rows and %d full types", len(b.Shares), len(b.Tight), len(b.Full))
+			}
+			for _, s := range b.Shares {
+				if !slices.ContainsFunc(p.Jobs, func(j alloc.Job) bool { return j.ID == s.Job }) {
+					rt.Fatalf("basis share %v names a job not in the problem", s)
+				}
 			}
 		}
 		// Redraw some users' rows, as a scheduler's next solve would see.
@@ -57,7 +73,18 @@ func TestOEFWarmRowsExact(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		seeded := alloc.OEF{Mode: alloc.Cooperative, DemandCaps: caps, Settings: &alloc.OEFSettings{WarmRows: warm}}
+		set := &alloc.OEFSettings{WarmRows: warm}
+		if rapid.Bool().Draw(rt, "basis") {
+			set.WarmBasis = first.Basis
+			set.WarmBasis.Shares = slices.Clone(set.WarmBasis.Shares)
+			for range rapid.IntRange(0, 3).Draw(rt, "junk shares") {
+				set.WarmBasis.Shares = append(set.WarmBasis.Shares,
+					alloc.OEFShare{Job: q.Jobs[rapid.IntRange(0, len(q.Jobs)-1).Draw(rt, "job")].ID, Type: q.Capacity.Types[0]},
+					alloc.OEFShare{Job: "departed", Type: q.Capacity.Types[0]},
+					alloc.OEFShare{Job: q.Jobs[0].ID, Type: "unknown"})
+			}
+		}
+		seeded := alloc.OEF{Mode: alloc.Cooperative, DemandCaps: caps, Settings: set}
 		a, got, err := seeded.AllocateCertified(context.Background(), q)
 		if err != nil {
 			rt.Fatalf("with warm rows: %v", err)

@@ -68,6 +68,16 @@ func (g Grid) At(i, k int) Var {
 	return g.first + Var(i*g.cols+k)
 }
 
+// Cell returns the row and column of v in g, the inverse of At, and
+// whether v is one of g's variables.
+func (g Grid) Cell(v Var) (i, k int, ok bool) {
+	off := int(v - g.first)
+	if v < g.first || off >= g.rows*g.cols {
+		return 0, 0, false
+	}
+	return off / g.cols, off % g.cols, true
+}
+
 // RowTerms returns Σ_k coef[k]·x[i][k] as terms, skipping zero
 // coefficients: the effective throughput of row i when coef holds its rates.
 // It panics if len(coef) differs from the number of columns.

@@ -117,7 +117,24 @@ func (s *simplex) copySolution(sol *Solution) {
 	for i, y := range s.y {
 		sol.RowDuals[s.rowOf(i)] = s.sense * y
 	}
+	sol.Basis = s.basis()
 	s.sc.unscale(sol)
+}
+
+// basis returns the current basis by the model's indices.
+func (s *simplex) basis() *Basis {
+	b := &Basis{}
+	for _, j := range s.head {
+		if j < s.n {
+			b.Vars = append(b.Vars, Var(j))
+		}
+	}
+	for i := range s.m {
+		if s.where[s.n+i] < 0 {
+			b.Tight = append(b.Tight, Row(s.rowOf(i)))
+		}
+	}
+	return b
 }
 
 // stopped wraps the error of a done context as Solve reports it: a

@@ -224,7 +224,12 @@ type simplex struct {
 	// it may perturb no more.
 	perturbs int
 	hinted   bool // nonbasic values come from SetStart; see startsFeasible
-	warm     bool // the basis is the last run's optimum; see startsFeasible
+	// crashCols are the columns SetBasisHint offers the next
+	// refactorisation (crash); crashed marks a basis from a hint that
+	// startsFeasible has not checked yet.
+	crashCols []int
+	crashed   bool
+	warm      bool // the basis is the last run's optimum; see startsFeasible
 	// flipHeap, flips and rest are boundFlips' buffers.
 	flipHeap    []int
 	flips, rest []blocker
@@ -262,7 +267,91 @@ func newSimplex(ctx context.Context, m *Model) (*simplex, error) {
 		}
 	}
 	s.rejected = make([]int, n)
-	return s, s.addRows(ctx, m)
+	if err := s.addRows(ctx, m); err != nil {
+		return nil, err
+	}
+	s.crash(m.basis)
+	return s, nil
+}
+
+// crash has the next refactorisation offer the structural columns of
+// b.Vars the rows of b.Tight, their logicals taken out of the basis and
+// set at the bound nearer to their value (the row's activity at the
+// start), and has the next run start from the basis it makes
+// (startsFeasible). The refactorisation places the columns by its own
+// pivot rule; those left without a row stay nonbasic, and the rows left
+// without a column take their logicals back.
+func (s *simplex) crash(b Basis) {
+	if len(b.Vars) == 0 || len(b.Tight) == 0 {
+		return
+	}
+	for _, r := range b.Tight {
+		i, l := int(r), s.n+int(r)
+		if s.head[i] != l || math.IsInf(s.lo[l], -1) && math.IsInf(s.up[l], 1) {
+			continue // named twice, or free
+		}
+		switch {
+		case math.IsInf(s.lo[l], -1):
+			s.x[l] = s.up[l]
+		case math.IsInf(s.up[l], 1) || s.x[l]-s.lo[l] <= s.up[l]-s.x[l]:
+			s.x[l] = s.lo[l]
+		default:
+			s.x[l] = s.up[l]
+		}
+		s.head[i], s.where[l] = -1, -1
+	}
+	for _, v := range b.Vars {
+		if j := int(v); s.where[j] < 0 {
+			s.where[j] = -2 // offered once
+			s.crashCols = append(s.crashCols, j)
+		}
+	}
+	s.hinted, s.crashed = true, true
+}
+
+// crashMaxGrowth bounds ‖B⁻¹v‖∞, for a vector v of ±1, of a basis made
+// from a hint (its entries scaled to about 1), beyond which startsFeasible
+// takes the basis for ill-conditioned and starts from the slack basis
+// instead. Cooperative OEF's optimal basis mapped to the model left after
+// a job departed proved singular when a pool's rows had hung on that job:
+// the refactorisation replaced a column, and from the basis left the
+// primal simplex stalled for minutes with basic values of 1e21. With
+// another job departed the mapped basis gave 6.5e3, and started the
+// re-solve at the new optimum.
+const crashMaxGrowth = 1e6
+
+// illConditioned reports whether the basis, just refactorised, proved
+// singular (a column was replaced by a logical) or amplifies a vector of
+// ±1 by more than crashMaxGrowth: a cheap lower bound on ‖B⁻¹‖∞.
+func (s *simplex) illConditioned() bool {
+	if s.repaired {
+		return true
+	}
+	v := s.w
+	for i := range v {
+		v[i] = float64(1 - 2*(i*7919%5&1))
+	}
+	s.ftran(v)
+	var big float64
+	for i, x := range v {
+		big = max(big, math.Abs(x))
+		v[i] = 0
+	}
+	return !(big <= crashMaxGrowth)
+}
+
+// restartFromSlacks makes every logical basic, and puts every structural
+// column that was basic at the bound its cost favours; the next run
+// refactorises.
+func (s *simplex) restartFromSlacks() {
+	for i, j := range s.head {
+		if j < s.n {
+			s.where[j] = -1
+			s.x[j] = restingValue(s.lo[j], s.up[j], s.cost[j])
+		}
+		s.head[i], s.where[s.n+i] = s.n+i, i
+	}
+	s.fresh = false
 }
 
 // restingValue is where a nonbasic variable with bounds [lo, up] and cost c
@@ -585,16 +674,24 @@ func (s *simplex) refactor(ctx context.Context) error {
 		s.rcount[i] = 0
 		free[i] = true
 	}
-	for _, v := range s.head {
-		if v >= n {
-			free[v-n] = false
-		} else {
-			structs = append(structs, v)
-			for _, e := range s.col(v) {
-				s.rcount[e.row]++
-			}
+	offer := func(v int) {
+		structs = append(structs, v)
+		for _, e := range s.col(v) {
+			s.rcount[e.row]++
 		}
 	}
+	for _, v := range s.head {
+		switch {
+		case v >= n:
+			free[v-n] = false
+		case v >= 0: // -1: a row whose logical crash took out
+			offer(v)
+		}
+	}
+	for _, v := range s.crashCols {
+		offer(v)
+	}
+	s.crashCols = s.crashCols[:0]
 	bump := slices.Clone(free)
 	slices.SortStableFunc(structs, func(a, b int) int { return len(s.col(a)) - len(s.col(b)) })
 	for i := range s.head {
@@ -1271,6 +1368,13 @@ func (s *simplex) startsFeasible(ctx context.Context) (bool, error) {
 	if !s.fresh {
 		if err := s.refactor(ctx); err != nil {
 			return false, err
+		}
+	}
+	if s.crashed {
+		s.crashed = false
+		if s.illConditioned() {
+			s.restartFromSlacks()
+			return false, nil
 		}
 	}
 	for _, j := range s.head {

@@ -124,6 +124,10 @@ type Solution struct {
 	// backend does not report it (Gonum).
 	Iterations int
 	Backend    Backend
+	// Basis is the basis an optimal pure-Go solve ended on (nil with other
+	// backends and other outcomes): another model's SetBasisHint takes it,
+	// its indices mapped.
+	Basis *Basis
 }
 
 // Value returns the primal value of v.

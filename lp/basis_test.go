@@ -1,0 +1,167 @@
+package lp
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestPropertyBasisHintFromOptimum: a model hinted with the basis its own
+// pure-Go solve ended on, and started at its point (SetStart, which puts
+// the nonbasic variables at the bounds they held), is solved again with no
+// iteration, to the same optimum.
+func TestPropertyBasisHintFromOptimum(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lp := genFeasibleLP().Draw(t, "lp")
+		set := &Settings{Backend: PureGo}
+		cold, err := Solve(context.Background(), lp.m, set)
+		if err != nil {
+			t.Fatalf("cold Solve() error = %v on a feasible bounded LP", err)
+		}
+		if cold.Basis == nil || len(cold.Basis.Vars) != len(cold.Basis.Tight) {
+			t.Fatalf("Basis = %+v: want as many basic variables as tight rows", cold.Basis)
+		}
+		m := lp.m.Clone()
+		m.SetBasisHint(*cold.Basis)
+		for j, x := range cold.X {
+			m.SetStart(Var(j), x)
+		}
+		warm, err := Solve(context.Background(), m, set)
+		if err != nil {
+			t.Fatalf("hinted Solve() error = %v", err)
+		}
+		if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
+			t.Fatalf("hinted objective %v, cold %v", warm.Objective, cold.Objective)
+		}
+		if warm.Iterations != 0 {
+			t.Fatalf("hinted with its own optimal basis %+v: %d iterations, want 0", *cold.Basis, warm.Iterations)
+		}
+	})
+}
+
+// TestPropertyBasisHintAnyBasis: whatever the hint (dependent columns,
+// names repeated, more columns than rows or fewer), the pure-Go simplex
+// reaches the optimum every backend agrees on, and reports infeasibility
+// where the model has no point.
+func TestPropertyBasisHintAnyBasis(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lp := genFeasibleLP().Draw(t, "lp")
+		m := lp.m.Clone()
+		if rapid.Bool().Draw(t, "infeasible") {
+			m.AddConstraint("out", []Term{{0, 1}}, GE, m.upper[0]+1)
+		}
+		var hint Basis
+		for range rapid.IntRange(0, m.NumVars()+1).Draw(t, "basic") {
+			hint.Vars = append(hint.Vars, Var(rapid.IntRange(0, m.NumVars()-1).Draw(t, "var")))
+		}
+		if m.NumRows() > 0 {
+			for range rapid.IntRange(0, m.NumRows()+1).Draw(t, "tight") {
+				hint.Tight = append(hint.Tight, Row(rapid.IntRange(0, m.NumRows()-1).Draw(t, "row")))
+			}
+		}
+		ref, refErr := Solve(context.Background(), m, &Settings{Backend: PureGo})
+		m.SetBasisHint(hint)
+		sol, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+		switch {
+		case errors.Is(refErr, ErrInfeasible):
+			if !errors.Is(err, ErrInfeasible) {
+				t.Fatalf("hint %+v: error %v on an infeasible model", hint, err)
+			}
+		case refErr != nil:
+			t.Fatalf("unhinted Solve() error = %v", refErr)
+		case err != nil:
+			t.Fatalf("hint %+v: Solve() error = %v", hint, err)
+		case math.Abs(sol.Objective-ref.Objective) > objTol*math.Max(1, math.Abs(ref.Objective)):
+			t.Fatalf("hint %+v: objective %v, unhinted %v", hint, sol.Objective, ref.Objective)
+		}
+	})
+}
+
+// TestBasisHintIncremental: an Incremental's first solve starts from the
+// hint of the model it was made from, and row generation goes on warm from
+// there; only the pure-Go simplex reports a basis.
+func TestBasisHintIncremental(t *testing.T) {
+	build := func() *Model {
+		m := NewModel(Maximize)
+		x := m.AddVar("x", 0, Inf, 3)
+		y := m.AddVar("y", 0, Inf, 2)
+		m.AddConstraint("a", []Term{{x, 1}, {y, 1}}, LE, 5)
+		m.AddConstraint("b", []Term{{x, 1}, {y, 3}}, LE, 9)
+		m.AddConstraint("c", []Term{{x, 1}}, LE, 4)
+		return m
+	}
+	cold, err := Solve(context.Background(), build(), &Settings{Backend: PureGo})
+	if err != nil || cold.Objective != 14 {
+		t.Fatalf("cold: objective %v (%v), want 14", cold.Objective, err)
+	}
+	m := build()
+	m.SetBasisHint(*cold.Basis)
+	in, err := NewIncremental(m, &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	sol, err := in.Solve(context.Background())
+	if err != nil || sol.Objective != 14 || sol.Iterations != 0 {
+		t.Fatalf("hinted: objective %v after %d iterations (%v), want 14 after 0", sol.Objective, sol.Iterations, err)
+	}
+	in.AddConstraint("d", []Term{{0, 1}, {1, 1}}, LE, 4)
+	if sol, err = in.Solve(context.Background()); err != nil || math.Abs(sol.Objective-12) > 1e-9 {
+		t.Fatalf("with row d: objective %v (%v), want 12", sol.Objective, err)
+	}
+	for _, b := range []Backend{CLP, Gonum} {
+		if sol, err := Solve(context.Background(), m, &Settings{Backend: b}); err == nil && sol.Basis != nil {
+			t.Errorf("%v: Basis %+v, want nil (only the pure-Go simplex reports one)", b, *sol.Basis)
+		}
+	}
+}
+
+// TestBasisHintSingular: a hint whose columns are linearly dependent is
+// dropped whole, so the solve takes the path it takes without one.
+func TestBasisHintSingular(t *testing.T) {
+	build := func() *Model {
+		m := NewModel(Maximize)
+		x := m.AddVar("x", 0, Inf, 3)
+		y := m.AddVar("y", 0, Inf, 2)
+		z := m.AddVar("z", 0, Inf, 1)
+		m.AddConstraint("a", []Term{{x, 1}, {y, 2}, {z, 1}}, LE, 5)
+		m.AddConstraint("b", []Term{{x, 2}, {y, 4}, {z, 1}}, LE, 9)
+		m.AddConstraint("c", []Term{{x, 1}, {z, 3}}, LE, 4)
+		return m
+	}
+	ref, err := Solve(context.Background(), build(), &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := build()
+	// x and y are dependent on rows a and b: (1, 2) and (2, 4).
+	m.SetBasisHint(Basis{Vars: []Var{0, 1}, Tight: []Row{0, 1}})
+	sol, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+	if err != nil || math.Abs(sol.Objective-ref.Objective) > 1e-9 || sol.Iterations != ref.Iterations {
+		t.Errorf("singular hint: objective %v after %d iterations (%v); without a hint %v after %d",
+			sol.Objective, sol.Iterations, err, ref.Objective, ref.Iterations)
+	}
+}
+
+// TestBasisHintMalformed: a hint naming a variable or row the model does
+// not have is a malformed model.
+func TestBasisHintMalformed(t *testing.T) {
+	for _, hint := range []Basis{
+		{Vars: []Var{2}},
+		{Vars: []Var{-1}},
+		{Tight: []Row{1}},
+		{Tight: []Row{-1}},
+	} {
+		m := NewModel(Minimize)
+		x := m.AddVar("x", 0, 1, 1)
+		m.AddVar("y", 0, 1, 1)
+		m.AddConstraint("a", []Term{{x, 1}}, GE, 0.5)
+		m.SetBasisHint(hint)
+		if _, err := Solve(context.Background(), m, nil); !errors.Is(err, ErrInvalidModel) {
+			t.Errorf("hint %+v: error %v, want ErrInvalidModel", hint, err)
+		}
+	}
+}
