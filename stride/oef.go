@@ -30,10 +30,12 @@ type OEFSettings struct {
 	// rounded share, as in OEF's placer.
 	NoWorkConservation bool
 	// WarmStart seeds each cooperative solve with the binding envy rows
-	// of the one before (alloc.OEFSettings.WarmRows), which the snapshot
-	// keeps: the shares stay exact, and a re-solve after a few jobs came,
-	// went or were measured again takes a fraction of a cold one on large
-	// noisy workloads (docs/benchmarks/oef.md). Off by default: where the
+	// of the one before (alloc.OEFSettings.WarmRows) and starts it from
+	// that solve's basis (alloc.OEFSettings.WarmBasis, with the pure-Go
+	// simplex), both of which the snapshot keeps: the shares stay exact,
+	// and a re-solve after a few jobs came, went or were measured again
+	// takes a fraction of a cold one on large noisy workloads
+	// (docs/benchmarks/oef.md). Off by default: where the
 	// optimum is not unique, a seeded solve may pick another optimal
 	// allocation than a cold one, and the recorded reproductions were
 	// made cold. Ignored in non-cooperative mode.
@@ -121,9 +123,10 @@ type oefState struct {
 	Since     map[alloc.JobID]int          `json:"waiting_since"`
 	Solved    bool                         `json:"solved"`
 	SolvedGen int                          `json:"solved_generation"`
-	// Warm holds the last cooperative solve's binding envy rows, with
-	// OEFSettings.WarmStart.
-	Warm []alloc.OEFEnvyRow `json:"warm_rows,omitempty"`
+	// Warm and WarmBasis hold the last cooperative solve's binding envy
+	// rows and basis, with OEFSettings.WarmStart.
+	Warm      []alloc.OEFEnvyRow `json:"warm_rows,omitempty"`
+	WarmBasis *alloc.OEFBasis    `json:"warm_basis,omitempty"`
 }
 
 // clone returns a deep copy, for a rollback.
@@ -136,6 +139,13 @@ func (s oefState) clone() oefState {
 	}
 	out.Since = maps.Clone(s.Since)
 	out.Warm = slices.Clone(s.Warm)
+	if s.WarmBasis != nil {
+		out.WarmBasis = &alloc.OEFBasis{
+			Shares: slices.Clone(s.WarmBasis.Shares),
+			Tight:  slices.Clone(s.WarmBasis.Tight),
+			Full:   slices.Clone(s.WarmBasis.Full),
+		}
+	}
 	return out
 }
 
@@ -241,7 +251,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		return false, nil
 	}
 	var ideal, tolerant map[alloc.TenantID][]float64
-	var warm []alloc.OEFEnvyRow
+	var warm alloc.OEFCertificate
 	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
 		if o.set.FallbackEnvyTolerance > 0 {
 			var exact bool
@@ -262,19 +272,23 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		}
 		return true, nil
 	}
-	st.Ideal, st.Warm = ideal, warm
+	st.Ideal, st.Warm, st.WarmBasis = ideal, warm.Binding, nil
+	if b := warm.Basis; len(b.Shares) > 0 {
+		st.WarmBasis = &b
+	}
 	st.Solved, st.SolvedGen = true, o.l.Generation()
 	return false, nil
 }
 
 // solve returns each tenant's ideal GPUs of each type, with WarmStart in
-// cooperative mode the binding envy rows of the solve, and whether the
-// solve was exact. A positive tol solves with that EnvyTolerance.
-func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID][]float64, warm []alloc.OEFEnvyRow, exact bool, err error) {
+// cooperative mode the solve's certificate (its binding envy rows and
+// basis start the next), and whether the solve was exact. A positive tol
+// solves with that EnvyTolerance.
+func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID][]float64, warm alloc.OEFCertificate, exact bool, err error) {
 	ideal = map[alloc.TenantID][]float64{}
 	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, func(id alloc.TenantID) alloc.Tenant { return alloc.Tenant{ID: id, Weight: 1} })
 	if err != nil || prob == nil {
-		return ideal, nil, true, err
+		return ideal, warm, true, err
 	}
 	pol := o.pol
 	pol.Caps, pol.JobTypes = nil, nil
@@ -302,6 +316,11 @@ func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID]
 		}
 		if o.set.WarmStart {
 			set.WarmRows = o.st.Warm
+			// The basis is of the exact classes, not of a tolerance's
+			// cells.
+			if o.st.WarmBasis != nil && tol == 0 {
+				set.WarmBasis = *o.st.WarmBasis
+			}
 		}
 		if tol > 0 {
 			set.EnvyTolerance = tol
@@ -311,14 +330,14 @@ func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID]
 		a, cert, err = pol.AllocateCertified(ctx, prob)
 		exact = !math.IsInf(cert.Bound, 1)
 		if o.set.WarmStart {
-			warm = cert.Binding
+			warm = cert
 		}
 	} else {
 		a, err = pol.Allocate(ctx, prob)
 		exact = pol.Mode == alloc.NonCooperative || pol.Settings == nil || pol.Settings.EnvyTolerance == 0
 	}
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+		return nil, alloc.OEFCertificate{}, false, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
 	}
 	n := len(o.l.Types())
 	for i, j := range in {

@@ -18,18 +18,22 @@ import (
 // 2,000 jobs of 20 types with 2% noise on every rate, so every row is
 // distinct) after one job departed and one arrived, which solves OEF
 // again: cold, and with OEFSettings.WarmStart, seeded by the binding rows
-// of the solve before; and with a 1 s Budget and a FallbackEnvyTolerance of 0.05, where
+// and the basis of the solve before, the oldest job departing or one drawn
+// at random (the oldest job anchors its pool's envy rows, so that the
+// basis left when it departs is singular and dropped); and with a 1 s Budget and a FallbackEnvyTolerance of 0.05, where
 // each round's exact solve is cut short and the tolerant shares stand
 // (the fraction of rounds marked Partial is reported).
 func BenchmarkOEFDecide(b *testing.B) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name string
-		set  stride.OEFSettings
+		name   string
+		set    stride.OEFSettings
+		random bool // the departing job is drawn at random, not the oldest
 	}{
-		{"cold", stride.OEFSettings{}},
-		{"warm", stride.OEFSettings{WarmStart: true}},
-		{"budget=1s/fallback-envy-tolerance=0.05", stride.OEFSettings{Budget: time.Second, FallbackEnvyTolerance: 0.05}},
+		{"cold", stride.OEFSettings{}, false},
+		{"warm", stride.OEFSettings{WarmStart: true}, false},
+		{"warm/departing=random", stride.OEFSettings{WarmStart: true}, true},
+		{"budget=1s/fallback-envy-tolerance=0.05", stride.OEFSettings{Budget: time.Second, FallbackEnvyTolerance: 0.05}, false},
 	} {
 		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", tc.name), func(b *testing.B) {
 			c, types, evs := testcases.RoundBench(2000)
@@ -47,7 +51,11 @@ func BenchmarkOEFDecide(b *testing.B) {
 			now, partial := 0.0, 0.0
 			for n := 0; b.Loop(); n++ {
 				now += stride.DefaultRound
-				old := s.Ledger().Jobs()[0]
+				jobs := s.Ledger().Jobs()
+				old := jobs[0]
+				if tc.random {
+					old = jobs[rng.IntN(len(jobs))]
+				}
 				rates := make([]float64, len(old.Rates))
 				for k, r := range old.Rates {
 					rates[k] = r * (1 + 0.02*(2*rng.Float64()-1))

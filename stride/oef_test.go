@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/testcases"
+	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -325,8 +327,9 @@ func TestOEFSchedulerEvents(t *testing.T) {
 
 // TestOEFWarmStart: with WarmStart, a cooperative scheduler whose jobs
 // come over several rounds and partly go decides every round, keeps the
-// warm rows in its snapshot (a restored scheduler's snapshot is the same),
-// and decides after a restore as the original does.
+// warm rows and, with the pure-Go simplex, the basis in its snapshot (a
+// restored scheduler's snapshot is the same), and decides after a restore
+// as the original does.
 func TestOEFWarmStart(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		oc := genOEFCase().Draw(rt, "case")
@@ -366,6 +369,9 @@ func TestOEFWarmStart(t *testing.T) {
 		}
 		if err := b.Restore(snap); err != nil {
 			rt.Fatal(err)
+		}
+		if lp.Default.Resolve() == lp.PureGo && !strings.Contains(string(snap), `"warm_basis"`) {
+			rt.Fatalf("snapshot without the basis:\n%s", snap)
 		}
 		if again, err := b.Snapshot(); err != nil || string(again) != string(snap) {
 			rt.Fatalf("restored snapshot differs (err %v):\n%s\n%s", err, snap, again)
