@@ -119,30 +119,37 @@ func TestBasisHintIncremental(t *testing.T) {
 	}
 }
 
-// TestBasisHintSingular: a hint whose columns are linearly dependent is
-// dropped whole, so the solve takes the path it takes without one.
+// TestBasisHintSingular: a hint whose columns are linearly dependent
+// leaves the dependent ones nonbasic, and one whose basis is nearly
+// singular is dropped whole, so that the solve takes the path it takes
+// without a hint; both reach the optimum.
 func TestBasisHintSingular(t *testing.T) {
-	build := func() *Model {
+	build := func(eps float64) *Model {
 		m := NewModel(Maximize)
 		x := m.AddVar("x", 0, Inf, 3)
 		y := m.AddVar("y", 0, Inf, 2)
 		z := m.AddVar("z", 0, Inf, 1)
-		m.AddConstraint("a", []Term{{x, 1}, {y, 2}, {z, 1}}, LE, 5)
-		m.AddConstraint("b", []Term{{x, 2}, {y, 4}, {z, 1}}, LE, 9)
+		m.AddConstraint("a", []Term{{x, 1}, {y, 1}, {z, 1}}, LE, 5)
+		m.AddConstraint("b", []Term{{x, 1}, {y, 1 + eps}, {z, 1}}, LE, 9)
 		m.AddConstraint("c", []Term{{x, 1}, {z, 3}}, LE, 4)
 		return m
 	}
-	ref, err := Solve(context.Background(), build(), &Settings{Backend: PureGo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := build()
-	// x and y are dependent on rows a and b: (1, 2) and (2, 4).
-	m.SetBasisHint(Basis{Vars: []Var{0, 1}, Tight: []Row{0, 1}})
-	sol, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
-	if err != nil || math.Abs(sol.Objective-ref.Objective) > 1e-9 || sol.Iterations != ref.Iterations {
-		t.Errorf("singular hint: objective %v after %d iterations (%v); without a hint %v after %d",
-			sol.Objective, sol.Iterations, err, ref.Objective, ref.Iterations)
+	for _, eps := range []float64{0, 1e-9} {
+		ref, err := Solve(context.Background(), build(eps), &Settings{Backend: PureGo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := build(eps)
+		// x and y are (nearly) dependent on rows a and b: (1, 1) and
+		// (1, 1+eps).
+		m.SetBasisHint(Basis{Vars: []Var{0, 1}, Tight: []Row{0, 1}})
+		sol, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+		if err != nil || math.Abs(sol.Objective-ref.Objective) > 1e-9 {
+			t.Errorf("eps %v: objective %v (%v), without a hint %v", eps, sol.Objective, err, ref.Objective)
+		}
+		if eps > 0 && sol.Iterations != ref.Iterations {
+			t.Errorf("eps %v: %d iterations, %d without a hint: the nearly singular hint was not dropped", eps, sol.Iterations, ref.Iterations)
+		}
 	}
 }
 

@@ -143,11 +143,12 @@ type Basis struct {
 // its logical. Nonbasic variables start where they would without the
 // hint: at the bound their cost favours, or at their SetStart value, which
 // is how a caller puts them back at the bounds they held; a tight row
-// holds at its bound nearer to its activity at that start. If b's
-// variables prove linearly dependent on those rows, or the basis they
-// make is ill-conditioned, the hint is dropped and the solve starts from
-// the slack basis: a basis mapped from another model can be singular
-// where that model's structure changed. A basis at or next to the optimum
+// holds at its bound nearer to its activity at that start. Variables that
+// prove linearly dependent stay nonbasic, their rows keeping their
+// logicals; if the basis made is ill-conditioned all the same, the hint is
+// dropped and the solve starts from the slack basis: a basis mapped from
+// another model can be nearly singular where that model's structure
+// changed, and the simplex can stall on it. A basis at or next to the optimum
 // saves most of a solve's iterations: cooperative OEF's re-solve of 2,000
 // noisy jobs took 3,778 iterations from the slack basis and 3 from its
 // previous optimum's (docs/benchmarks/oef.md). Any hint leaves the result

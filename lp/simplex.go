@@ -309,27 +309,32 @@ func (s *simplex) crash(b Basis) {
 	s.hinted, s.crashed = true, true
 }
 
-// crashMaxGrowth bounds ‖B⁻¹v‖∞, for a vector v of ±1, of a basis made
+// crashMaxGrowth bounds ‖B⁻¹v‖∞ (see illConditioned) of a basis made
 // from a hint (its entries scaled to about 1), beyond which startsFeasible
 // takes the basis for ill-conditioned and starts from the slack basis
-// instead. Cooperative OEF's optimal basis mapped to the model left after
-// a job departed proved singular when a pool's rows had hung on that job:
-// the refactorisation replaced a column, and from the basis left the
-// primal simplex stalled for minutes with basic values of 1e21. With
-// another job departed the mapped basis gave 6.5e3, and started the
-// re-solve at the new optimum.
+// instead. Cooperative OEF's optimal basis, mapped to the model left after
+// jobs departed, can lose the rows that tied a pool to a departed job:
+// the refactorisation then replaces the columns left without a pivot by
+// logicals, and the basis may be nearly singular. With 20 of the noisy
+// 2,000 jobs gone the estimate was 1e18; from a basis of that kind the
+// primal simplex stalled for minutes, its basic values reaching 1e21.
+// Where one job
+// departed, bases with columns replaced estimated 6e3 to 5e4 (one 5e7),
+// and starting from them took the scheduler's rounds from 0.70–0.79 s to
+// 0.50–0.57 s (docs/benchmarks/oef.md); the optimal bases of the same
+// models estimate 6e3 to 3e5.
 const crashMaxGrowth = 1e6
 
-// illConditioned reports whether the basis, just refactorised, proved
-// singular (a column was replaced by a logical) or amplifies a vector of
-// ±1 by more than crashMaxGrowth: a cheap lower bound on ‖B⁻¹‖∞.
+// illConditioned reports whether the basis, just refactorised, amplifies
+// a vector v of entries in ±[1, 2) by more than crashMaxGrowth: a cheap
+// lower bound on ‖B⁻¹‖∞. The entries differ from row to row (a golden-ratio
+// sequence, with signs from another), so that two nearly dependent columns
+// do not cancel as they would on equal entries.
 func (s *simplex) illConditioned() bool {
-	if s.repaired {
-		return true
-	}
 	v := s.w
 	for i := range v {
-		v[i] = float64(1 - 2*(i*7919%5&1))
+		_, f := math.Modf(float64(i) * 0.6180339887498949)
+		v[i] = float64(1-2*(i*7919%5&1)) * (1 + f)
 	}
 	s.ftran(v)
 	var big float64
