@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -321,6 +322,9 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 			cert.Binding = in.envyRows(p, cls, d.flows)
 			cert.Basis = in.jobBasis(p, cls, d.basis)
 		}
+	}
+	if stop := (*coopStop)(nil); errors.As(err, &stop) && !tolerant {
+		err = in.stopped(p, cls, stop)
 	}
 	if err != nil {
 		return nil, cert, fmt.Errorf("alloc: %s: %w", o.Name(), err)

@@ -3,6 +3,7 @@ package alloc
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/gpufair/gpufair/lp"
@@ -168,6 +169,9 @@ func (q *oefLP) jobTypeSeed(ctx context.Context, set *lp.Settings, l *capLadders
 	yu, d, err := u.coopRowGen(ctx, set)
 	if err != nil {
 		if ctx.Err() != nil {
+			if stop := (*coopStop)(nil); errors.As(err, &stop) {
+				err = stop.err // u's classes are job types, not q's
+			}
 			return nil, nil, err
 		}
 		near, err := q.neighbourEnvyRows(ctx, neighboursPerClass(len(q.count)), nil)

@@ -132,6 +132,10 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 		}
 		for cold := true; round < maxEnvyRounds; round, cold = round+1, false {
 			sol, err := solveEnvyModel(ctx, in, cold)
+			if err != nil && ctx.Err() != nil && sol != nil && sol.Basis != nil {
+				in.Close()
+				return nil, coopDual{}, &coopStop{rows: rows, basis: q.classBasisOf(sol.Basis, y, rows, ids), err: err}
+			}
 			if errors.Is(err, lp.ErrInfeasible) && cols.any() {
 				// The columns held at zero left the floors or envy rows
 				// out of reach: free them all (the full LP is feasible).

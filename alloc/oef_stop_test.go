@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/internal/stopctx"
+	"github.com/gpufair/gpufair/lp"
 )
 
 // TestOEFStoppedAnywhere stops cooperative OEF, exact and with an envy
@@ -38,6 +39,71 @@ func TestOEFStoppedAnywhere(t *testing.T) {
 			case n == checks && (err != nil || math.Abs(got.Throughput-want.Throughput) > 1e-9*want.Throughput):
 				t.Fatalf("ε = %v, not stopped: throughput %v, error %v; want %v", set.EnvyTolerance, got.Throughput, err, want.Throughput)
 			}
+		}
+	}
+}
+
+// TestOEFStoppedGoesOn: an exact cooperative solve stopped at any of its
+// context checks, and started again from what its error names
+// (OEFStopped's rows and basis, as WarmRows and WarmBasis), reaches the
+// optimum; with the pure-Go simplex, a stop inside an LP names a basis.
+// A solve stopped every few checks, each time going on from the last
+// stop, ends.
+func TestOEFStoppedGoesOn(t *testing.T) {
+	p := oefProblem(t, []float64{16, 28, 28, 28}, nil, oefNoisyJobs(200, 1))
+	pol := alloc.OEF{Mode: alloc.Cooperative}
+	_, want, err := pol.AllocateCertified(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
+	if _, _, err := pol.AllocateCertified(count, p); err != nil {
+		t.Fatal(err)
+	}
+	checks, named := math.MaxInt-count.N, 0
+	resume := func(stop *alloc.OEFStopped) alloc.OEF {
+		return alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: stop.Rows, WarmBasis: stop.Basis}}
+	}
+	for n := 0; n < checks; n += max(1, checks/40) {
+		_, _, err := pol.AllocateCertified(&stopctx.Countdown{Context: context.Background(), N: n}, p)
+		var stop *alloc.OEFStopped
+		if !errors.As(err, &stop) {
+			continue // stopped outside an LP
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("stopped at check %d: %v does not wrap context.Canceled", n, err)
+		}
+		if lp.Default.Resolve() == lp.PureGo && len(stop.Basis.Shares) > 0 {
+			named++
+		}
+		_, got, err := resume(stop).AllocateCertified(context.Background(), p)
+		if err != nil || math.Abs(got.Throughput-want.Throughput) > 1e-6*want.Throughput || got.Gap() > 1e-5 {
+			t.Fatalf("going on from check %d: throughput %v (gap %v, %v), want %v", n, got.Throughput, got.Gap(), err, want.Throughput)
+		}
+	}
+	if lp.Default.Resolve() == lp.PureGo && named == 0 {
+		t.Fatalf("no stop of %d checks named a basis", checks)
+	}
+	// Stopped every checks/8 checks, going on each time from the last stop
+	// inside an LP; a stop outside one (seeding the first LP) gets twice
+	// the checks the next time.
+	next, n := pol, max(1, checks/8)
+	for round := 0; ; round++ {
+		_, got, err := next.AllocateCertified(&stopctx.Countdown{Context: context.Background(), N: n}, p)
+		if err == nil {
+			if math.Abs(got.Throughput-want.Throughput) > 1e-6*want.Throughput {
+				t.Fatalf("after %d stops: throughput %v, want %v", round, got.Throughput, want.Throughput)
+			}
+			t.Logf("done after %d stops of at most %d of the %d checks of a cold solve", round, n, checks)
+			break
+		}
+		if round == 40 {
+			t.Fatalf("not done after %d stops (a cold solve makes %d checks)", round, checks)
+		}
+		if stop := (*alloc.OEFStopped)(nil); errors.As(err, &stop) {
+			next = resume(stop)
+		} else {
+			n *= 2
 		}
 	}
 }

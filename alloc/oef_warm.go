@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/topology"
@@ -33,6 +34,50 @@ type OEFBasis struct {
 type OEFShare struct {
 	Job  JobID            `json:"job"`
 	Type topology.GPUType `json:"type"`
+}
+
+// OEFStopped is the error of an exact cooperative solve that its context
+// stopped while the pure-Go simplex was solving one of its LPs: it names
+// by jobs the envy rows of that LP and the basis the simplex had reached.
+// Passed back as OEFSettings.WarmRows and WarmBasis to the next solve of
+// the same or a similar problem, they let that solve go on from there, so
+// that a solve stopped by a deadline every time still ends, over several
+// (stride.OEFSettings.WarmStart does so). It wraps the context's error.
+type OEFStopped struct {
+	Rows  []OEFEnvyRow
+	Basis OEFBasis
+	Err   error
+}
+
+// Error reports the stop and how far it had come.
+func (e *OEFStopped) Error() string {
+	return fmt.Sprintf("stopped with %d envy rows and a basis of %d shares: %v", len(e.Rows), len(e.Basis.Shares), e.Err)
+}
+
+// Unwrap returns the context's error, as the solver reported it.
+func (e *OEFStopped) Unwrap() error { return e.Err }
+
+// coopStop is OEFStopped by classes: the rows of the LP that the context
+// stopped, and its basis then.
+type coopStop struct {
+	rows  []envyPair
+	basis *classBasis
+	err   error
+}
+
+func (e *coopStop) Error() string { return e.err.Error() }
+func (e *coopStop) Unwrap() error { return e.err }
+
+// stopped names s by jobs (jobOf): its envy rows, without cap rows and
+// sharing floors, and its basis.
+func (in *oefInstance) stopped(p *Problem, cls rowClasses, s *coopStop) *OEFStopped {
+	out := &OEFStopped{Basis: in.jobBasis(p, cls, s.basis), Err: s.err}
+	for _, r := range s.rows {
+		if r[1] >= 0 {
+			out.Rows = append(out.Rows, OEFEnvyRow{Envier: in.jobOf(p, cls, r[0]), Envied: in.jobOf(p, cls, r[1])})
+		}
+	}
+	return out
 }
 
 // classBasis is an lp.Basis of a cooperative model (envyModel) by classes:

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/gpufair/gpufair/internal/stopctx"
 )
 
 // TestPropertyBasisHintFromOptimum: a model hinted with the basis its own
@@ -170,5 +172,51 @@ func TestBasisHintMalformed(t *testing.T) {
 		if _, err := Solve(context.Background(), m, nil); !errors.Is(err, ErrInvalidModel) {
 			t.Errorf("hint %+v: error %v, want ErrInvalidModel", hint, err)
 		}
+	}
+}
+
+// TestBasisHintResumesStoppedSolve: a pure-Go solve stopped by its
+// context reports the basis it had reached, and a copy of the model
+// hinted with it (and started at its point) goes on to the optimum.
+func TestBasisHintResumesStoppedSolve(t *testing.T) {
+	m, _ := newGavelInstance(256, 4, 2).maxMinModel(false)
+	want, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
+	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
+		t.Fatal(err)
+	}
+	checks, resumed := math.MaxInt-count.N, 0
+	for n := 0; n < checks; n += max(1, checks/20) {
+		in, err := NewIncremental(m, &Settings{Backend: PureGo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped, err := in.Solve(&stopctx.Countdown{Context: context.Background(), N: n})
+		in.Close()
+		if !errors.Is(err, context.Canceled) || stopped == nil || stopped.Basis == nil {
+			continue // stopped while loading, before a basis, or not at all
+		}
+		if b := stopped.Basis; len(b.Vars) != len(b.Tight) {
+			t.Fatalf("stopped at check %d: %d basic variables, %d tight rows", n, len(b.Vars), len(b.Tight))
+		}
+		next := m.Clone()
+		next.SetBasisHint(*stopped.Basis)
+		for j, x := range stopped.X {
+			next.SetStart(Var(j), x)
+		}
+		got, err := Solve(context.Background(), next, &Settings{Backend: PureGo})
+		if err != nil {
+			t.Fatalf("resumed from check %d: %v", n, err)
+		}
+		if math.Abs(got.Objective-want.Objective) > 1e-7*math.Max(1, math.Abs(want.Objective)) {
+			t.Fatalf("resumed from check %d: objective %v, want %v", n, got.Objective, want.Objective)
+		}
+		resumed++
+	}
+	if resumed == 0 {
+		t.Fatalf("no stop out of %d checks left a basis", checks)
 	}
 }

@@ -109,6 +109,7 @@ func (s *simplex) iterationLimit(set Settings) int {
 // undone.
 func (s *simplex) copySolution(sol *Solution) {
 	sol.X = append([]float64(nil), s.x[:s.n]...)
+	sol.Basis = s.basis()
 	if sol.Status != Optimal {
 		s.sc.unscale(sol)
 		return
@@ -117,7 +118,6 @@ func (s *simplex) copySolution(sol *Solution) {
 	for i, y := range s.y {
 		sol.RowDuals[s.rowOf(i)] = s.sense * y
 	}
-	sol.Basis = s.basis()
 	s.sc.unscale(sol)
 }
 

@@ -3,6 +3,7 @@ package stride
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -32,13 +33,14 @@ type OEFSettings struct {
 	// WarmStart seeds each cooperative solve with the binding envy rows
 	// of the one before (alloc.OEFSettings.WarmRows) and starts it from
 	// that solve's basis (alloc.OEFSettings.WarmBasis, with the pure-Go
-	// simplex), both of which the snapshot keeps: the shares stay exact,
-	// and a re-solve after a few jobs came, went or were measured again
-	// takes a fraction of a cold one on large noisy workloads
-	// (docs/benchmarks/oef.md). Off by default: where the
+	// simplex), or where the one before was cut short (Budget, Decide's
+	// ctx), with the rows and basis it had reached; the snapshot keeps
+	// them. The shares stay exact, and a re-solve after a few jobs came,
+	// went or were measured again takes a fraction of a cold one on large
+	// noisy workloads (docs/benchmarks/oef.md). Off by default: where the
 	// optimum is not unique, a seeded solve may pick another optimal
-	// allocation than a cold one, and the recorded reproductions were
-	// made cold. Ignored in non-cooperative mode.
+	// allocation than a cold one, and the recorded reproductions were made
+	// cold. Ignored in non-cooperative mode.
 	WarmStart bool
 	// FallbackEnvyTolerance ε in [0, 1), in cooperative mode, is the envy
 	// a solve settles for when the exact one does not end in time (Budget, or
@@ -49,9 +51,13 @@ type OEFSettings struct {
 	// then exactly with what is left. If the exact solve is cut short, the
 	// tolerant shares (envy at most ε, in the sense of EnvyTolerance)
 	// replace the previous ones, the decision is marked Partial, and the
-	// next Decide tries again: from cold, so a budget below the cold
-	// solve's time never gets the exact shares (bounding each round by
-	// Decide's ctx instead lets the caller give one round more time).
+	// next Decide tries again. With WarmStart it goes on from where the
+	// cut-short solve stopped (alloc.OEFStopped: its envy rows and, with
+	// the pure-Go simplex, its basis), so that the exact shares come after
+	// a few rounds even where the budget is below a cold solve's time;
+	// without, it starts cold each time, and then never ends (bounding
+	// each round by Decide's ctx instead lets the caller give one round
+	// more time).
 	// Where no two distinct rows are within ε the first solve is the
 	// exact one, and there is no second.
 	// Zero, the default, keeps the previous shares when a solve is cut
@@ -252,6 +258,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 	}
 	var ideal, tolerant map[alloc.TenantID][]float64
 	var warm alloc.OEFCertificate
+	var stop *alloc.OEFStopped
 	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
 		if o.set.FallbackEnvyTolerance > 0 {
 			var exact bool
@@ -261,6 +268,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 			}
 		}
 		ideal, warm, _, err = o.solve(ctx, 0)
+		errors.As(err, &stop)
 		return err
 	})
 	if err != nil {
@@ -269,6 +277,13 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 	if partial {
 		if tolerant != nil {
 			st.Ideal = tolerant // Solved stays false: the next Decide tries again
+		}
+		if stop != nil && o.set.WarmStart {
+			// The next solve goes on from where this one stopped.
+			st.Warm, st.WarmBasis = stop.Rows, nil
+			if b := stop.Basis; len(b.Shares) > 0 {
+				st.WarmBasis = &b
+			}
 		}
 		return true, nil
 	}

@@ -34,6 +34,7 @@ func BenchmarkOEFDecide(b *testing.B) {
 		{"warm", stride.OEFSettings{WarmStart: true}, false},
 		{"warm/departing=random", stride.OEFSettings{WarmStart: true}, true},
 		{"budget=1s/fallback-envy-tolerance=0.05", stride.OEFSettings{Budget: time.Second, FallbackEnvyTolerance: 0.05}, false},
+		{"budget=1s/fallback-envy-tolerance=0.05/warm/departing=random", stride.OEFSettings{Budget: time.Second, FallbackEnvyTolerance: 0.05, WarmStart: true}, true},
 	} {
 		b.Run(fmt.Sprintf("arrival/gpus=1000/jobs=2000/%s", tc.name), func(b *testing.B) {
 			c, types, evs := testcases.RoundBench(2000)

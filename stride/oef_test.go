@@ -534,3 +534,48 @@ func decideAlike(rt *rapid.T, a, b *stride.OEF, q int) {
 		rt.Fatalf("round %d after a restore mismatch (-original +restored):\n%s", q, diff)
 	}
 }
+
+// TestOEFWarmStartGoesOnWhenCutShort: with WarmStart, a Budget of a sixth
+// of a cold exact solve's time, and a fallback tolerance, the first round
+// is cut short and Partial, and each round after goes on from where the
+// one before stopped (alloc.OEFStopped), so that a round ends exact within
+// a few dozen; without WarmStart each round would start cold and be cut
+// short again. Only the pure-Go simplex reports the basis to go on from.
+func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
+	if lp.Default.Resolve() != lp.PureGo {
+		t.Skip("CLP reports no basis to go on from")
+	}
+	c, types, evs := testcases.RoundBench(600)
+	mk := func(set *stride.OEFSettings) *stride.OEF {
+		s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(evs...); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	start := time.Now()
+	if _, err := mk(nil).Decide(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	budget := max(20*time.Millisecond, time.Since(start)/6)
+	s := mk(&stride.OEFSettings{Budget: budget, WarmStart: true, FallbackEnvyTolerance: 0.05})
+	for round := 0; ; round++ {
+		d, err := s.Decide(context.Background(), float64(round))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 && !d.Partial {
+			t.Skipf("the exact solve ended within its budget of %v: the test needs it cut short", budget)
+		}
+		if !d.Partial {
+			t.Logf("exact after %d rounds of %v", round, budget)
+			break
+		}
+		if round == 60 {
+			t.Fatalf("still cut short after %d rounds of %v", round, budget)
+		}
+	}
+}
