@@ -22,15 +22,7 @@ func TestOEFStoppedAnywhere(t *testing.T) {
 	p := oefProblem(t, []float64{16, 28, 28, 28}, nil, oefNoisyJobs(200, 1))
 	for _, set := range []alloc.OEFSettings{{}, {EnvyTolerance: 0.05}} {
 		pol := alloc.OEF{Mode: alloc.Cooperative, Settings: &set}
-		_, want, err := pol.AllocateCertified(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
-		if _, _, err := pol.AllocateCertified(count, p); err != nil {
-			t.Fatal(err)
-		}
-		checks := math.MaxInt - count.N
+		want, checks := oefChecks(t, pol, p)
 		for n := 0; n <= checks; n += max(1, checks/50) {
 			_, got, err := pol.AllocateCertified(&stopctx.Countdown{Context: context.Background(), N: n}, p)
 			switch {
@@ -52,15 +44,8 @@ func TestOEFStoppedAnywhere(t *testing.T) {
 func TestOEFStoppedGoesOn(t *testing.T) {
 	p := oefProblem(t, []float64{16, 28, 28, 28}, nil, oefNoisyJobs(200, 1))
 	pol := alloc.OEF{Mode: alloc.Cooperative}
-	_, want, err := pol.AllocateCertified(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
-	if _, _, err := pol.AllocateCertified(count, p); err != nil {
-		t.Fatal(err)
-	}
-	checks, named := math.MaxInt-count.N, 0
+	want, checks := oefChecks(t, pol, p)
+	named := 0
 	resume := func(stop *alloc.OEFStopped) alloc.OEF {
 		return alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: stop.Rows, WarmBasis: stop.Basis}}
 	}
@@ -106,4 +91,19 @@ func TestOEFStoppedGoesOn(t *testing.T) {
 			n *= 2
 		}
 	}
+}
+
+// oefChecks returns pol's certificate for p, and how many context checks
+// that solve makes.
+func oefChecks(t *testing.T, pol alloc.OEF, p *alloc.Problem) (alloc.OEFCertificate, int) {
+	t.Helper()
+	_, want, err := pol.AllocateCertified(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
+	if _, _, err := pol.AllocateCertified(count, p); err != nil {
+		t.Fatal(err)
+	}
+	return want, math.MaxInt - count.N
 }

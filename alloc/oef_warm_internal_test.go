@@ -52,26 +52,7 @@ func TestWarmSeedNearRowsOnlyForUnnamedClasses(t *testing.T) {
 // orphans; rows between present jobs map as they are; rows within one
 // class and between departed jobs are dropped.
 func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
-	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	users := []Tenant{{ID: "u", Weight: 1}, {ID: "v", Weight: 1}}
-	jobs := []Job{
-		{ID: "a", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
-		{ID: "b", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 3, 4}},
-		{ID: "c", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 5, 6}},
-		{ID: "a2", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
-	}
-	p, err := NewJobProblem(c, users, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := newOEFInstance(p, OEF{Mode: Cooperative})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cls := groupRows(len(in.speed), in.classKey) // a and a2 share a class
+	p, in, cls := warmTestInstance(t)
 	rows := []OEFEnvyRow{
 		{"a", "gone"}, {"gone", "b"}, {"c", "gone"}, // rerouted
 		{"b", "c"},                    // kept
@@ -93,26 +74,7 @@ func TestWarmPairsReroutesDepartedJobs(t *testing.T) {
 // no longer has, and rows within one class; named back by jobs, it is the
 // basis given less those.
 func TestClassBasisFor(t *testing.T) {
-	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	users := []Tenant{{ID: "u", Weight: 1}, {ID: "v", Weight: 1}}
-	jobs := []Job{
-		{ID: "a", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
-		{ID: "b", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 3, 4}},
-		{ID: "c", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 5, 6}},
-		{ID: "a2", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
-	}
-	p, err := NewJobProblem(c, users, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := newOEFInstance(p, OEF{Mode: Cooperative})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cls := groupRows(len(in.speed), in.classKey) // a and a2 share a class
+	p, in, cls := warmTestInstance(t)
 	b := OEFBasis{
 		Shares: []OEFShare{{"a", "C"}, {"gone", "A"}, {"b", "B"}, {"c", "Z"}, {"a2", "C"}},
 		Tight:  []OEFEnvyRow{{"a", "b"}, {"b", "gone"}, {"a", "a2"}, {"c", "a2"}},
@@ -141,4 +103,31 @@ func TestClassBasisFor(t *testing.T) {
 	if in.classBasisFor(p, cls, OEFBasis{}) != nil {
 		t.Error("an empty basis gave a hint")
 	}
+}
+
+// warmTestInstance returns a problem of four jobs, a, b, c and a2, over
+// GPU types A, B and C, with its OEF instance and classes, in which a and
+// a2 share a class.
+func warmTestInstance(t *testing.T) (*Problem, *oefInstance, rowClasses) {
+	t.Helper()
+	c, err := NewCapacity([]topology.GPUType{"A", "B", "C"}, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := []Tenant{{ID: "u", Weight: 1}, {ID: "v", Weight: 1}}
+	jobs := []Job{
+		{ID: "a", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+		{ID: "b", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 3, 4}},
+		{ID: "c", Owner: "v", Gang: 1, Weight: 1, Rates: []float64{1, 5, 6}},
+		{ID: "a2", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+	}
+	p, err := NewJobProblem(c, users, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := newOEFInstance(p, OEF{Mode: Cooperative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, in, groupRows(len(in.speed), in.classKey)
 }

@@ -180,15 +180,8 @@ func TestBasisHintMalformed(t *testing.T) {
 // hinted with it (and started at its point) goes on to the optimum.
 func TestBasisHintResumesStoppedSolve(t *testing.T) {
 	m, _ := newGavelInstance(256, 4, 2).maxMinModel(false)
-	want, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
-	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
-		t.Fatal(err)
-	}
-	checks, resumed := math.MaxInt-count.N, 0
+	want, checks := pureGoChecks(t, m)
+	resumed := 0
 	for n := 0; n < checks; n += max(1, checks/20) {
 		in, err := NewIncremental(m, &Settings{Backend: PureGo})
 		if err != nil {

@@ -190,15 +190,7 @@ func TestPureGoDeadline(t *testing.T) {
 // panicked.
 func TestIncrementalStoppedAnywhere(t *testing.T) {
 	m, _ := newGavelInstance(512, 4, 2).maxMinModel(false)
-	want, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
-	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
-		t.Fatal(err)
-	}
-	checks := math.MaxInt - count.N
+	want, checks := pureGoChecks(t, m)
 	for n := 0; n < checks; n += max(1, checks/50) {
 		in, err := NewIncremental(m, &Settings{Backend: PureGo})
 		if err != nil {
@@ -216,4 +208,19 @@ func TestIncrementalStoppedAnywhere(t *testing.T) {
 			t.Fatalf("after a stop at check %d: objective %v, want %v", n, got.Objective, want.Objective)
 		}
 	}
+}
+
+// pureGoChecks returns m's optimum by the pure-Go simplex, and how many
+// context checks that solve makes.
+func pureGoChecks(t *testing.T, m *Model) (*Solution, int) {
+	t.Helper()
+	want, err := Solve(context.Background(), m, &Settings{Backend: PureGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
+	if _, err := Solve(count, m, &Settings{Backend: PureGo}); err != nil {
+		t.Fatal(err)
+	}
+	return want, math.MaxInt - count.N
 }
