@@ -236,10 +236,7 @@ func (q *oefLP) dualShortfall(d coopDual) [][]float64 {
 // bundle (envy then depends on the bundle only): O(C·B·K) for B bundles;
 // with caps, against every class: O(C²·K).
 func (q *oefLP) maxEnvy(ctx context.Context, y [][]float64) (float64, error) {
-	others := groupRows(len(y), func(c int) []float64 { return y[c] }).rep
-	if q.cap != nil {
-		others = identityClasses(len(y)).rep
-	}
+	others := q.envyTargets(y)
 	worst := math.Inf(-1)
 	for c, s := range q.s {
 		if err := checkEvery(ctx, c); err != nil {

@@ -288,6 +288,7 @@ func (q *oefLP) violatedEnvy(ctx context.Context, y [][]float64, skip map[envyPa
 		}
 	}
 	var worst, picked []envy
+	others := q.envyTargets(y)
 	for c, s := range q.s {
 		if err := checkEvery(ctx, c); err != nil {
 			return nil, err
@@ -305,7 +306,7 @@ func (q *oefLP) violatedEnvy(ctx context.Context, y [][]float64, skip map[envyPa
 				consider(d)
 			}
 		} else {
-			for d := range y {
+			for _, d := range others {
 				if d != c {
 					consider(d)
 				}
@@ -367,16 +368,29 @@ func mostEnvied(picked, worst []envy, n int, gap float64) []envy {
 	return picked
 }
 
+// envyTargets returns the classes that the envy scans compare each class
+// against: the first holder of each distinct bundle of y, as a class
+// envies every holder of a bundle alike; with caps every class, as its
+// envy scale differs from holder to holder (envyScale). At the noisy
+// 2,000 jobs' optimum, 445 to 578 distinct bundles among 2,000 classes.
+func (q *oefLP) envyTargets(y [][]float64) []int {
+	if q.cap != nil {
+		return identityClasses(len(y)).rep
+	}
+	return groupRows(len(y), func(c int) []float64 { return y[c] }).rep
+}
+
 // envyFree reports whether every class envies no other by more than tol
 // relative to max(1, own value): all C·(C-1) rows, in O(C²·K), with ctx
 // checked every ctxClasses classes (0.18 s at 4,096 classes × 10 types).
 func (q *oefLP) envyFree(ctx context.Context, y [][]float64, tol float64) (bool, error) {
+	others := q.envyTargets(y)
 	for c, s := range q.s {
 		if err := checkEvery(ctx, c); err != nil {
 			return false, err
 		}
 		own := dot(s, y[c])
-		for d := range y {
+		for _, d := range others {
 			if q.envyScale(c, d)*dot(s, y[d])-own > tol*max(1, own) {
 				return false, nil
 			}
