@@ -14,8 +14,8 @@ import (
 // OEFCertificate.Binding).
 
 // OEFBasis names by jobs the basis of the simplex method that an exact
-// cooperative solve's last LP ended on, with the pure-Go simplex (the
-// default backend; CLP and Gonum report none): the shares basic in it, the
+// cooperative solve's last LP ended on (the pure-Go simplex and CLP report
+// one, Gonum none): the shares basic in it, the
 // envy rows held tight (Binding and the degenerate ones), and the GPU
 // types whose capacity row is tight. Passed back as
 // OEFSettings.WarmBasis, with the Binding rows as WarmRows, it starts the
@@ -193,7 +193,8 @@ func (in *oefInstance) jobBasis(p *Problem, cls rowClasses, cb *classBasis) OEFB
 
 // classBasisFor maps b, named by jobs and GPU types, to the classes of cls
 // and p's GPU types, leaving out what names a job or type p no longer has,
-// and rows within one class. Nil for an empty b.
+// and rows within one class, and reports whether it left out any share or
+// row for a departed job. Nil for an empty b.
 //
 // A tight row against a departed job is dropped, not rerouted as
 // warmPairs reroutes rows: the departed job held no bundle of its own in
@@ -203,22 +204,23 @@ func (in *oefInstance) jobBasis(p *Problem, cls rowClasses, cb *classBasis) OEFB
 // the slack basis (Model.SetBasisHint). Where it held no pool together
 // (a job in the middle of the noisy instance's order), the rest of the
 // basis still starts the re-solve at its optimum.
-func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) *classBasis {
+func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) (cb *classBasis, departed bool) {
 	if len(b.Shares) == 0 && len(b.Tight) == 0 && len(b.Full) == 0 {
-		return nil
+		return nil, false
 	}
 	classOf := in.classOfJobs(p, cls)
 	typeOf := make(map[topology.GPUType]int, len(p.Capacity.Types))
 	for k, t := range p.Capacity.Types {
 		typeOf[t] = k
 	}
-	cb := &classBasis{}
+	cb = &classBasis{}
 	for _, s := range b.Shares {
 		c, ok1 := classOf[s.Job]
 		k, ok2 := typeOf[s.Type]
 		if ok1 && ok2 {
 			cb.cols = append(cb.cols, [2]int{c, k})
 		}
+		departed = departed || !ok1
 	}
 	for _, r := range b.Tight {
 		c, ok1 := classOf[r.Envier]
@@ -226,13 +228,14 @@ func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) *cl
 		if ok1 && ok2 && c != d {
 			cb.rows = append(cb.rows, envyPair{c, d})
 		}
+		departed = departed || !ok1 || !ok2
 	}
 	for _, t := range b.Full {
 		if k, ok := typeOf[t]; ok {
 			cb.types = append(cb.types, k)
 		}
 	}
-	return cb
+	return cb, departed
 }
 
 // warmPairs maps rows named by jobs to pairs of the classes of cls that

@@ -80,7 +80,10 @@ func TestClassBasisFor(t *testing.T) {
 		Tight:  []OEFEnvyRow{{"a", "b"}, {"b", "gone"}, {"a", "a2"}, {"c", "a2"}},
 		Full:   []topology.GPUType{"B", "Z", "C"},
 	}
-	cb := in.classBasisFor(p, cls, b)
+	cb, departed := in.classBasisFor(p, cls, b)
+	if !departed {
+		t.Error("a basis naming a departed job: departed false")
+	}
 	a, bb, cc := cls.of[0], cls.of[1], cls.of[2]
 	if want := [][2]int{{a, 2}, {bb, 1}, {a, 2}}; !slices.Equal(cb.cols, want) {
 		t.Errorf("columns %v, want %v", cb.cols, want)
@@ -100,8 +103,11 @@ func TestClassBasisFor(t *testing.T) {
 	if !slices.Equal(back.Shares, want.Shares) || !slices.Equal(back.Tight, want.Tight) || !slices.Equal(back.Full, want.Full) {
 		t.Errorf("named back: %+v, want %+v", back, want)
 	}
-	if in.classBasisFor(p, cls, OEFBasis{}) != nil {
+	if cb, _ := in.classBasisFor(p, cls, OEFBasis{}); cb != nil {
 		t.Error("an empty basis gave a hint")
+	}
+	if _, departed := in.classBasisFor(p, cls, back); departed {
+		t.Error("a basis naming present jobs only: departed true")
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair/alloc"
-	"github.com/gpufair/gpufair/lp"
 	"pgregory.net/rapid"
 )
 
@@ -16,9 +15,9 @@ import (
 // with rows that name unknown jobs or random pairs, and with or without
 // that solve's basis, mixed with shares that name unknown jobs or GPU
 // types, returns a certified result with the optimal throughput of a cold
-// solve. The basis a pure-Go solve reports names the problem's jobs, one
-// share for each tight row and full GPU type (more with caps, whose cap
-// rows and floors it leaves out).
+// solve. The basis a solve reports names the problem's jobs, one share
+// for each tight row and full GPU type (more with caps, whose cap rows
+// and floors it leaves out).
 func TestOEFWarmRowsExact(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCase(true).Draw(rt, "case")
@@ -35,15 +34,13 @@ func TestOEFWarmRowsExact(t *testing.T) {
 				rt.Fatalf("binding row %v names a job not in the problem", r)
 			}
 		}
-		if lp.Default.Resolve() == lp.PureGo {
-			b := first.Basis
-			if n := len(b.Tight) + len(b.Full); len(b.Shares) < n || !caps && len(b.Shares) != n {
-				rt.Fatalf("basis of %d shares, %d tight rows and %d full types", len(b.Shares), len(b.Tight), len(b.Full))
-			}
-			for _, s := range b.Shares {
-				if !slices.ContainsFunc(p.Jobs, func(j alloc.Job) bool { return j.ID == s.Job }) {
-					rt.Fatalf("basis share %v names a job not in the problem", s)
-				}
+		b := first.Basis
+		if n := len(b.Tight) + len(b.Full); len(b.Shares) < n || !caps && len(b.Shares) != n {
+			rt.Fatalf("basis of %d shares, %d tight rows and %d full types", len(b.Shares), len(b.Tight), len(b.Full))
+		}
+		for _, s := range b.Shares {
+			if !slices.ContainsFunc(p.Jobs, func(j alloc.Job) bool { return j.ID == s.Job }) {
+				rt.Fatalf("basis share %v names a job not in the problem", s)
 			}
 		}
 		// Redraw some users' rows, as a scheduler's next solve would see.

@@ -473,6 +473,70 @@ func (c *clpModel) run(ctx context.Context, set Settings, warm bool) (*Solution,
 	return lim.outcome(sol, status, int(C.Clp_secondaryStatus(c.p)), c.copySolution)
 }
 
+// hint sets CLP's status arrays to m's basis hint (Model.SetBasisHint)
+// and reports whether it had one, so that the first solve runs warm from
+// it. CLP needs as many basic variables as rows, so the hinted columns
+// and rows are paired in order, as far as both last; the hinted columns
+// are basic and the others at a finite bound, the hinted rows at a finite
+// bound and the others basic. CLP's factorisation replaces the columns of
+// a singular basis by slacks.
+func (c *clpModel) hint(m *Model) bool {
+	b := m.basis
+	basic := make([]bool, c.ncols)
+	tight := make([]bool, c.nclp)
+	var k int
+	for _, r := range b.Tight {
+		i := c.rowMap[r]
+		if i < 0 || tight[i] || math.IsInf(m.rowLo[r], -1) && math.IsInf(m.rowHi[r], 1) {
+			continue // empty, named twice, or free
+		}
+		for k < len(b.Vars) && basic[b.Vars[k]] {
+			k++
+		}
+		if k == len(b.Vars) {
+			break
+		}
+		basic[b.Vars[k]], tight[i] = true, true
+		k++
+	}
+	if k == 0 {
+		return false
+	}
+	for j := range c.ncols {
+		st := clpBasic
+		if !basic[j] {
+			st = nonbasicStatus(clpAtLower, m.lower[j], m.upper[j])
+		}
+		C.Clp_setColumnStatus(c.p, C.int(j), C.int(st))
+	}
+	for r, i := range c.rowMap {
+		if i >= 0 {
+			st := clpBasic
+			if tight[i] {
+				st = nonbasicStatus(clpAtLower, m.rowLo[r], m.rowHi[r])
+			}
+			C.Clp_setRowStatus(c.p, C.int(i), C.int(st))
+		}
+	}
+	return true
+}
+
+// basis returns CLP's basis by the model's indices.
+func (c *clpModel) basis() *Basis {
+	b := &Basis{}
+	for j := range c.ncols {
+		if C.Clp_getColumnStatus(c.p, C.int(j))&7 == clpBasic {
+			b.Vars = append(b.Vars, Var(j))
+		}
+	}
+	for r, i := range c.rowMap {
+		if i >= 0 && C.Clp_getRowStatus(c.p, C.int(i))&7 != clpBasic {
+			b.Tight = append(b.Tight, Row(r))
+		}
+	}
+	return b
+}
+
 // stopError is the error of a solve stopped because ctx is done.
 func stopError(ctx context.Context, iterations int) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -578,6 +642,7 @@ func (lim clpLimits) outcome(sol *Solution, status, secondary int, copySolution 
 // own sense.
 func (c *clpModel) copySolution(sol *Solution) {
 	defer c.sc.unscale(sol)
+	sol.Basis = c.basis()
 	sol.X = make([]float64, c.ncols)
 	if c.ncols > 0 {
 		for j, v := range unsafe.Slice(C.Clp_getColSolution(c.p), c.ncols) {
@@ -624,7 +689,7 @@ func solveCLPOnce(ctx context.Context, m *Model, set Settings) (*Solution, error
 		c.close()
 		return &Solution{Status: TimeLimit, Backend: CLP}, stopError(ctx, 0)
 	}
-	return c.runAbandonable(ctx, set, false, c.close)
+	return c.runAbandonable(ctx, set, c.hint(m), c.close)
 }
 
 // freeRays returns the columns that have no nonzero coefficient in any row

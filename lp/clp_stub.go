@@ -36,3 +36,5 @@ func solveCLP(context.Context, *Model, Settings) (*Solution, error) {
 }
 
 func (*clpModel) emptyRowInfeasible() bool { return false }
+
+func (*clpModel) hint(*Model) bool { return false }

@@ -208,6 +208,7 @@ func (in *Incremental) Solve(ctx context.Context) (*Solution, error) {
 		in.clp = c
 		in.loaded = len(in.m.rows)
 		in.cleanup = runtime.AddCleanup(in, func(c *clpModel) { c.close() }, in.clp)
+		in.warm = c.hint(in.m)
 	} else {
 		if in.bounded {
 			if err := in.clp.setBounds(in.m, in.loaded); err != nil {

@@ -153,8 +153,10 @@ type Basis struct {
 // noisy jobs took 3,778 iterations from the slack basis and 3 from its
 // previous optimum's (docs/benchmarks/oef.md). Any hint leaves the result
 // optimal; a poor one costs iterations only. It applies to the model's
-// first pure-Go solve (an Incremental's first Solve); CLP and gonum ignore
-// it. A variable or row the model does not have is a malformed input; a
+// first solve (an Incremental's first Solve). CLP takes it as its starting
+// statuses, pairing columns and rows in order, without the check of
+// conditioning, and its first solve then runs warm, without presolve;
+// gonum ignores it. A variable or row the model does not have is a malformed input; a
 // later call replaces the hint.
 func (m *Model) SetBasisHint(b Basis) {
 	for _, v := range b.Vars {

@@ -124,10 +124,10 @@ type Solution struct {
 	// backend does not report it (Gonum).
 	Iterations int
 	Backend    Backend
-	// Basis is the basis a pure-Go solve ended on: optimal, or where the
-	// solve stopped (its context, the iteration limit), the basis it had
-	// reached, from which a hinted solve of the model goes on. Nil with
-	// other backends and outcomes. Another model's SetBasisHint takes it,
+	// Basis is the basis a pure-Go or CLP solve ended on: optimal, or
+	// where a pure-Go solve stopped (its context, the iteration limit),
+	// the basis it had reached, from which a hinted solve of the model
+	// goes on. Nil with Gonum and other outcomes. Another model's SetBasisHint takes it,
 	// its indices mapped.
 	Basis *Basis
 }

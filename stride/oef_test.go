@@ -543,7 +543,7 @@ func decideAlike(rt *rapid.T, a, b *stride.OEF, q int) {
 // short again. Only the pure-Go simplex reports the basis to go on from.
 func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 	if lp.Default.Resolve() != lp.PureGo {
-		t.Skip("CLP reports no basis to go on from")
+		t.Skip("CLP reports no basis for a stopped solve to go on from")
 	}
 	c, types, evs := testcases.RoundBench(600)
 	mk := func(set *stride.OEFSettings) *stride.OEF {
