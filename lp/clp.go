@@ -521,16 +521,22 @@ func (c *clpModel) hint(m *Model) bool {
 	return true
 }
 
-// basis returns CLP's basis by the model's indices.
+// basis returns CLP's basis by the model's indices, read from its status
+// array (columns, then rows) in one call rather than one a variable.
 func (c *clpModel) basis() *Basis {
 	b := &Basis{}
+	p := C.Clp_statusArray(c.p)
+	if p == nil {
+		return b
+	}
+	st := unsafe.Slice(p, c.ncols+c.nclp)
 	for j := range c.ncols {
-		if C.Clp_getColumnStatus(c.p, C.int(j))&7 == clpBasic {
+		if st[j]&7 == clpBasic {
 			b.Vars = append(b.Vars, Var(j))
 		}
 	}
 	for r, i := range c.rowMap {
-		if i >= 0 && C.Clp_getRowStatus(c.p, C.int(i))&7 != clpBasic {
+		if i >= 0 && st[c.ncols+i]&7 != clpBasic {
 			b.Tight = append(b.Tight, Row(r))
 		}
 	}
