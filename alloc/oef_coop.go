@@ -252,7 +252,8 @@ func withPresolve(set *lp.Settings) *lp.Settings {
 // violatedEnvy returns the envy rows to add: for each class c, in class
 // order, one row (c, d) per distinct bundle that c envies by more than
 // envyTol (at most envyBundlesPerClass, the most envied first), against
-// the lowest-numbered class d holding it, each followed by its reverse
+// one class d holding it (without caps the last: envyTargets), each
+// followed by its reverse
 // (d, c); rows in skip, or already chosen, are left out, and with caps
 // every row outside lad's basis (capLadders.impliedEnvy: the rest follow
 // from it). Bundles are told apart by c's value of them. With caps and
@@ -369,15 +370,30 @@ func mostEnvied(picked, worst []envy, n int, gap float64) []envy {
 }
 
 // envyTargets returns the classes that the envy scans compare each class
-// against: the first holder of each distinct bundle of y, as a class
-// envies every holder of a bundle alike; with caps every class, as its
-// envy scale differs from holder to holder (envyScale). At the noisy
-// 2,000 jobs' optimum, 445 to 578 distinct bundles among 2,000 classes.
+// against: the last (highest-numbered) holder of each distinct bundle of
+// y, as a class envies every holder of a bundle alike; with caps every
+// class, as its envy scale differs from holder to holder (envyScale). At
+// the noisy 2,000 jobs' optimum, 445 to 578 distinct bundles among 2,000
+// classes.
+//
+// Why the last holder: violatedEnvy adds its rows against it, so a pool's
+// rows hang on that class, and on the noisy 2,000 jobs the exact solve
+// took 8.2–8.9 s with the last holder against 11.8–12.2 s with the first
+// (alternated). A scheduler's re-solve whose basis (OEFSettings.WarmBasis)
+// loses the job a pool's rows hang on starts far from the optimum; with
+// the last holder that is rarely an old job, and rounds with a job drawn
+// at random departing took 0.17–0.19 s against 0.31–0.40 s, but rounds
+// in which the oldest job departs 0.67–0.79 s against 0.46–0.53 s
+// (docs/benchmarks/oef.md).
 func (q *oefLP) envyTargets(y [][]float64) []int {
 	if q.cap != nil {
 		return identityClasses(len(y)).rep
 	}
-	return groupRows(len(y), func(c int) []float64 { return y[c] }).rep
+	g := groupRows(len(y), func(c int) []float64 { return y[c] })
+	for c, k := range g.of {
+		g.rep[k] = c // the last holder
+	}
+	return g.rep
 }
 
 // envyFree reports whether every class envies no other by more than tol
