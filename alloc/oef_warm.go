@@ -15,9 +15,9 @@ import (
 
 // OEFBasis names by jobs the basis of the simplex method that an exact
 // cooperative solve's last LP ended on (the pure-Go simplex and CLP report
-// one, Gonum none): the shares basic in it, the
-// envy rows held tight (Binding and the degenerate ones), and the GPU
-// types whose capacity row is tight. Passed back as
+// one, Gonum none): the shares basic in it, the envy rows held tight
+// (Binding and the degenerate ones), and the GPU types whose capacity row
+// is tight. Passed back as
 // OEFSettings.WarmBasis, with the Binding rows as WarmRows, it starts the
 // next solve of a similar problem at or next to its optimum: on 2,000 noisy
 // jobs (docs/benchmarks/oef.md) a re-solve of the same jobs took 3 pivots
@@ -37,8 +37,9 @@ type OEFShare struct {
 }
 
 // OEFStopped is the error of an exact cooperative solve that its context
-// stopped while the pure-Go simplex was solving one of its LPs: it names
-// by jobs the envy rows of that LP and the basis the simplex had reached.
+// stopped while the pure-Go simplex was solving one of its LPs, or between
+// one and the next: it names by jobs the envy rows of that LP and the
+// basis the simplex had reached.
 // Passed back as OEFSettings.WarmRows and WarmBasis to the next solve of
 // the same or a similar problem, they let that solve go on from there, so
 // that a solve stopped by a deadline every time still ends, over several
@@ -68,13 +69,24 @@ type coopStop struct {
 func (e *coopStop) Error() string { return e.err.Error() }
 func (e *coopStop) Unwrap() error { return e.err }
 
+// stopAt returns err, a stop by the context, as a coopStop that names the
+// rows of the model (bundle columns y, rows[i] at ids[i]) and the basis of
+// sol, the LP the context stopped or the last one solved before it, where
+// sol has one; else err as it is.
+func (q *oefLP) stopAt(err error, sol *lp.Solution, y lp.Grid, rows []envyPair, ids []lp.Row) error {
+	if sol == nil || sol.Basis == nil {
+		return err
+	}
+	return &coopStop{rows: rows, basis: q.classBasisOf(sol.Basis, y, rows, ids), err: err}
+}
+
 // stopped names s by jobs (jobOf): its envy rows, without cap rows and
 // sharing floors, and its basis.
 func (in *oefInstance) stopped(p *Problem, cls rowClasses, s *coopStop) *OEFStopped {
 	out := &OEFStopped{Basis: in.jobBasis(p, cls, s.basis), Err: s.err}
 	for _, r := range s.rows {
 		if r[1] >= 0 {
-			out.Rows = append(out.Rows, OEFEnvyRow{Envier: in.jobOf(p, cls, r[0]), Envied: in.jobOf(p, cls, r[1])})
+			out.Rows = append(out.Rows, in.jobRow(p, cls, r[0], r[1]))
 		}
 	}
 	return out
@@ -148,6 +160,11 @@ func (in *oefInstance) jobOf(p *Problem, cls rowClasses, c int) JobID {
 	return p.Jobs[in.jobs[cls.rep[c]][0]].ID
 }
 
+// jobRow names class c's envy row against class d of cls by jobs (jobOf).
+func (in *oefInstance) jobRow(p *Problem, cls rowClasses, c, d int) OEFEnvyRow {
+	return OEFEnvyRow{Envier: in.jobOf(p, cls, c), Envied: in.jobOf(p, cls, d)}
+}
+
 // classOfJobs maps every job of p to its class in cls.
 func (in *oefInstance) classOfJobs(p *Problem, cls rowClasses) map[JobID]int {
 	classOf := make(map[JobID]int, len(p.Jobs))
@@ -166,7 +183,7 @@ func (in *oefInstance) envyRows(p *Problem, cls rowClasses, flows []envyFlow) []
 	var rows []OEFEnvyRow
 	for _, f := range flows {
 		if f.v > 0 {
-			rows = append(rows, OEFEnvyRow{Envier: in.jobOf(p, cls, f.c), Envied: in.jobOf(p, cls, f.d)})
+			rows = append(rows, in.jobRow(p, cls, f.c, f.d))
 		}
 	}
 	return rows
@@ -183,7 +200,7 @@ func (in *oefInstance) jobBasis(p *Problem, cls rowClasses, cb *classBasis) OEFB
 		b.Shares = append(b.Shares, OEFShare{Job: in.jobOf(p, cls, c[0]), Type: p.Capacity.Types[c[1]]})
 	}
 	for _, r := range cb.rows {
-		b.Tight = append(b.Tight, OEFEnvyRow{Envier: in.jobOf(p, cls, r[0]), Envied: in.jobOf(p, cls, r[1])})
+		b.Tight = append(b.Tight, in.jobRow(p, cls, r[0], r[1]))
 	}
 	for _, k := range cb.types {
 		b.Full = append(b.Full, p.Capacity.Types[k])

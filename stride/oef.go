@@ -135,6 +135,15 @@ type oefState struct {
 	WarmBasis *alloc.OEFBasis    `json:"warm_basis,omitempty"`
 }
 
+// keepWarm keeps rows and basis b for the next cooperative solve
+// (OEFSettings.WarmStart); a basis without shares is none.
+func (s *oefState) keepWarm(rows []alloc.OEFEnvyRow, b alloc.OEFBasis) {
+	s.Warm, s.WarmBasis = rows, nil
+	if len(b.Shares) > 0 {
+		s.WarmBasis = &b
+	}
+}
+
 // clone returns a deep copy, for a rollback.
 func (s oefState) clone() oefState {
 	out := s
@@ -280,17 +289,12 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		}
 		if stop != nil && o.set.WarmStart {
 			// The next solve goes on from where this one stopped.
-			st.Warm, st.WarmBasis = stop.Rows, nil
-			if b := stop.Basis; len(b.Shares) > 0 {
-				st.WarmBasis = &b
-			}
+			st.keepWarm(stop.Rows, stop.Basis)
 		}
 		return true, nil
 	}
-	st.Ideal, st.Warm, st.WarmBasis = ideal, warm.Binding, nil
-	if b := warm.Basis; len(b.Shares) > 0 {
-		st.WarmBasis = &b
-	}
+	st.Ideal = ideal
+	st.keepWarm(warm.Binding, warm.Basis)
 	st.Solved, st.SolvedGen = true, o.l.Generation()
 	return false, nil
 }
