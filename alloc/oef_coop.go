@@ -132,9 +132,9 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 		}
 		for cold := true; round < maxEnvyRounds; round, cold = round+1, false {
 			sol, err := solveEnvyModel(ctx, in, cold)
-			if err != nil && ctx.Err() != nil && sol != nil && sol.Basis != nil {
+			if err != nil && ctx.Err() != nil {
 				in.Close()
-				return nil, coopDual{}, &coopStop{rows: rows, basis: q.classBasisOf(sol.Basis, y, rows, ids), err: err}
+				return nil, coopDual{}, q.stopAt(err, sol, y, rows, ids)
 			}
 			if errors.Is(err, lp.ErrInfeasible) && cols.any() {
 				// The columns held at zero left the floors or envy rows
@@ -149,8 +149,10 @@ func (q *oefLP) coopRowGen(ctx context.Context, set *lp.Settings) ([][]float64, 
 			x := y.Values(sol)
 			envious, err := q.violatedEnvy(ctx, x, inModel, gonum, lean, lad)
 			if err != nil {
+				// Stopped after sol: its basis, optimal for rows, is where
+				// a later solve goes on from.
 				in.Close()
-				return nil, coopDual{}, err
+				return nil, coopDual{}, q.stopAt(err, sol, y, rows, ids)
 			}
 			add := append(q.violatedSides(x, inModel), envious...)
 			var free [][2]int
