@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/stopctx"
 	"github.com/gpufair/gpufair/internal/testcases"
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/round"
@@ -535,19 +536,25 @@ func decideAlike(rt *rapid.T, a, b *stride.OEF, q int) {
 	}
 }
 
-// TestOEFWarmStartGoesOnWhenCutShort: with WarmStart, a Budget of a sixth
-// of a cold exact solve's time, and a fallback tolerance, the first round
-// is cut short and Partial, and each round after goes on from where the
-// one before stopped (alloc.OEFStopped), so that a round ends exact within
-// a few dozen; without WarmStart each round would start cold and be cut
-// short again. Only the pure-Go simplex reports the basis to go on from.
+// TestOEFWarmStartGoesOnWhenCutShort: with WarmStart and a fallback
+// tolerance, rounds each stopped after a third of the context checks of a
+// cold exact solve are Partial at first, and each goes on from where the
+// one before stopped (alloc.OEFStopped), so that a round ends exact; without
+// WarmStart each round would start cold and be cut short again. The stops
+// are counted checks, not a clock, so that the rounds are the same on a
+// loaded machine: a wall-clock Budget of a sixth of the cold time needed
+// 7 to 31 rounds, and over 60 with another test running beside it. With a
+// quarter or a sixth of the checks a round, the rounds do not end within
+// 60 (a limit: what a round carries over does not yet cover every place a
+// stop can land). Only the pure-Go simplex reports the basis to go on
+// from.
 func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 	if lp.Default.Resolve() != lp.PureGo {
 		t.Skip("CLP reports no basis for a stopped solve to go on from")
 	}
 	c, types, evs := testcases.RoundBench(600)
-	mk := func(set *stride.OEFSettings) *stride.OEF {
-		s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, set)
+	mk := func() *stride.OEF {
+		s, err := stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, c, types, &stride.OEFSettings{WarmStart: true, FallbackEnvyTolerance: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -556,26 +563,26 @@ func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 		}
 		return s
 	}
-	start := time.Now()
-	if _, err := mk(nil).Decide(context.Background(), 0); err != nil {
-		t.Fatal(err)
+	count := &stopctx.Countdown{Context: context.Background(), N: math.MaxInt}
+	if d, err := mk().Decide(count, 0); err != nil || d.Partial {
+		t.Fatalf("uncut: partial %v, %v", d != nil && d.Partial, err)
 	}
-	budget := max(20*time.Millisecond, time.Since(start)/6)
-	s := mk(&stride.OEFSettings{Budget: budget, WarmStart: true, FallbackEnvyTolerance: 0.05})
+	checks := math.MaxInt - count.N
+	s := mk()
 	for round := 0; ; round++ {
-		d, err := s.Decide(context.Background(), float64(round))
+		d, err := s.Decide(&stopctx.Countdown{Context: context.Background(), N: checks / 3}, float64(round))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if round == 0 && !d.Partial {
-			t.Skipf("the exact solve ended within its budget of %v: the test needs it cut short", budget)
+			t.Fatalf("round 0 ended exact within %d of a cold solve's %d checks", checks/3, checks)
 		}
 		if !d.Partial {
-			t.Logf("exact after %d rounds of %v", round, budget)
+			t.Logf("exact after %d rounds of %d checks (a cold solve makes %d)", round, checks/3, checks)
 			break
 		}
 		if round == 60 {
-			t.Fatalf("still cut short after %d rounds of %v", round, budget)
+			t.Fatalf("still cut short after %d rounds of %d checks", round, checks/3)
 		}
 	}
 }
