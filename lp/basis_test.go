@@ -223,3 +223,33 @@ func TestBasisHintResumesStoppedSolve(t *testing.T) {
 		t.Fatalf("no stop out of %d checks left a basis", checks)
 	}
 }
+
+// TestBasisHintGoesOnOverStops stops a solve again and again, each run
+// hinted with the basis the run before it stopped at, as a scheduler
+// whose every round is cut short goes on (alloc.OEFStopped): the runs
+// must end, at the optimum.
+func TestBasisHintGoesOnOverStops(t *testing.T) {
+	m, _ := newGavelInstance(256, 4, 2).maxMinModel(false)
+	want, checks := pureGoChecks(t, m)
+	for _, share := range []int{3, 4, 6} {
+		next := m.Clone()
+		for run := 0; ; run++ {
+			if run == 60 {
+				t.Fatalf("runs of %d of a cold solve's %d checks: no end after %d", checks/share, checks, run)
+			}
+			got, err := Solve(&stopctx.Countdown{Context: context.Background(), N: checks / share}, next, &Settings{Backend: PureGo})
+			if err == nil {
+				if math.Abs(got.Objective-want.Objective) > 1e-7*math.Max(1, math.Abs(want.Objective)) {
+					t.Fatalf("runs of %d checks: objective %v after %d, want %v", checks/share, got.Objective, run, want.Objective)
+				}
+				t.Logf("runs of %d of %d checks: optimal after %d stops", checks/share, checks, run)
+				break
+			}
+			if !errors.Is(err, context.Canceled) || got == nil || got.Basis == nil {
+				t.Fatalf("run %d of %d checks: %v, basis %v", run, checks/share, err, got != nil && got.Basis != nil)
+			}
+			next = m.Clone()
+			next.SetBasisHint(*got.Basis)
+		}
+	}
+}
