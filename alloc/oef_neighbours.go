@@ -42,7 +42,11 @@ func (q *oefLP) seedEnvyRows(ctx context.Context, set *lp.Settings, lad *capLadd
 	}
 	cell, err := q.cellSeedRows(ctx, set)
 	if err != nil {
-		return nil, nil, err
+		// Stopped while the cells were solved. The near rows are a seed a
+		// later solve can go on from (OEFStopped); without them, a solve
+		// stopped here every time (a scheduler's round whose budget ends
+		// before the first LP) would start over every time and never end.
+		return nil, nil, &coopStop{rows: appendNew(rows, near), err: err}
 	}
 	return appendNew(rows, append(near, cell...)), nil, nil
 }

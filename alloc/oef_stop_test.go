@@ -45,7 +45,7 @@ func TestOEFStoppedGoesOn(t *testing.T) {
 	p := oefProblem(t, []float64{16, 28, 28, 28}, nil, oefNoisyJobs(200, 1))
 	pol := alloc.OEF{Mode: alloc.Cooperative}
 	want, checks := oefChecks(t, pol, p)
-	named := 0
+	named, seeded := 0, 0
 	resume := func(stop *alloc.OEFStopped) alloc.OEF {
 		return alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: stop.Rows, WarmBasis: stop.Basis}}
 	}
@@ -53,13 +53,16 @@ func TestOEFStoppedGoesOn(t *testing.T) {
 		_, _, err := pol.AllocateCertified(&stopctx.Countdown{Context: context.Background(), N: n}, p)
 		var stop *alloc.OEFStopped
 		if !errors.As(err, &stop) {
-			continue // stopped outside an LP
+			continue // stopped before the near-neighbour rows were found
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("stopped at check %d: %v does not wrap context.Canceled", n, err)
 		}
 		if lp.Default.Resolve() == lp.PureGo && len(stop.Basis.Shares) > 0 {
 			named++
+		}
+		if len(stop.Basis.Shares) == 0 && len(stop.Rows) > 0 {
+			seeded++ // stopped while the cells that seed the first LP were solved
 		}
 		_, got, err := resume(stop).AllocateCertified(context.Background(), p)
 		if err != nil || math.Abs(got.Throughput-want.Throughput) > 1e-6*want.Throughput || got.Gap() > 1e-5 {
@@ -68,6 +71,9 @@ func TestOEFStoppedGoesOn(t *testing.T) {
 	}
 	if lp.Default.Resolve() == lp.PureGo && named == 0 {
 		t.Fatalf("no stop of %d checks named a basis", checks)
+	}
+	if seeded == 0 {
+		t.Fatalf("no stop of %d checks named the seed rows alone", checks)
 	}
 	// Stopped every checks/8 checks, going on each time from the last stop
 	// inside an LP; a stop outside one (seeding the first LP) gets twice

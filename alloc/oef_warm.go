@@ -39,7 +39,9 @@ type OEFShare struct {
 // OEFStopped is the error of an exact cooperative solve that its context
 // stopped while the pure-Go simplex was solving one of its LPs, or between
 // one and the next: it names by jobs the envy rows of that LP and the
-// basis the simplex had reached.
+// basis the simplex had reached. Stopped earlier, while it solved the
+// coarser cells that seed its first LP, it names the near-neighbour rows
+// of that seed and no basis.
 // Passed back as OEFSettings.WarmRows and WarmBasis to the next solve of
 // the same or a similar problem, they let that solve go on from there, so
 // that a solve stopped by a deadline every time still ends, over several

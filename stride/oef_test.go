@@ -570,19 +570,19 @@ func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 	checks := math.MaxInt - count.N
 	s := mk()
 	for round := 0; ; round++ {
-		d, err := s.Decide(&stopctx.Countdown{Context: context.Background(), N: checks / 3}, float64(round))
+		d, err := s.Decide(&stopctx.Countdown{Context: context.Background(), N: checks / 4}, float64(round))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if round == 0 && !d.Partial {
-			t.Fatalf("round 0 ended exact within %d of a cold solve's %d checks", checks/3, checks)
+			t.Fatalf("round 0 ended exact within %d of a cold solve's %d checks", checks/4, checks)
 		}
 		if !d.Partial {
-			t.Logf("exact after %d rounds of %d checks (a cold solve makes %d)", round, checks/3, checks)
+			t.Logf("exact after %d rounds of %d checks (a cold solve makes %d)", round, checks/4, checks)
 			break
 		}
 		if round == 60 {
-			t.Fatalf("still cut short after %d rounds of %d checks", round, checks/3)
+			t.Fatalf("still cut short after %d rounds of %d checks", round, checks/4)
 		}
 	}
 }
