@@ -151,7 +151,10 @@ type Basis struct {
 // changed, and the simplex can stall on it. A basis at or next to the optimum
 // saves most of a solve's iterations: cooperative OEF's re-solve of 2,000
 // noisy jobs took 3,778 iterations from the slack basis and 3 from its
-// previous optimum's (docs/benchmarks/oef.md). Any hint leaves the result
+// previous optimum's (docs/benchmarks/oef.md). The solve starts from the
+// hinted basis in the dual phase, as from the slack basis, so that a solve
+// stopped and resumed from its Basis again and again goes on to the end.
+// Any hint leaves the result
 // optimal; a poor one costs iterations only. It applies to the model's
 // first solve (an Incremental's first Solve). CLP takes it as its starting
 // statuses, pairing columns and rows in order, without the check of
