@@ -1379,12 +1379,14 @@ func (s *simplex) startsFeasible(ctx context.Context) (bool, error) {
 		// A basis from SetBasisHint goes to the dual phase even where it
 		// is primal feasible. Such a basis is often one a stopped solve
 		// reached (alloc.OEFStopped), and a run stopped in turn goes on
-		// from its basis again: the dual phase's objective falls from run
-		// to run, but the primal simplex restarted each time from a
-		// primal feasible basis made no headway (cooperative OEF over 600
-		// noisy jobs, each run cut at about 700 context checks: 70 runs of
-		// 350 to 550 pivots without an end, the objective at the stops
-		// going up and down). An optimal hint still takes no pivot.
+		// from its basis again. The dual phase places every nonbasic
+		// variable from the basis alone, and its objective falls from
+		// run to run. A stopped primal simplex had hundreds of nonbasic
+		// columns between their bounds (left by the dual phase's boxes),
+		// which a basis does not name: restarted from the basis with
+		// them at zero, it lost its progress every run (cooperative OEF
+		// over 600 noisy jobs, each run cut at about 700 context checks:
+		// 70 runs without an end). An optimal hint still takes no pivot.
 		s.crashed = false
 		if s.illConditioned() {
 			s.restartFromSlacks()
