@@ -537,17 +537,20 @@ func decideAlike(rt *rapid.T, a, b *stride.OEF, q int) {
 }
 
 // TestOEFWarmStartGoesOnWhenCutShort: with WarmStart and a fallback
-// tolerance, rounds each stopped after a third of the context checks of a
-// cold exact solve are Partial at first, and each goes on from where the
-// one before stopped (alloc.OEFStopped), so that a round ends exact; without
-// WarmStart each round would start cold and be cut short again. The stops
-// are counted checks, not a clock, so that the rounds are the same on a
-// loaded machine: a wall-clock Budget of a sixth of the cold time needed
-// 7 to 31 rounds, and over 60 with another test running beside it. With a
-// quarter or a sixth of the checks a round, the rounds do not end within
-// 60 (a limit: what a round carries over does not yet cover every place a
-// stop can land). Only the pure-Go simplex reports the basis to go on
-// from.
+// tolerance, rounds each stopped after a quarter of the context checks of
+// a cold exact solve are Partial at first, and each goes on from where the
+// one before stopped (alloc.OEFStopped), so that a round ends exact (19
+// rounds); without WarmStart each round would start cold and be cut short
+// again. A quarter is the hard case: the tolerant solve and the seed's
+// cells take most of a round's checks, so rounds stop before the first
+// exact LP (they carry the near rows) or early in it, from a basis (lp
+// starts a hinted basis in the dual phase; from the primal simplex the
+// rounds made no headway). The stops are counted checks, not a clock, so
+// that the rounds are the same on a loaded machine: a wall-clock Budget of
+// a sixth of the cold time needed 7 to 31 rounds, and over 60 with another
+// test running beside it. With a sixth of the checks a round the tolerant
+// solve leaves the exact one about 10, and the rounds do not end. Only the
+// pure-Go simplex reports the basis to go on from.
 func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 	if lp.Default.Resolve() != lp.PureGo {
 		t.Skip("CLP reports no basis for a stopped solve to go on from")
