@@ -11,7 +11,7 @@ type Sense int
 
 const (
 	Minimize Sense = iota // the zero value
-	Maximize
+	Maximize              // the objective is maximised
 )
 
 // Op is the relation of a constraint row to its right-hand side.

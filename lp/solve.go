@@ -9,12 +9,12 @@ import (
 type Status int
 
 const (
-	Optimal Status = iota
-	Infeasible
-	Unbounded
-	IterationLimit
-	TimeLimit
-	NumericalFailure
+	Optimal          Status = iota // an optimum was found
+	Infeasible                     // no point meets every row and bound
+	Unbounded                      // the objective improves without limit
+	IterationLimit                 // Settings.MaxIterations ran out first
+	TimeLimit                      // the context stopped the solve (a deadline or a cancellation)
+	NumericalFailure               // the solver made no progress, or lost accuracy
 )
 
 // Sentinel errors returned by Solve; test with errors.Is.
@@ -58,10 +58,10 @@ const (
 type Method int
 
 const (
-	Auto Method = iota // dual simplex
-	DualSimplex
-	PrimalSimplex
-	Barrier // interior point followed by crossover to a vertex
+	Auto          Method = iota // dual simplex
+	DualSimplex                 // CLP's dual simplex
+	PrimalSimplex               // CLP's primal simplex
+	Barrier                     // interior point followed by crossover to a vertex
 )
 
 // DualPricing selects how the pure-Go dual simplex picks the row that
