@@ -140,10 +140,10 @@ type Basis struct {
 // the basis, and the variables of b.Vars are placed in their stead by the
 // factorisation's pivot rule; rows left over keep their logicals, and
 // variables left over stay nonbasic. A free row, or one named twice, keeps
-// its logical. Nonbasic variables start where they would without the
-// hint: at the bound their cost favours, or at their SetStart value, which
-// is how a caller puts them back at the bounds they held; a tight row
-// holds at its bound nearer to its activity at that start. Variables that
+// its logical. A tight row holds at its bound nearer to its activity at
+// the start (SetStart's values, else each variable at the bound its cost
+// favours); the solve then places every nonbasic variable at the bound its
+// reduced cost under the hinted basis favours (below). Variables that
 // prove linearly dependent stay nonbasic, their rows keeping their
 // logicals; if the basis made is ill-conditioned all the same, the hint is
 // dropped and the solve starts from the slack basis: a basis mapped from
@@ -154,8 +154,7 @@ type Basis struct {
 // previous optimum's (docs/benchmarks/oef.md). The solve starts from the
 // hinted basis in the dual phase, as from the slack basis, so that a solve
 // stopped and resumed from its Basis again and again goes on to the end.
-// Any hint leaves the result
-// optimal; a poor one costs iterations only. It applies to the model's
+// Any hint leaves the result optimal; a poor one costs iterations only. It applies to the model's
 // first solve (an Incremental's first Solve). CLP takes it as its starting
 // statuses, pairing columns and rows in order, without the check of
 // conditioning, and its first solve then runs warm, without presolve;
