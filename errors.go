@@ -48,6 +48,7 @@ type InputError struct {
 	Err   error  // a sentinel error, wrapped with detail
 }
 
+// Error names the input field, the item (where there is one) and what is wrong with it.
 func (e *InputError) Error() string {
 	if e.ID == "" {
 		return fmt.Sprintf("%s: %v", e.Field, e.Err)

@@ -61,6 +61,8 @@ type SLOError struct {
 	Max    float64 // the most Job can get with the cluster to itself
 }
 
+// Error says which job's SLO cannot be met and the most it can get, or
+// that the SLOs cannot all be met together.
 func (e *SLOError) Error() string {
 	if e.Job == "" {
 		return fmt.Sprintf("alloc: %s: the SLOs cannot all be met together: %v", e.Policy, lp.ErrInfeasible)

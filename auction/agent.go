@@ -124,6 +124,7 @@ type AgentError struct {
 	Err error
 }
 
+// Error names the agent, the call that failed and why.
 func (e *AgentError) Error() string {
 	return fmt.Sprintf("auction: agent %q: %s: %v", e.App, e.Op, e.Err)
 }

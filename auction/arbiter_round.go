@@ -35,6 +35,7 @@ const (
 	Spare
 )
 
+// String returns the kind's name.
 func (k GrantKind) String() string {
 	switch k {
 	case Won:

@@ -33,6 +33,7 @@ type CallError struct {
 	Err    error  // NVML's error
 }
 
+// Error names the NVML call, the device where there is one, and NVML's error.
 func (e *CallError) Error() string {
 	s := "gpu: NVML " + e.Call
 	if e.Device >= 0 {

@@ -35,6 +35,7 @@ type Device struct {
 // ComputeCapability is a CUDA compute capability such as 8.0.
 type ComputeCapability struct{ Major, Minor int }
 
+// String returns the capability as major.minor, such as "8.0".
 func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
 
 // MIG is a device's Multi-Instance GPU state.
@@ -63,6 +64,7 @@ const (
 	RemoteCPU                   // an IBM NPU (POWER9 CPU with NVLink)
 )
 
+// String returns the kind of the link's far end.
 func (r Remote) String() string {
 	switch r {
 	case RemoteGPU:
@@ -101,6 +103,7 @@ const (
 	PathSystem                 // across CPU sockets, over the SMP interconnect (SYS): TOPOLOGY_SYSTEM
 )
 
+// String returns the path's name.
 func (p Path) String() string {
 	switch p {
 	case PathBoard:

@@ -123,10 +123,12 @@ type RunError struct {
 	Err      error
 }
 
+// Error names the workload, the device and the run that failed, and why.
 func (e *RunError) Error() string {
 	return fmt.Sprintf("gpu: profile %q on %s (%s), run %d: %v", e.Workload, e.Type, e.UUID, e.Run, e.Err)
 }
 
+// Unwrap returns the run's error.
 func (e *RunError) Unwrap() error { return e.Err }
 
 // Cell is the outcome of profiling one workload on one GPU type.

@@ -194,6 +194,7 @@ type ViolationError struct {
 	Tol    float64 // the Settings.FeasibilityTol in force
 }
 
+// Error says which variable or row the solution breaks, and by how much.
 func (e *ViolationError) Error() string {
 	kind := "variable"
 	if e.Row {

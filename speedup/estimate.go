@@ -30,6 +30,7 @@ const (
 	LinearSpace
 )
 
+// String returns the space's name.
 func (s Space) String() string {
 	if s == LinearSpace {
 		return "linear"

@@ -18,6 +18,7 @@ type CellError struct {
 	Err   error
 }
 
+// Error names the cell (job and GPU type) and what is wrong with its value.
 func (e *CellError) Error() string {
 	switch {
 	case e.Type == "" && e.Row == "":
@@ -29,6 +30,7 @@ func (e *CellError) Error() string {
 	}
 }
 
+// Unwrap returns the reason, for errors.Is and errors.As.
 func (e *CellError) Unwrap() error { return e.Err }
 
 // Matrix holds one non-negative rate per (row, GPU type): a throughput in the

@@ -22,6 +22,7 @@ const (
 // Valid reports whether l is one of SameServer, SameRack and CrossRack.
 func (l Locality) Valid() bool { return l >= SameServer && l <= CrossRack }
 
+// String returns the locality's name.
 func (l Locality) String() string {
 	switch l {
 	case SameServer:
