@@ -155,10 +155,10 @@ type appState struct {
 // NewArbiter returns an arbiter of the cluster's GPUs, all free, with no
 // apps. s may be nil. It reports an invalid cluster, a negative lease,
 // budget, node bound or patience and a filter outside [0, 1] as
-// *gpufair.InputError. It panics if src is nil.
+// *gpufair.InputError, as it does a nil src.
 func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbiter, error) {
 	if src == nil {
-		panic("auction: NewArbiter needs a rand.Source")
+		return nil, badInput("src", "", gpufair.ErrEmpty, "NewArbiter needs a rand.Source")
 	}
 	if err := c.Validate(); err != nil {
 		return nil, badInput("Cluster", "", gpufair.ErrValue, "%v", err)

@@ -397,6 +397,9 @@ func TestArbiterInputErrors(t *testing.T) {
 			t.Errorf("%s: NewArbiter error = %v, want gpufair.ErrValue", tc.name, err)
 		}
 	}
+	if _, err := NewArbiter(c, nil, nil); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("nil source: NewArbiter error = %v, want gpufair.ErrEmpty", err)
+	}
 	arb, err := NewArbiter(c, nil, src)
 	if err != nil {
 		t.Fatal(err)

@@ -92,11 +92,11 @@ const crossoverGap = 1e-3
 //
 // Inputs are validated: a valuation that is neither Linear nor Homogeneous,
 // a Linear of the wrong length or with a negative, NaN or infinite rate, and
-// a bidder who values nothing in the cluster are *gpufair.InputError. It
-// panics if len(vals) != len(bidders).
+// a bidder who values nothing in the cluster, and a number of valuations
+// other than of bidders, are *gpufair.InputError.
 func ProportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
 	if len(vals) != len(bidders) {
-		panic(fmt.Sprintf("auction: %d valuations for %d bidders", len(vals), len(bidders)))
+		return nil, badInput("vals", "", gpufair.ErrShape, "%d valuations for %d bidders", len(vals), len(bidders))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -170,6 +170,10 @@ func TestPFInputErrors(t *testing.T) {
 	if _, err := PartialAllocation(context.Background(), c, nil, nil, nil); !errors.Is(err, gpufair.ErrEmpty) {
 		t.Errorf("no bidders: error = %v, want ErrEmpty", err)
 	}
+	var ie *gpufair.InputError
+	if _, err := ProportionalFair(context.Background(), c, names(2), []alloc.Valuation{alloc.Linear{1, 1}}, nil); !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "vals" {
+		t.Errorf("2 bidders, 1 valuation: error = %v, want an *gpufair.InputError of vals wrapping ErrShape", err)
+	}
 }
 
 type constVal struct{}
