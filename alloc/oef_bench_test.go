@@ -228,6 +228,15 @@ func BenchmarkOEFCooperativeScale(b *testing.B) {
 		}}
 	}
 	noisy := instance{"jobs=2000/jobtypes=20/noise=2%", func(b *testing.B) *alloc.Problem { return oefNoisyProblem(b, 2000, 1) }}
+	// The same jobs, each its own user's: every virtual user weighs 1
+	// instead of 1/40 (see alloc's oef_scale.go).
+	noisyOwners := instance{"jobs=2000/jobtypes=20/noise=2%/a-user-each", func(b *testing.B) *alloc.Problem {
+		js := oefNoisyJobs(2000, 1)
+		for i := range js {
+			js[i].owner = i
+		}
+		return oefProblem(b, []float64{160, 280, 280, 280}, nil, js)
+	}}
 	for _, tc := range []struct {
 		in  instance
 		set alloc.OEFSettings
@@ -238,6 +247,8 @@ func BenchmarkOEFCooperativeScale(b *testing.B) {
 		{distinct(1024, 10), alloc.OEFSettings{EnvyTolerance: 0.05}},
 		{noisy, alloc.OEFSettings{}},
 		{noisy, alloc.OEFSettings{EnvyTolerance: 0.05}},
+		{noisyOwners, alloc.OEFSettings{}},
+		{distinct(2048, 4), alloc.OEFSettings{}},
 		{distinct(4096, 10), alloc.OEFSettings{}},
 		{distinct(4096, 10), alloc.OEFSettings{EnvyTolerance: 0.05}},
 	} {

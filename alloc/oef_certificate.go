@@ -321,11 +321,11 @@ var errUncertified = errors.New("result failed its certificate")
 // structured result that fails its certificate is replaced by the full
 // model's; one that still fails is an error wrapping lp.ErrNumerical.
 func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, coopDual, error) {
-	solve := q.solveCoopFull
+	solve := (*oefLP).solveCoopFull
 	if method == OEFStructured {
-		solve = q.solveCoopRowGen
+		solve = (*oefLP).solveCoopRowGen
 	}
-	y, d, err := solve(ctx, set)
+	y, d, err := q.solveScaled(ctx, set, solve)
 	if err != nil {
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
@@ -339,7 +339,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 		cert.Bound = cert.Throughput
 	}
 	if !cert.exact() && method == OEFStructured {
-		if y, d, err = q.solveCoopFull(ctx, set); err != nil {
+		if y, d, err = q.solveScaled(ctx, set, (*oefLP).solveCoopFull); err != nil {
 			return nil, OEFCertificate{}, coopDual{}, err
 		}
 		q.repairUniform(y)
