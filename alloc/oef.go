@@ -231,9 +231,9 @@ type OEFEnvyRow struct {
 // and dropping rows without duals: fast when users share a few job types
 // (4,096 users of 26 job types in about 13 ms), and, with distinct rows,
 // about 0.3 to 1.5 s at 256 users × 10 types (the full model: 31 to 75 s
-// on a loaded machine), 4 to 6 s at 1,024 × 3, 8.5 s at 1,024 × 10 (more
+// on a loaded machine), 1.2 to 6 s at 1,024 × 3, 7 s at 1,024 × 10 (more
 // under load). For noisy profiles (2,000 jobs of 20 types with 2% noise on
-// every rate), about 8 s exactly; EnvyTolerance trades exactness for time
+// every rate), 7 to 8 s exactly (10 s with each job its own user's); EnvyTolerance trades exactness for time
 // there: under 0.1 s at ε = 0.05, and a re-solve seeded with the last
 // solve's binding rows (OEFSettings.WarmRows) about 1 to 4 s exactly. With
 // demand caps, 1,000 users × 10 types of 26 job types take about 20 ms
