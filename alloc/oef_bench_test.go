@@ -215,7 +215,9 @@ func BenchmarkOEFWarmRows(b *testing.B) {
 // BenchmarkOEFCooperativeScale times cooperative OEF where every row is
 // distinct, at the sizes of docs/benchmarks/oef.md's targets, with the
 // full model where it fits (256 users), and EnvyTolerance beside the exact
-// method. Each run reports its certificate: the envy (relative) and the
+// method; the noisy jobs with a user each, and 2,048 users × 4 types, are
+// instances whose weights the LP's scale (alloc's oef_scale.go) changes
+// most. Each run reports its certificate: the envy (relative) and the
 // duality gap (relative; 0 where not certified).
 func BenchmarkOEFCooperativeScale(b *testing.B) {
 	type instance struct {
