@@ -228,14 +228,10 @@ func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) (cb
 		return nil, false
 	}
 	classOf := in.classOfJobs(p, cls)
-	typeOf := make(map[topology.GPUType]int, len(p.Capacity.Types))
-	for k, t := range p.Capacity.Types {
-		typeOf[t] = k
-	}
 	cb = &classBasis{}
 	for _, s := range b.Shares {
 		c, ok1 := classOf[s.Job]
-		k, ok2 := typeOf[s.Type]
+		k, ok2 := p.Capacity.TypeIndex(s.Type)
 		if ok1 && ok2 {
 			cb.cols = append(cb.cols, [2]int{c, k})
 		}
@@ -250,7 +246,7 @@ func (in *oefInstance) classBasisFor(p *Problem, cls rowClasses, b OEFBasis) (cb
 		departed = departed || !ok1 || !ok2
 	}
 	for _, t := range b.Full {
-		if k, ok := typeOf[t]; ok {
+		if k, ok := p.Capacity.TypeIndex(t); ok {
 			cb.types = append(cb.types, k)
 		}
 	}

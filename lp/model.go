@@ -148,18 +148,19 @@ type Basis struct {
 // logicals; if the basis made is ill-conditioned all the same, the hint is
 // dropped and the solve starts from the slack basis: a basis mapped from
 // another model can be nearly singular where that model's structure
-// changed, and the simplex can stall on it. A basis at or next to the optimum
-// saves most of a solve's iterations: cooperative OEF's re-solve of 2,000
-// noisy jobs took 3,778 iterations from the slack basis and 3 from its
-// previous optimum's (docs/benchmarks/oef.md). The solve starts from the
-// hinted basis in the dual phase, as from the slack basis, so that a solve
-// stopped and resumed from its Basis again and again goes on to the end.
-// Any hint leaves the result optimal; a poor one costs iterations only. It applies to the model's
-// first solve (an Incremental's first Solve). CLP takes it as its starting
-// statuses, pairing columns and rows in order, without the check of
-// conditioning, and its first solve then runs warm, without presolve;
-// gonum ignores it. A variable or row the model does not have is a malformed input; a
-// later call replaces the hint.
+// changed, and the simplex can stall on it. A basis at or next to the
+// optimum saves most of a solve's iterations: cooperative OEF's re-solve
+// of 2,000 noisy jobs took 3,778 iterations from the slack basis and 3
+// from its previous optimum's (docs/benchmarks/oef.md). The solve starts
+// from the hinted basis in the dual phase, as from the slack basis, so
+// that a solve stopped and resumed from its Basis again and again goes on
+// to the end. Any hint leaves the result optimal; a poor one costs
+// iterations only. It applies to the model's first solve (an
+// Incremental's first Solve). CLP takes it as its starting statuses,
+// pairing columns and rows in order, without the check of conditioning,
+// and its first solve then runs warm, without presolve; gonum ignores it.
+// A variable or row the model does not have is a malformed input; a later
+// call replaces the hint.
 func (m *Model) SetBasisHint(b Basis) {
 	for _, v := range b.Vars {
 		if v < 0 || int(v) >= len(m.obj) {

@@ -318,11 +318,10 @@ func (s *simplex) crash(b Basis) {
 // logicals, and the basis may be nearly singular. With 20 of the noisy
 // 2,000 jobs gone the estimate was 1e18; from a basis of that kind the
 // primal simplex stalled for minutes, its basic values reaching 1e21.
-// Where one job
-// departed, bases with columns replaced estimated 6e3 to 5e4 (one 5e7),
-// and starting from them took the scheduler's rounds from 0.70–0.79 s to
-// 0.50–0.57 s (docs/benchmarks/oef.md); the optimal bases of the same
-// models estimate 6e3 to 3e5.
+// Where one job departed, bases with columns replaced estimated 6e3 to
+// 5e4 (one 5e7), and starting from them took the scheduler's rounds from
+// 0.70–0.79 s to 0.50–0.57 s (docs/benchmarks/oef.md); the optimal bases
+// of the same models estimate 6e3 to 3e5.
 const crashMaxGrowth = 1e6
 
 // illConditioned reports whether the basis, just refactorised, amplifies

@@ -127,8 +127,8 @@ type Solution struct {
 	// Basis is the basis a pure-Go or CLP solve ended on: optimal, or
 	// where a pure-Go solve stopped (its context, the iteration limit),
 	// the basis it had reached, from which a hinted solve of the model
-	// goes on. Nil with Gonum and other outcomes. Another model's SetBasisHint takes it,
-	// its indices mapped.
+	// goes on. Nil with Gonum and other outcomes. Another model's
+	// SetBasisHint takes it, its indices mapped.
 	Basis *Basis
 }
 
