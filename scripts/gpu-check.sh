@@ -8,7 +8,7 @@
 #	go build -o .dev/gpu-probe ./examples/gpu-probe
 #
 # and run it from the repository's root. The log goes to stdout and, when
-# OUT is set, to $OUT/device.log.
+# OUT is set, to $OUT/device.log (else /tmp/device.log).
 cd "$(dirname "$0")/.." || exit 1
 {
 	echo "== nvidia-smi"
@@ -22,4 +22,4 @@ cd "$(dirname "$0")/.." || exit 1
 		echo "== gpu-probe with train.py --batch $b (3 repeats)"
 		timeout 150 .dev/gpu-probe -repeats 3 -timeout 60s python3 examples/gpu-probe/train.py --batch $b
 	done
-} 2>&1 | tee "${OUT:-.}/device.log"
+} 2>&1 | tee "${OUT:-/tmp}/device.log"
