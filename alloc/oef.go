@@ -120,10 +120,14 @@ type OEFSettings struct {
 	// left out. The result is exact and certified whatever the basis; only
 	// the time changes. On 2,000 noisy jobs a re-solve of the same jobs
 	// took 3 pivots with it and 3,778 with WarmRows alone
-	// (docs/benchmarks/oef.md). The pure-Go simplex drops a basis that
-	// proves ill-conditioned in the new problem, as it can where jobs it
-	// names departed; CLP, which cannot tell, is given none then. Ignored
-	// where WarmRows are, and by Gonum.
+	// (docs/benchmarks/oef.md). A departed job that held more of the
+	// basis's tight rows than shares (a pool's rows hung on it) is kept in
+	// the LP as a ghost, with the pure-Go simplex and without caps (see
+	// OEFBasis), so that the basis still fits; other departed jobs' shares
+	// and rows are left out. The pure-Go simplex drops a basis that proves
+	// ill-conditioned in the new problem; CLP, which cannot tell, is given
+	// none where a job it names departed. Ignored where WarmRows are, and
+	// by Gonum.
 	WarmBasis OEFBasis
 }
 
@@ -307,6 +311,10 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	}
 	if o.Mode == Cooperative {
 		rows := append(slices.Clip(set.WarmRows), set.WarmBasis.Tight...)
+		if !tolerant && sub.cap == nil && set.Method == OEFStructured && backendOf(set.LP) == lp.PureGo {
+			in.ghosts = ghostsFor(p, set.WarmBasis)
+			sub.addGhosts(in.ghosts)
+		}
 		sub.warm, sub.orphans = in.warmPairs(p, cls, rows)
 		var departed bool
 		sub.hint, departed = in.classBasisFor(p, cls, set.WarmBasis)

@@ -329,6 +329,7 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 	if err != nil {
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
+	q, y, d = q.withoutGhosts(y, d)
 	q.repairUniform(y)
 	cert, err := q.certify(ctx, y, d)
 	if err != nil {

@@ -393,7 +393,9 @@ func (q *oefLP) envyTargets(y [][]float64) []int {
 	}
 	g := groupRows(len(y), func(c int) []float64 { return y[c] })
 	for c, k := range g.of {
-		g.rep[k] = c // the last holder
+		if q.real(c) || !q.real(g.rep[k]) {
+			g.rep[k] = c // the last holder, a ghost only if no other holds it
+		}
 	}
 	return g.rep
 }

@@ -18,6 +18,9 @@ type oefInstance struct {
 	weight []float64   // π_v: the owner's weight over its number of job types
 	cap    []float64   // cap[v]: the GPUs v may hold at once, +Inf for none; nil when OEF has no caps
 	jobs   [][]int     // jobs[v]: v's jobs, indices into Problem.Jobs
+	// ghosts are the departed jobs that the solve keeps as classes after
+	// those of its rowClasses (oef_ghosts.go).
+	ghosts []ghost
 }
 
 // newOEFInstance validates p and o's caps and declared job types, and
@@ -218,6 +221,9 @@ type oefLP struct {
 	// hint is OEFSettings.WarmBasis by classes, for the first model of
 	// row generation (envyModel), which clears it; nil for none.
 	hint *classBasis
+	// ghosts counts the last classes of s, of weight zero, that are
+	// departed jobs kept from the warm basis (oef_ghosts.go).
+	ghosts int
 }
 
 // classKey returns the key by which virtual user v is grouped into

@@ -3,6 +3,7 @@ package alloc
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/topology"
@@ -23,10 +24,22 @@ import (
 // jobs (docs/benchmarks/oef.md) a re-solve of the same jobs took 3 pivots
 // instead of 3,778. A basis is only a starting point, so any basis, stale
 // or wrong, leaves the result exact and certified.
+//
+// Without caps it also records the speedups of each job it names, on the
+// GPU types Types, and which of those jobs had departed and were kept as
+// ghosts in the solve it came from, the earliest first. A later solve
+// keeps a named job that has departed as a ghost: a class of weight zero
+// with its old speedups and envy rows, whose bundle uses no capacity and
+// adds nothing to the objective. The basis then still fits that solve's
+// LP; the optimum and its certificate are those of the problem without
+// the ghosts.
 type OEFBasis struct {
-	Shares []OEFShare         `json:"shares,omitempty"`
-	Tight  []OEFEnvyRow       `json:"tight,omitempty"`
-	Full   []topology.GPUType `json:"full,omitempty"`
+	Shares   []OEFShare          `json:"shares,omitempty"`
+	Tight    []OEFEnvyRow        `json:"tight,omitempty"`
+	Full     []topology.GPUType  `json:"full,omitempty"`
+	Types    []topology.GPUType  `json:"types,omitempty"`
+	Speedups map[JobID][]float64 `json:"speedups,omitempty"`
+	Ghosts   []JobID             `json:"ghosts,omitempty"`
 }
 
 // OEFShare names a column of cooperative OEF's LP by a job: the share of
@@ -157,9 +170,21 @@ func (b *classBasis) hint(y lp.Grid, rows []envyPair, ids []lp.Row) lp.Basis {
 }
 
 // jobOf returns the job that names class c of cls: its first virtual
-// user's first job.
+// user's first job, or the ghost's job for a class after cls's.
 func (in *oefInstance) jobOf(p *Problem, cls rowClasses, c int) JobID {
+	if c >= len(cls.rep) {
+		return in.ghosts[c-len(cls.rep)].job
+	}
 	return p.Jobs[in.jobs[cls.rep[c]][0]].ID
+}
+
+// classSpeed returns the speedups of class c of cls, or of the ghost for
+// a class after cls's.
+func (in *oefInstance) classSpeed(cls rowClasses, c int) []float64 {
+	if c >= len(cls.rep) {
+		return in.ghosts[c-len(cls.rep)].speed
+	}
+	return in.speed[cls.rep[c]]
 }
 
 // jobRow names class c's envy row against class d of cls by jobs (jobOf).
@@ -167,13 +192,17 @@ func (in *oefInstance) jobRow(p *Problem, cls rowClasses, c, d int) OEFEnvyRow {
 	return OEFEnvyRow{Envier: in.jobOf(p, cls, c), Envied: in.jobOf(p, cls, d)}
 }
 
-// classOfJobs maps every job of p to its class in cls.
+// classOfJobs maps every job of p to its class in cls, and each ghost's
+// job to its class after cls's.
 func (in *oefInstance) classOfJobs(p *Problem, cls rowClasses) map[JobID]int {
-	classOf := make(map[JobID]int, len(p.Jobs))
+	classOf := make(map[JobID]int, len(p.Jobs)+len(in.ghosts))
 	for v, jobs := range in.jobs {
 		for _, i := range jobs {
 			classOf[p.Jobs[i].ID] = cls.of[v]
 		}
+	}
+	for i, g := range in.ghosts {
+		classOf[g.job] = len(cls.rep) + i
 	}
 	return classOf
 }
@@ -198,14 +227,30 @@ func (in *oefInstance) jobBasis(p *Problem, cls rowClasses, cb *classBasis) OEFB
 	if cb == nil {
 		return b
 	}
+	named := map[int]bool{}
 	for _, c := range cb.cols {
 		b.Shares = append(b.Shares, OEFShare{Job: in.jobOf(p, cls, c[0]), Type: p.Capacity.Types[c[1]]})
+		named[c[0]] = true
 	}
 	for _, r := range cb.rows {
 		b.Tight = append(b.Tight, in.jobRow(p, cls, r[0], r[1]))
+		named[r[0]], named[r[1]] = true, true
 	}
 	for _, k := range cb.types {
 		b.Full = append(b.Full, p.Capacity.Types[k])
+	}
+	if in.cap != nil || len(named) == 0 {
+		return b // ghosts are for the uncapped LP only
+	}
+	b.Types = slices.Clone(p.Capacity.Types)
+	b.Speedups = make(map[JobID][]float64, len(named))
+	for c := range named {
+		b.Speedups[in.jobOf(p, cls, c)] = slices.Clone(in.classSpeed(cls, c))
+	}
+	for i, g := range in.ghosts {
+		if named[len(cls.rep)+i] {
+			b.Ghosts = append(b.Ghosts, g.job)
+		}
 	}
 	return b
 }

@@ -103,6 +103,11 @@ func TestClassBasisFor(t *testing.T) {
 	if !slices.Equal(back.Shares, want.Shares) || !slices.Equal(back.Tight, want.Tight) || !slices.Equal(back.Full, want.Full) {
 		t.Errorf("named back: %+v, want %+v", back, want)
 	}
+	// Without caps it records the speedups of every job it names.
+	if !slices.Equal(back.Types, p.Capacity.Types) || len(back.Speedups) != 3 ||
+		!slices.Equal(back.Speedups["a"], in.speed[0]) || !slices.Equal(back.Speedups["c"], in.speed[2]) || len(back.Ghosts) != 0 {
+		t.Errorf("named back: types %v, speedups %v, ghosts %v", back.Types, back.Speedups, back.Ghosts)
+	}
 	if cb, _ := in.classBasisFor(p, cls, OEFBasis{}); cb != nil {
 		t.Error("an empty basis gave a hint")
 	}

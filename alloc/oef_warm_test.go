@@ -2,6 +2,7 @@ package alloc_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -115,4 +116,95 @@ func TestOEFBindingRowsBind(t *testing.T) {
 	if free := 2*1.0 + 2*4 + 2*9; cert.Bound >= free {
 		t.Fatalf("bound %v: envy-freeness did not bind (unconstrained optimum %v)", cert.Bound, free)
 	}
+}
+
+// TestOEFWarmBasisAfterDepartures: cooperative OEF warm from the binding
+// rows and basis of the solve before, after jobs departed and others
+// arrived, returns a certified result with a cold solve's optimal
+// throughput, twice in a row, the second from the first warm solve's
+// basis (which names its ghosts). The departing job is often the one with
+// the most tight rows, whose rows hold its pool together: the one a ghost
+// is kept for.
+func TestOEFWarmBasisAfterDepartures(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := genOEFCaseUpTo(24).Draw(rt, "case")
+		type job struct {
+			oefJob
+			weight float64
+		}
+		jobs := make([]job, len(c.rates))
+		for i := range jobs {
+			jobs[i] = job{oefJob{rates: c.rates[i], id: alloc.JobID(fmt.Sprintf("j%d", i+1))}, c.weight(i)}
+		}
+		problem := func() *alloc.Problem {
+			js := make([]oefJob, len(jobs))
+			ws := make([]float64, len(jobs))
+			for i, j := range jobs {
+				js[i], ws[i] = j.oefJob, j.weight
+				js[i].owner = i
+			}
+			return oefProblem(rt, c.count, ws, js)
+		}
+		coop := alloc.OEF{Mode: alloc.Cooperative}
+		_, prev, err := coop.AllocateCertified(context.Background(), problem())
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for step := range 2 {
+			departing := rapid.IntRange(1, max(1, len(jobs)-2)).Draw(rt, "departing")
+			for range departing {
+				if len(jobs) <= 2 {
+					break
+				}
+				at := rapid.IntRange(0, len(jobs)-1).Draw(rt, "at")
+				if rapid.Bool().Draw(rt, "anchor") {
+					tight := map[alloc.JobID]int{}
+					for _, r := range prev.Basis.Tight {
+						tight[r.Envier]++
+						tight[r.Envied]++
+					}
+					for i, j := range jobs {
+						if tight[j.id] > tight[jobs[at].id] {
+							at = i
+						}
+					}
+				}
+				jobs = slices.Delete(jobs, at, at+1)
+			}
+			for i := range rapid.IntRange(0, 3).Draw(rt, "arriving") {
+				j := jobs[rapid.IntRange(0, len(jobs)-1).Draw(rt, "like")]
+				rates := slices.Clone(j.rates)
+				for k := range rates {
+					rates[k] *= rapid.Float64Range(0.98, 1.02).Draw(rt, "noise")
+				}
+				jobs = append(jobs, job{oefJob{rates: rates, id: alloc.JobID(fmt.Sprintf("new%d.%d", step, i))}, j.weight})
+			}
+			q := problem()
+			_, cold, err := coop.AllocateCertified(context.Background(), q)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			warm := alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{WarmRows: prev.Binding, WarmBasis: prev.Basis}}
+			a, got, err := warm.AllocateCertified(context.Background(), q)
+			if err != nil {
+				rt.Fatalf("step %d, warm: %v", step, err)
+			}
+			if err := a.Validate(q.Capacity); err != nil {
+				rt.Fatal(err)
+			}
+			if math.Abs(got.Throughput-cold.Throughput) > 1e-6*max(1, cold.Throughput) {
+				rt.Fatalf("step %d: throughput %v warm, %v cold", step, got.Throughput, cold.Throughput)
+			}
+			if got.Envy > 1e-6 || got.Gap() > 1e-5 {
+				rt.Fatalf("step %d, warm: envy %v, gap %v", step, got.Envy, got.Gap())
+			}
+			for _, r := range got.Binding {
+				if !slices.ContainsFunc(q.Jobs, func(j alloc.Job) bool { return j.ID == r.Envier }) ||
+					!slices.ContainsFunc(q.Jobs, func(j alloc.Job) bool { return j.ID == r.Envied }) {
+					rt.Fatalf("step %d: binding row %v names a job not in the problem", step, r)
+				}
+			}
+			prev = got
+		}
+	})
 }
