@@ -147,7 +147,7 @@ func TestGhostsFor(t *testing.T) {
 		Tight: []OEFEnvyRow{
 			{"a", "gone1"}, {"gone1", "b"}, {"c", "gone1"}, // 3 rows, 1 share: a ghost
 			{"a", "gone2"}, {"gone2", "c"}, // 2 rows, 2 shares: none
-			{"b", "gone3"}, // 1 row, no share, a ghost before: a ghost, first
+			{"b", "gone3"},                 // 1 row, no share, a ghost before: a ghost, first
 			{"a", "gone4"}, {"b", "gone4"}, // no speedups: none
 		},
 		Types: []topology.GPUType{"C", "A", "B"},
