@@ -42,6 +42,24 @@ type OEFBasis struct {
 	Ghosts   []JobID             `json:"ghosts,omitempty"`
 }
 
+// Clone returns a deep copy of b.
+func (b OEFBasis) Clone() OEFBasis {
+	out := OEFBasis{
+		Shares: slices.Clone(b.Shares),
+		Tight:  slices.Clone(b.Tight),
+		Full:   slices.Clone(b.Full),
+		Types:  slices.Clone(b.Types),
+		Ghosts: slices.Clone(b.Ghosts),
+	}
+	if b.Speedups != nil {
+		out.Speedups = make(map[JobID][]float64, len(b.Speedups))
+		for j, s := range b.Speedups {
+			out.Speedups[j] = slices.Clone(s)
+		}
+	}
+	return out
+}
+
 // OEFShare names a column of cooperative OEF's LP by a job: the share of
 // GPU type Type in the bundle of the virtual user (see OEF) holding Job.
 type OEFShare struct {

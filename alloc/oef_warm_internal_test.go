@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -141,4 +142,28 @@ func warmTestInstance(t *testing.T) (*Problem, *oefInstance, rowClasses) {
 		t.Fatal(err)
 	}
 	return p, in, groupRows(len(in.speed), in.classKey)
+}
+
+// TestOEFBasisClone: a clone equals its basis, and changing the clone,
+// down to a speedup, leaves the basis as it was.
+func TestOEFBasisClone(t *testing.T) {
+	b := OEFBasis{
+		Shares:   []OEFShare{{"a", "A"}},
+		Tight:    []OEFEnvyRow{{"a", "gone"}},
+		Full:     []topology.GPUType{"A"},
+		Types:    []topology.GPUType{"A", "B"},
+		Speedups: map[JobID][]float64{"a": {1, 2}, "gone": {1, 3}},
+		Ghosts:   []JobID{"gone"},
+	}
+	c := b.Clone()
+	if !reflect.DeepEqual(b, c) {
+		t.Fatalf("Clone() = %+v, want %+v", c, b)
+	}
+	c.Shares[0].Job, c.Tight[0].Envied, c.Full[0], c.Types[0], c.Ghosts[0] = "x", "x", "x", "x", "x"
+	c.Speedups["a"][1] = 9
+	c.Speedups["new"] = nil
+	if b.Shares[0].Job != "a" || b.Tight[0].Envied != "gone" || b.Full[0] != "A" || b.Types[0] != "A" ||
+		b.Ghosts[0] != "gone" || b.Speedups["a"][1] != 2 || len(b.Speedups) != 2 {
+		t.Errorf("changing the clone changed the basis: %+v", b)
+	}
 }

@@ -157,11 +157,8 @@ func (s oefState) clone() oefState {
 	out.Since = maps.Clone(s.Since)
 	out.Warm = slices.Clone(s.Warm)
 	if s.WarmBasis != nil {
-		out.WarmBasis = &alloc.OEFBasis{
-			Shares: slices.Clone(s.WarmBasis.Shares),
-			Tight:  slices.Clone(s.WarmBasis.Tight),
-			Full:   slices.Clone(s.WarmBasis.Full),
-		}
+		b := s.WarmBasis.Clone()
+		out.WarmBasis = &b
 	}
 	return out
 }
