@@ -80,18 +80,10 @@ func TestGhostDualCertifies(t *testing.T) {
 		if len(r.s) != n || len(yr) != n || r.ghosts != 0 {
 			t.Fatalf("seed %d: withoutGhosts left %d classes, %d bundles, %d ghosts", seed, len(r.s), len(yr), r.ghosts)
 		}
-		cert, err := r.certify(ctx, yr, dr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y0, d0, err := r.solveScaled(ctx, set, (*oefLP).solveCoopRowGen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := r.certify(ctx, y0, d0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, cert := certifiedSolve(t, r, func() ([][]float64, coopDual, error) { return yr, dr, nil })
+		_, ref := certifiedSolve(t, r, func() ([][]float64, coopDual, error) {
+			return r.solveScaled(ctx, set, (*oefLP).solveCoopRowGen)
+		})
 		if !cert.exact() || math.Abs(cert.Throughput-ref.Throughput) > 1e-9*ref.Throughput {
 			t.Errorf("seed %d: with a ghost: throughput %.12g, envy %.3g, gap %.3g; cold: throughput %.12g",
 				seed, cert.Throughput, cert.Envy, cert.Gap(), ref.Throughput)

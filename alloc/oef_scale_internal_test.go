@@ -3,7 +3,6 @@ package alloc
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gpufair/gpufair/lp"
@@ -36,43 +35,14 @@ func TestSolveScaledIsExact(t *testing.T) {
 	ctx := context.Background()
 	set := &lp.Settings{Backend: lp.PureGo} // the backend that is scaled
 	for seed := range uint64(4) {
-		rng := rand.New(rand.NewPCG(seed, 5))
-		base := make([][]float64, 6)
-		for m := range base {
-			base[m] = []float64{1, 1.5 + rng.Float64(), 2 + 2*rng.Float64(), 3 + 3*rng.Float64()}
-		}
-		n := 60
-		s := make([][]float64, n)
-		w := make([]float64, n)
-		for c := range s {
-			b := base[rng.IntN(len(base))]
-			s[c] = make([]float64, 4)
-			for k := range s[c] {
-				s[c][k] = b[k] * (1 + 0.02*(2*rng.Float64()-1))
-			}
-			s[c][0] = 1
-			w[c] = float64(1 + rng.IntN(2))
-		}
-		q := &oefLP{s: s, w: w, count: []float64{5, 9, 9, 9}}
+		q := noisyClasses(seed, 60)
 		if a := q.weightScale(); a == 1 {
 			t.Fatalf("seed %d: weightScale() = 1; the test needs a scaled solve", seed)
 		}
-		y, d, err := q.solveScaled(ctx, set, (*oefLP).solveCoopRowGen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := q.certify(ctx, y, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y0, d0, err := q.solveCoopRowGen(ctx, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := q.certify(ctx, y0, d0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		y, cert := certifiedSolve(t, q, func() ([][]float64, coopDual, error) {
+			return q.solveScaled(ctx, set, (*oefLP).solveCoopRowGen)
+		})
+		_, ref := certifiedSolve(t, q, func() ([][]float64, coopDual, error) { return q.solveCoopRowGen(ctx, set) })
 		if !cert.exact() || math.Abs(cert.Throughput-ref.Throughput) > 1e-9*ref.Throughput {
 			t.Errorf("seed %d: scaled solve: throughput %.12g, envy %.3g, gap %.3g; unscaled: throughput %.12g",
 				seed, cert.Throughput, cert.Envy, cert.Gap(), ref.Throughput)
@@ -80,11 +50,26 @@ func TestSolveScaledIsExact(t *testing.T) {
 		for k, m := range q.count {
 			var used float64
 			for c := range y {
-				used += w[c] * y[c][k]
+				used += q.w[c] * y[c][k]
 			}
 			if used > m*(1+1e-9) {
 				t.Errorf("seed %d: type %d: %v used of %v", seed, k, used, m)
 			}
 		}
 	}
+}
+
+// certifiedSolve runs solve and returns its bundles with their
+// certificate for q.
+func certifiedSolve(t *testing.T, q *oefLP, solve func() ([][]float64, coopDual, error)) ([][]float64, OEFCertificate) {
+	t.Helper()
+	y, d, err := solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := q.certify(context.Background(), y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y, cert
 }
