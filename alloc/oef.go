@@ -99,7 +99,8 @@ type OEFSettings struct {
 	// again, starts next to the new optimum instead of from the rows
 	// between near neighbours. A row naming a job that is no longer in the
 	// problem is rerouted to the classes that job shared rows with, which
-	// also get their near-neighbour rows; a row within one class is
+	// also get their near-neighbour rows, unless WarmBasis keeps that job
+	// as a ghost (see OEFBasis); a row within one class is
 	// skipped; classes that no row names, such as new jobs', get their
 	// near-neighbour rows as usual. The result is exact and certified
 	// either way: only the time changes, and, where the optimum is not

@@ -28,7 +28,8 @@ import (
 // Without caps it also records the speedups of each job it names, on the
 // GPU types Types, and which of those jobs had departed and were kept as
 // ghosts in the solve it came from, the earliest first. A later solve
-// keeps a named job that has departed as a ghost: a class of weight zero
+// with the pure-Go simplex keeps a named job that has departed, and held
+// more of the tight rows than shares, as a ghost: a class of weight zero
 // with its old speedups and envy rows, whose bundle uses no capacity and
 // adds nothing to the objective. The basis then still fits that solve's
 // LP; the optimum and its certificate are those of the problem without

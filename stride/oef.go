@@ -56,7 +56,7 @@ type OEFSettings struct {
 	// the pure-Go simplex, its basis), so that the exact shares come after
 	// a few rounds even where the budget is below a cold solve's time (2,000
 	// noisy jobs, 1 s budgets, one job departing and one arriving a round:
-	// exact after 25 to 60 or more rounds, docs/benchmarks/oef.md);
+	// exact after 7 to 39 rounds, docs/benchmarks/oef.md);
 	// without, it starts cold each time, and then never ends (bounding
 	// each round by Decide's ctx instead lets the caller give one round
 	// more time).
