@@ -124,24 +124,40 @@ func TestOEFBindingRowsBind(t *testing.T) {
 // throughput, twice in a row, the second from the first warm solve's
 // basis (which names its ghosts). The departing job is often the one with
 // the most tight rows, whose rows hold its pool together: the one a ghost
-// is kept for.
+// is kept for. With twins, a user runs two jobs of one type, and one may
+// depart while the other stays.
 func TestOEFWarmBasisAfterDepartures(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genOEFCaseUpTo(24).Draw(rt, "case")
 		type job struct {
 			oefJob
+			user   string
 			weight float64
 		}
 		jobs := make([]job, len(c.rates))
 		for i := range jobs {
-			jobs[i] = job{oefJob{rates: c.rates[i], id: alloc.JobID(fmt.Sprintf("j%d", i+1))}, c.weight(i)}
+			jobs[i] = job{oefJob{rates: c.rates[i], id: alloc.JobID(fmt.Sprintf("j%d", i+1))}, fmt.Sprint(i), c.weight(i)}
+		}
+		if rapid.Bool().Draw(rt, "twins") {
+			// Each user also runs a twin of its job: one virtual user of
+			// two jobs, named by the first, which may depart alone.
+			for i := range c.rates {
+				jobs = append(jobs, job{oefJob{rates: c.rates[i], id: alloc.JobID(fmt.Sprintf("j%db", i+1))}, fmt.Sprint(i), c.weight(i)})
+			}
 		}
 		problem := func() *alloc.Problem {
 			js := make([]oefJob, len(jobs))
-			ws := make([]float64, len(jobs))
+			var ws []float64
+			owner := map[string]int{}
 			for i, j := range jobs {
-				js[i], ws[i] = j.oefJob, j.weight
-				js[i].owner = i
+				o, ok := owner[j.user]
+				if !ok {
+					o = len(ws)
+					owner[j.user] = o
+					ws = append(ws, j.weight)
+				}
+				js[i] = j.oefJob
+				js[i].owner = o
 			}
 			return oefProblem(rt, c.count, ws, js)
 		}
@@ -177,7 +193,8 @@ func TestOEFWarmBasisAfterDepartures(t *testing.T) {
 				for k := range rates {
 					rates[k] *= rapid.Float64Range(0.98, 1.02).Draw(rt, "noise")
 				}
-				jobs = append(jobs, job{oefJob{rates: rates, id: alloc.JobID(fmt.Sprintf("new%d.%d", step, i))}, j.weight})
+				id := fmt.Sprintf("new%d.%d", step, i)
+				jobs = append(jobs, job{oefJob{rates: rates, id: alloc.JobID(id)}, id, j.weight})
 			}
 			q := problem()
 			_, cold, err := coop.AllocateCertified(context.Background(), q)
