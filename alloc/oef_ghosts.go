@@ -1,6 +1,9 @@
 package alloc
 
 import (
+	"math"
+	"slices"
+
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -82,8 +85,11 @@ func ghostsFor(p *Problem, b OEFBasis) []ghost {
 		if shares[j] == tight[j] {
 			return
 		}
+		// A basis is only a hint: speedups that no solve would have
+		// recorded (not finite, negative) make no ghost rather than an
+		// error.
 		s, ok := b.Speedups[j]
-		if !ok || len(s) != len(b.Types) {
+		if !ok || len(s) != len(b.Types) || slices.ContainsFunc(s, func(x float64) bool { return !(x >= 0) || math.IsInf(x, 1) }) {
 			return
 		}
 		g := ghost{job: j, speed: make([]float64, len(at))}

@@ -153,6 +153,12 @@ func TestGhostsFor(t *testing.T) {
 	if !slices.EqualFunc(got, want, func(x, y ghost) bool { return x.job == y.job && slices.Equal(x.speed, y.speed) }) {
 		t.Errorf("ghostsFor() = %v, want %v", got, want)
 	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), -1} {
+		b.Speedups["gone1"] = []float64{6, bad, 4}
+		if got := ghostsFor(p, b); len(got) != 1 || got[0].job != "gone3" {
+			t.Errorf("speedup %v: ghostsFor() = %v, want gone3 alone", bad, got)
+		}
+	}
 	b.Types = []topology.GPUType{"C", "A", "Z"}
 	if got := ghostsFor(p, b); got != nil {
 		t.Errorf("speedups on other GPU types: ghostsFor() = %v, want none", got)
