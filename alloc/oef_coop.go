@@ -393,7 +393,7 @@ func (q *oefLP) envyTargets(y [][]float64) []int {
 	}
 	g := groupRows(len(y), func(c int) []float64 { return y[c] })
 	for c, k := range g.of {
-		if q.real(c) || !q.real(g.rep[k]) {
+		if !q.isGhost(c) || q.isGhost(g.rep[k]) {
 			g.rep[k] = c // the last holder, a ghost only if no other holds it
 		}
 	}

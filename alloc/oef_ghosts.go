@@ -3,8 +3,6 @@ package alloc
 import (
 	"math"
 	"slices"
-
-	"github.com/gpufair/gpufair/topology"
 )
 
 // Ghosts: jobs that departed since the warm basis was taken, kept in the
@@ -56,7 +54,7 @@ func ghostsFor(p *Problem, b OEFBasis) []ghost {
 	}
 	at := make([]int, len(p.Capacity.Types)) // p's GPU type k is b.Types[at[k]]
 	for k, t := range p.Capacity.Types {
-		i := indexOf(b.Types, t)
+		i := slices.Index(b.Types, t)
 		if i < 0 {
 			return nil
 		}
@@ -111,15 +109,6 @@ func ghostsFor(p *Problem, b OEFBasis) []ghost {
 	return out[max(0, len(out)-maxOEFGhosts):]
 }
 
-func indexOf(types []topology.GPUType, t topology.GPUType) int {
-	for i, u := range types {
-		if u == t {
-			return i
-		}
-	}
-	return -1
-}
-
 // addGhosts appends gs to q as classes of weight zero, after its own.
 func (q *oefLP) addGhosts(gs []ghost) {
 	for _, g := range gs {
@@ -129,8 +118,8 @@ func (q *oefLP) addGhosts(gs []ghost) {
 	q.ghosts = len(gs)
 }
 
-// real reports whether class c is one of q's own, not a ghost.
-func (q *oefLP) real(c int) bool { return c < len(q.s)-q.ghosts }
+// isGhost reports whether class c is one of q's ghosts.
+func (q *oefLP) isGhost(c int) bool { return c >= len(q.s)-q.ghosts }
 
 // withoutGhosts returns q without its ghosts, with y and d turned into
 // bundles and a dual of that LP: the ghosts' bundles dropped, and every
