@@ -480,7 +480,7 @@ func (s *simplex) rhoNorm() float64 {
 // rebuilt. Such a row r is off the bump, so ρᵣ = B⁻ᵀeᵣ is 1 on r and, on
 // the bump, −B₁₁⁻ᵀdᵣ, where dᵣ holds r's entries in the bump's basic
 // columns (simplex.btranUnit): a solve with B₁₁'s factor, which the file
-// holds alone, for blockLanes rows at a time.
+// holds alone, for up to maxBlockLanes rows at a time.
 func (s *simplex) weighNewRows(ctx context.Context) error {
 	var rows []int
 	for i, j := range s.head {
@@ -491,26 +491,27 @@ func (s *simplex) weighNewRows(ctx context.Context) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	v := make([]float64, s.m*blockLanes)
+	lanes := min(maxBlockLanes, len(rows))
+	v := make([]float64, s.m*lanes)
 	for len(rows) > 0 {
 		// Weighing 15,000 rows took 0.7 s (the noisy 2,000 jobs of
 		// docs/benchmarks/oef.md): a deadline is checked between blocks.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		block := rows[:min(blockLanes, len(rows))]
+		block := rows[:min(lanes, len(rows))]
 		rows = rows[len(block):]
 		for l, i := range block {
 			for _, e := range s.bumpEntries(i) {
-				v[e.row*blockLanes+l] -= e.val
+				v[e.row*lanes+l] -= e.val
 			}
 		}
-		s.eta.btranBlock(v)
-		var w [blockLanes]float64
+		s.eta.btranBlock(v, lanes)
+		var w [maxBlockLanes]float64
 		for _, p := range s.bumpRows {
-			x := v[p*blockLanes : (p+1)*blockLanes]
-			for l := range w {
-				w[l] += x[l] * x[l]
+			x := v[p*lanes : (p+1)*lanes]
+			for l, a := range x {
+				w[l] += a * a
 			}
 			clear(x)
 		}
