@@ -85,7 +85,9 @@ func (a RhoAgent) Wants(held, free []int) []int {
 // callAgents calls f(ctx, i) for i in [0, n), all at once, and returns
 // their results by i. Once ctx is done the calls still running are
 // abandoned (their results, if they come, are dropped) and report ctx's
-// error, so that slow agents cannot hold the round past its budget.
+// error, so that slow agents cannot hold the round past its budget. An
+// abandoned call runs on after callAgents returns, so f must read nothing
+// that the caller may change afterwards (agentCall).
 func callAgents[T any](ctx context.Context, n int, f func(ctx context.Context, i int) (T, error)) ([]T, []error) {
 	vals, errs := make([]T, n), make([]error, n)
 	type result struct {

@@ -191,17 +191,20 @@ func (a *Arbiter) bids(ctx, agentCtx context.Context, r *Round) error {
 		wait    float64
 		waitErr error
 	}
-	answers, errs := callAgents(agentCtx, len(r.Invited), func(ctx context.Context, i int) (answer, error) {
-		id := r.Invited[i]
-		st := a.apps[id]
-		tab, err := st.agent.Bid(ctx, r.At, r.Offer, slices.Clone(st.held))
+	// An agent's call that the budget abandons runs on while the round
+	// goes on, so the calls see only what is read here (callAgents).
+	calls := a.agentCalls(r.Invited, func(st *appState) []int { return st.held })
+	at, offer, waitAt, c := r.At, r.Offer, a.now.Add(a.set.Lease), a.c
+	answers, errs := callAgents(agentCtx, len(calls), func(ctx context.Context, i int) (answer, error) {
+		call := calls[i]
+		tab, err := call.agent.Bid(ctx, at, ftf.Offer{Cluster: offer.Cluster, Free: slices.Clone(offer.Free)}, slices.Clone(call.held))
 		if err == nil {
-			err = tab.Validate(r.Offer, id)
+			err = tab.Validate(offer, call.id)
 		}
 		if err != nil || len(tab.Rows) == 0 {
 			return answer{tab: tab}, err
 		}
-		ans := answer{tab: tab, best: slices.Clone(st.held)}
+		ans := answer{tab: tab, best: slices.Clone(call.held)}
 		best := tab.Rows[0]
 		for _, row := range tab.Rows[1:] {
 			if row.Rho < best.Rho {
@@ -212,9 +215,9 @@ func (a *Arbiter) bids(ctx, agentCtx context.Context, r *Round) error {
 			ans.best[s] += n
 		}
 		if math.IsInf(tab.RhoNone, 1) {
-			ans.wait, ans.waitErr = st.agent.Rho(ctx, a.now.Add(a.set.Lease), a.c, slices.Clone(ans.best))
+			ans.wait, ans.waitErr = call.agent.Rho(ctx, waitAt, c, slices.Clone(ans.best))
 			if ans.waitErr == nil && (math.IsNaN(ans.wait) || ans.wait <= 0) {
-				ans.waitErr = badInput("rho", id, gpufair.ErrValue, "%v is not positive", ans.wait)
+				ans.waitErr = badInput("rho", call.id, gpufair.ErrValue, "%v is not positive", ans.wait)
 			}
 			if ans.waitErr == nil && ans.wait > best.Rho {
 				ans.tab.RhoNone = ans.wait
@@ -246,16 +249,35 @@ func (a *Arbiter) bids(ctx, agentCtx context.Context, r *Round) error {
 // waitRhos prices waiting for each of ids: the rho of waiting one lease
 // and then holding its best row, the agents called concurrently.
 func (a *Arbiter) waitRhos(ctx context.Context, ids []string) ([]float64, []error) {
-	return a.rhos(ctx, ids, func(st *appState) (time.Time, []int) { return a.now.Add(a.set.Lease), st.best })
+	return a.rhos(ctx, ids, a.now.Add(a.set.Lease), func(st *appState) []int { return st.best })
 }
 
-// rhos asks each of ids' agent for Rho at the time and holding that at
-// gives, concurrently, and checks the answers.
-func (a *Arbiter) rhos(ctx context.Context, ids []string, at func(*appState) (time.Time, []int)) ([]float64, []error) {
-	vals, errs := callAgents(ctx, len(ids), func(ctx context.Context, i int) (float64, error) {
-		st := a.apps[ids[i]]
-		when, held := at(st)
-		return st.agent.Rho(ctx, when, a.c, slices.Clone(held))
+// agentCall is what one agent's call reads of the arbiter's state, copied
+// before the call: a call that a budget abandons (callAgents) runs on
+// while the arbiter changes its state.
+type agentCall struct {
+	id    string
+	agent Agent
+	held  []int
+}
+
+// agentCalls copies, for each of ids, its agent and a clone of the counts
+// that held gives.
+func (a *Arbiter) agentCalls(ids []string, held func(*appState) []int) []agentCall {
+	calls := make([]agentCall, len(ids))
+	for i, id := range ids {
+		st := a.apps[id]
+		calls[i] = agentCall{id, st.agent, slices.Clone(held(st))}
+	}
+	return calls
+}
+
+// rhos asks each of ids' agent for Rho at when, holding what held gives,
+// concurrently, and checks the answers.
+func (a *Arbiter) rhos(ctx context.Context, ids []string, when time.Time, held func(*appState) []int) ([]float64, []error) {
+	calls, c := a.agentCalls(ids, held), a.c
+	vals, errs := callAgents(ctx, len(calls), func(ctx context.Context, i int) (float64, error) {
+		return calls[i].agent.Rho(ctx, when, c, calls[i].held)
 	})
 	for i, rho := range vals {
 		if errs[i] == nil && (math.IsNaN(rho) || rho <= 0) {
@@ -280,7 +302,7 @@ func (a *Arbiter) rank(ctx, agentCtx context.Context, r *Round) error {
 			st.rho = math.Inf(1) // never bid: first in line
 		}
 	}
-	hr, herrs := a.rhos(agentCtx, holding, func(st *appState) (time.Time, []int) { return r.At, st.held })
+	hr, herrs := a.rhos(agentCtx, holding, r.At, func(st *appState) []int { return st.held })
 	wr, werrs := a.waitRhos(agentCtx, waiting)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -428,8 +450,9 @@ func (a *Arbiter) usable(ctx context.Context, app string, kept []int) bool {
 	for s, n := range kept {
 		held[s] += n
 	}
+	agent, now, c := st.agent, a.now, a.c // see agentCall
 	rho, errs := callAgents(ctx, 1, func(ctx context.Context, _ int) (float64, error) {
-		return st.agent.Rho(ctx, a.now, a.c, held)
+		return agent.Rho(ctx, now, c, held)
 	})
 	return errs[0] == nil && rho[0] > 0 && !math.IsInf(rho[0], 1)
 }
