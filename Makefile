@@ -1,8 +1,8 @@
 # gpufair: two entry points.
 #   make demo   runs the main demonstration (examples/quickstart)
 #   make test   runs the whole test suite, with CLP (-tags clp, cgo) and again pure Go (the default
-#               LP backend, built with cgo off), the race detector over the package that calls
-#               agents concurrently, and each fuzz target briefly
+#               LP backend, built with cgo off), the race detector over the code that runs
+#               goroutines (agents' calls, solves a deadline abandons), and each fuzz target briefly
 #   make fuzz   runs each fuzz target for FUZZTIME (1m)
 #   make reproduce  runs every paper's evaluation in full (docs/reproduction.md; long)
 GO ?= go
@@ -29,6 +29,7 @@ test: lint
 	$(GO) test $(CLP) -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./...
 	$(GO) test -race -short -count=1 ./auction
+	$(GO) test $(CLP) -race -count=1 -run '^TestStoppedSolveLeavesModel$$' ./lp
 	@$(MAKE) --no-print-directory fuzz-run FUZZFOR=$(FUZZSMOKE)
 
 # Every fuzz target, as package:Name. make test runs each for FUZZSMOKE;

@@ -224,3 +224,33 @@ func pureGoChecks(t *testing.T, m *Model) (*Solution, int) {
 	}
 	return want, math.MaxInt - count.N
 }
+
+// TestStoppedSolveLeavesModel changes a model as soon as a solve of it
+// that its deadline stopped returns, as a caller that retries with more
+// rows would. Run under the race detector (make test does), it failed
+// while the pure-Go simplex loaded the model in the goroutine that a stop
+// abandons: the load went on reading the rows that AddConstraint wrote.
+func TestStoppedSolveLeavesModel(t *testing.T) {
+	for _, s := range cancelSettings() {
+		t.Run(methodName(s), func(t *testing.T) {
+			m, _ := newGavelInstance(4096, 8, 1).maxMinModel(false)
+			stopped := 0
+			for _, wait := range []time.Duration{time.Microsecond, 100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond} {
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				_, err := Solve(ctx, m, &s)
+				cancel()
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Solve() with a %v deadline: error = %v, want context.DeadlineExceeded", wait, err)
+				}
+				stopped++
+				m.AddConstraint("after", []Term{{Var: 0, Coef: 1}}, LE, 1e9)
+			}
+			if stopped == 0 {
+				t.Skip("every solve ended before its deadline: nothing was stopped")
+			}
+		})
+	}
+}

@@ -6,15 +6,23 @@ import (
 	"fmt"
 )
 
-// solvePureGo solves m once with the pure-Go simplex. With a context that
-// can end, the solve runs in its own goroutine and solvePureGo returns as
-// soon as the context is done: loading a large model (scaling, building
-// columns) checks the context only every few thousand rows, which on a
-// loaded machine can take tens of milliseconds, and the caller should not
-// wait for that. The goroutine stops at its next check; it only reads m.
+// solvePureGo solves m once with the pure-Go simplex. It loads m in the
+// calling goroutine, so that m is never read after it returns (the caller
+// may change m at once, even after a stopped solve), and checks ctx every
+// ctxRows rows while it does. With a context that can end, the solve
+// itself then runs in a goroutine of its own over the simplex's own copy
+// of the model, and solvePureGo returns as soon as the context is done:
+// a refactorisation of a large basis looks at the context only every
+// ctxColumns columns, which on a loaded machine can take tens of
+// milliseconds, and the caller should not wait for that. The goroutine
+// stops at its next check.
 func solvePureGo(ctx context.Context, m *Model, set Settings) (*Solution, error) {
+	s, err := newSimplex(ctx, m)
+	if err != nil {
+		return nil, stopped(err)
+	}
 	if ctx.Done() == nil {
-		return solvePureGoNow(ctx, m, set)
+		return s.solve(ctx, set)
 	}
 	type result struct {
 		sol *Solution
@@ -22,7 +30,7 @@ func solvePureGo(ctx context.Context, m *Model, set Settings) (*Solution, error)
 	}
 	done := make(chan result, 1)
 	go func() {
-		sol, err := solvePureGoNow(ctx, m, set)
+		sol, err := s.solve(ctx, set)
 		done <- result{sol, err}
 	}()
 	select {
@@ -36,15 +44,6 @@ func solvePureGo(ctx context.Context, m *Model, set Settings) (*Solution, error)
 		}
 		return &Solution{Status: TimeLimit, Backend: PureGo}, stopped(ctx.Err())
 	}
-}
-
-// solvePureGoNow is solvePureGo in the calling goroutine.
-func solvePureGoNow(ctx context.Context, m *Model, set Settings) (*Solution, error) {
-	s, err := newSimplex(ctx, m)
-	if err != nil {
-		return nil, stopped(err)
-	}
-	return s.solve(ctx, set)
 }
 
 // solve runs the pure-Go simplex from its current basis and reports the
