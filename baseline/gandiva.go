@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
@@ -183,7 +184,8 @@ func (g *Gandiva) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	for id, r := range st.Ran {
+	for _, id := range slices.Sorted(maps.Keys(st.Ran)) {
+		r := st.Ran[id]
 		if _, ok := l.Job(id); !ok || r < 0 || r >= l.Rounds() {
 			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "job ran in decision %d of %d; in the ledger: %v", r, l.Rounds(), ok)
 		}

@@ -221,7 +221,8 @@ func (t *Tiresias) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	for id, q := range st.Jobs {
+	for _, id := range slices.Sorted(maps.Keys(st.Jobs)) {
+		q := st.Jobs[id]
 		if _, ok := l.Job(id); !ok || q.Queue < 0 || q.Queue > len(t.thresholds) || q.Seq > st.Next {
 			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "queue %d, position %d of %d, for a job in the ledger: %v", q.Queue, q.Seq, st.Next, ok)
 		}

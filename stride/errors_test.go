@@ -216,3 +216,22 @@ func TestSubmitByProfile(t *testing.T) {
 		t.Errorf("zero profiled rate: %v", err)
 	}
 }
+
+// TestBadInputNamesTheFirst checks that an input with several bad entries
+// in a map is reported by the first of them in order, every time, rather
+// than by whichever the map's iteration order gives.
+func TestBadInputNamesTheFirst(t *testing.T) {
+	f, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+	_ = f.AddTenant(alloc.Tenant{ID: "a", Weight: 1})
+	tickets := map[topology.GPUType]float64{"v100": 1}
+	for _, k := range []topology.GPUType{"tpu-z", "tpu-y", "tpu-x", "tpu-b", "tpu-a", "tpu-c"} {
+		tickets[k] = 1
+	}
+	for range 20 {
+		err := f.SetTypeTickets("a", tickets)
+		var in *gpufair.InputError
+		if !errors.As(err, &in) || in.ID != "tpu-a" {
+			t.Fatalf("SetTypeTickets() error = %v, want one naming tpu-a, the first unknown type", err)
+		}
+	}
+}

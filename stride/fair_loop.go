@@ -1,6 +1,7 @@
 package stride
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/gpufair/gpufair"
@@ -37,7 +38,8 @@ func (f *Fair) SetTypeTickets(id alloc.TenantID, tickets map[topology.GPUType]fl
 	if u == nil {
 		return gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not a tenant")
 	}
-	for t, w := range tickets {
+	for _, t := range slices.Sorted(maps.Keys(tickets)) {
+		w := tickets[t]
 		if !slices.Contains(f.types, t) {
 			return gpufair.Invalid("Tickets", string(t), gpufair.ErrUnknownType, "not a type of the cluster")
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -592,12 +593,14 @@ func (g *Gavel) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	for id, x := range st.Target {
+	for _, id := range slices.Sorted(maps.Keys(st.Target)) {
+		x := st.Target[id]
 		if len(x) != len(l.Types()) {
 			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d target fractions for %d types", len(x), len(l.Types()))
 		}
 	}
-	for id, ps := range st.Partners {
+	for _, id := range slices.Sorted(maps.Keys(st.Partners)) {
+		ps := st.Partners[id]
 		for _, p := range ps {
 			if p.Type < 0 || p.Type >= len(l.Types()) || !(p.Time > 0) {
 				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "co-located time %v on type %d", p.Time, p.Type)

@@ -662,7 +662,8 @@ func (o *OEF) Restore(snapshot []byte) error {
 	}
 	n := len(l.Types())
 	for _, m := range []map[alloc.TenantID][]float64{st.Ideal, st.Dev} {
-		for id, x := range m {
+		for _, id := range slices.Sorted(maps.Keys(m)) {
+			x := m[id]
 			if len(x) != n {
 				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d values for %d types", len(x), n)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -182,7 +183,7 @@ func (m *Market) member(u Bidder) (*member, error) {
 		}
 	}
 	if len(u.Rates) != len(m.types) || m.s.Unprofiled {
-		for t := range u.Rates {
+		for _, t := range slices.Sorted(maps.Keys(u.Rates)) {
 			if !slices.Contains(m.types, t) {
 				return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrUnknownType, "%q", t)
 			}
