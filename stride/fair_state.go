@@ -73,6 +73,19 @@ func (e entryJSON) entry() *entry {
 	return &entry{Job: e.Job, stride: e.Stride, base: e.Base, n: e.N, pass: e.Pass}
 }
 
+// consistent reports whether e is an entry the schedulers could have
+// written: a valid weight, the stride of its job (strideOf) and its pass
+// base + n·stride, as entry.advance computes it.
+func (e entryJSON) consistent() bool {
+	return checkWeight("", "", e.Job.Weight) == nil && e.Job.Gang >= 1 && e.Stride == strideOf(e.Job) && passOf(e.Base, e.N, e.Stride, e.Pass)
+}
+
+// passOf reports whether pass is base + n·stride with n ≥ 0, all finite:
+// the pass that entry.advance and aggregate.charge keep.
+func passOf(base float64, n int64, stride, pass float64) bool {
+	return n >= 0 && !math.IsInf(base, 0) && !math.IsNaN(base) && pass == base+float64(n)*stride && !math.IsInf(pass, 0)
+}
+
 // MarshalJSON writes the whole state: tenants, their per-type tickets, jobs
 // and their servers, and every stride scheduler's passes, so that a Fair
 // restored with UnmarshalJSON schedules the next quanta exactly as this
@@ -167,12 +180,18 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 		}
 		return true
 	}
+	if !finite(v.VTime) {
+		return bad("virtual time %v", v.VTime)
+	}
 	for l, lj := range v.Local {
 		sc := s.local[l]
+		if !finite(lj.VTime) {
+			return bad("server %d: virtual time %v", l, lj.VTime)
+		}
 		sc.vtime, sc.last, sc.ran = lj.VTime, lj.Last, lj.Ran
 		for _, e := range lj.Jobs {
 			j := g.jobs[e.Job.ID]
-			if j == nil || len(j.parts) != 1 || j.parts[0].Server != l || e.Job.Gang != j.Gang || !finite(e.Stride, e.Base, e.Pass) || checkWeight("", "", e.Job.Weight) != nil {
+			if j == nil || len(j.parts) != 1 || j.parts[0].Server != l || e.Job.Gang != j.Gang || !e.consistent() {
 				return bad("job %q on server %d", e.Job.ID, l)
 			}
 			if _, dup := s.where[e.Job.ID]; dup {
@@ -185,11 +204,16 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 			return bad("server %d's jobs out of pass order", l)
 		}
 		a := v.Agg[l]
+		// An active aggregate charges its server's quanta at 1/tickets
+		// (Split.retuneAggregate); one that is not holds nothing used.
+		if a.Active != (len(sc.jobs) > 0) || (a.Active && (!(a.Tickets > 0) || a.Stride != 1/a.Tickets || !passOf(a.Base, a.N, a.Stride, a.Pass))) {
+			return bad("server %d: aggregate %+v for %d jobs", l, a, len(sc.jobs))
+		}
 		s.agg[l] = aggregate{a.Active, a.Stride, a.Base, a.N, a.Pass, a.Tickets}
 	}
 	for _, lj := range v.Large {
 		j := g.jobs[lj.Job.ID]
-		if j == nil || !slices.Equal(j.parts, lj.Parts) || !finite(lj.Stride, lj.Base, lj.Pass) || checkWeight("", "", lj.Job.Weight) != nil {
+		if j == nil || !slices.Equal(j.parts, lj.Parts) || !lj.consistent() {
 			return bad("multi-server job %q", lj.Job.ID)
 		}
 		if _, dup := s.where[lj.Job.ID]; dup {

@@ -660,12 +660,30 @@ func (o *OEF) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	n := len(l.Types())
-	for _, m := range []map[alloc.TenantID][]float64{st.Ideal, st.Dev} {
-		for _, id := range slices.Sorted(maps.Keys(m)) {
-			x := m[id]
-			if len(x) != n {
-				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d values for %d types", len(x), n)
+	// An ideal share is at most its type's GPUs, and a deviation is kept
+	// within a gang and one GPU of zero (Decide's step 3), so within all
+	// the GPUs and one.
+	count := l.Count()
+	total := 0
+	for _, c := range count {
+		total += c
+	}
+	for _, m := range []struct {
+		values map[alloc.TenantID][]float64
+		ok     func(k int, v float64) bool
+	}{
+		{st.Ideal, func(k int, v float64) bool { return v >= 0 && v <= float64(count[k])*(1+1e-9) }},
+		{st.Dev, func(_ int, v float64) bool { return math.Abs(v) <= float64(total+1) }},
+	} {
+		for _, id := range slices.Sorted(maps.Keys(m.values)) {
+			x := m.values[id]
+			if len(x) != len(count) {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d values for %d types", len(x), len(count))
+			}
+			for k, v := range x {
+				if !m.ok(k, v) {
+					return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%v GPUs of type %q", v, l.Types()[k])
+				}
 			}
 		}
 	}

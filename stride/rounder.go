@@ -207,14 +207,16 @@ func (r *Rounder) place(q int, shares [][]int) *RoundPlan {
 // would cut a tenant owed many GPUs for good while one owed none keeps its
 // share.) GPUs left over go one at a time to the most
 // under-served tenant that can use them (ties: larger x), up to
-// min(count, round(Σ max(x, 0))).
+// min(count, round(Σ max(x, 0))). No share starts above count, which
+// bounds the cuts by len(x)·count (a share of 1e18 from a corrupt
+// snapshot made them run for ever).
 func roundShares(x []float64, minGang []int, count int) []int {
 	shares := make([]int, len(x))
 	var total float64
 	given := 0
 	for i, xi := range x {
 		total += max(0, xi)
-		d := max(0, int(math.Floor(xi+0.5)))
+		d := max(0, int(math.Floor(min(xi, float64(count))+0.5)))
 		if d < minGang[i] {
 			d = 0
 		}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/round"
+	"github.com/gpufair/gpufair/sim"
+)
+
+// restoreFixture is every mechanism with a snapshot of its scheduler after
+// two rounds of a small workload (nil for Themis' arbiter, which has none).
+type restoreFixture struct {
+	e     *env
+	ms    []mechanism
+	snaps [][]byte
+}
+
+func newRestoreFixture(tb testing.TB) *restoreFixture {
+	cfg := &config{jobs: 8, rate: 20, seed: 1, cluster: []int{2, 2, 2}, perServer: 2, round: 360}
+	wl, tp, _, err := workload(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := sim.NewCluster(sim.GavelTypes(), cfg.cluster, cfg.perServer)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fx := &restoreFixture{e: &env{c: c, w: wl, round: cfg.round, tp: tp}, ms: mechanisms()}
+	var evs []round.Event
+	for _, j := range wl.Jobs {
+		aj := j.Job
+		if aj.Weight == 0 {
+			aj.Weight = 1 // as the simulator reads it
+		}
+		evs = append(evs, round.Arrive(0, aj, j.Steps))
+	}
+	for _, m := range fx.ms {
+		s, err := m.make(fx.e)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := s.Apply(evs...); err != nil {
+			tb.Fatalf("%s: %v", m.name, err)
+		}
+		for _, now := range []float64{0, cfg.round} {
+			if _, err := s.Decide(context.Background(), now); err != nil {
+				tb.Fatalf("%s: %v", m.name, err)
+			}
+		}
+		snap, err := s.Snapshot()
+		if err != nil && !errors.Is(err, gpufair.ErrSnapshot) {
+			tb.Fatalf("%s: %v", m.name, err)
+		}
+		fx.snaps = append(fx.snaps, snap)
+	}
+	return fx
+}
+
+// restore restores snap into a fresh scheduler of mechanism i. Restore
+// must refuse with an error wrapping gpufair.ErrSnapshot, or accept, and
+// then the scheduler must take a decision and a snapshot.
+func (fx *restoreFixture) restore(t *testing.T, i int, snap []byte) {
+	m := fx.ms[i]
+	s, err := m.make(fx.e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(snap); err != nil {
+		if !errors.Is(err, gpufair.ErrSnapshot) {
+			t.Fatalf("%s: Restore: %v, want an error wrapping ErrSnapshot", m.name, err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := s.Decide(ctx, 1e6); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		// A restored state may leave a job no decision can place; what
+		// matters is that the scheduler says so rather than panics.
+		var in *gpufair.InputError
+		if !errors.As(err, &in) && !errors.Is(err, gpufair.ErrSnapshot) {
+			t.Logf("%s: Decide after a Restore it accepted: %v", m.name, err)
+		}
+	}
+	if _, err := s.Snapshot(); err != nil && !errors.Is(err, gpufair.ErrSnapshot) {
+		t.Fatalf("%s: Snapshot after a Restore it accepted: %v", m.name, err)
+	}
+}
+
+// FuzzRestore hands every mechanism's scheduler snapshots to restore:
+// seeded with each one's own and mutated byte by byte from there. Restore
+// must never panic (restoreFixture.restore says what else it must do).
+func FuzzRestore(f *testing.F) {
+	fx := newRestoreFixture(f)
+	for i, snap := range fx.snaps {
+		if snap != nil {
+			f.Add(uint8(i), snap)
+		}
+	}
+	f.Fuzz(func(t *testing.T, i uint8, snap []byte) {
+		fx.restore(t, int(i)%len(fx.ms), snap)
+	})
+}
+
+// FuzzRestoreValues edits one value of a mechanism's own snapshot, as a
+// snapshot corrupted on disk or edited by hand would be, rather than its
+// bytes: a number (leaf counts the numbers, strings and arrays in the
+// order encoding/json writes them) is set to 0, −1, 0.5, 1e18, 1e308 or
+// −1e308, an array is emptied or loses its last element, a string is
+// emptied. Restore must never panic.
+func FuzzRestoreValues(f *testing.F) {
+	fx := newRestoreFixture(f)
+	for i, snap := range fx.snaps {
+		if snap != nil {
+			for leaf := range uint16(8) {
+				f.Add(uint8(i), leaf*7, uint8(leaf))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, i uint8, leaf uint16, kind uint8) {
+		k := int(i) % len(fx.ms)
+		if fx.snaps[k] == nil {
+			return
+		}
+		var v any
+		if err := json.Unmarshal(fx.snaps[k], &v); err != nil {
+			t.Fatal(err)
+		}
+		n := int(leaf)
+		v, _ = editValue(v, &n, kind)
+		snap, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.restore(t, k, snap)
+	})
+}
+
+// editValue walks v in encoding/json's order (object keys sorted) and
+// edits the *n-th number, string or array, counting *n down; done reports
+// that the edit was made.
+func editValue(v any, n *int, kind uint8) (out any, done bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for key := range x {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			if x[key], done = editValue(x[key], n, kind); done {
+				return x, true
+			}
+		}
+		return x, false
+	case []any:
+		if *n == 0 {
+			if kind%2 == 0 || len(x) == 0 {
+				return []any{}, true
+			}
+			return x[:len(x)-1], true
+		}
+		*n--
+		for i := range x {
+			if x[i], done = editValue(x[i], n, kind); done {
+				return x, true
+			}
+		}
+		return x, false
+	case float64:
+		if *n > 0 {
+			*n--
+			return x, false
+		}
+		return []float64{0, -1, 0.5, 1e18, 1e308, -1e308, math.Trunc(x) + 1, -x}[kind%8], true
+	case string:
+		if *n > 0 {
+			*n--
+			return x, false
+		}
+		return "", true
+	}
+	return v, false
+}
