@@ -1046,6 +1046,14 @@ func (g *GandivaFair) Restore(snapshot []byte) error {
 		if err := n.m.UnmarshalJSON(v.Market); err != nil {
 			return err
 		}
+		// Every tenant bids in the market, and only tenants (arrive).
+		tenants := make([]alloc.TenantID, len(n.f.users))
+		for i, u := range n.f.users {
+			tenants[i] = u.ID
+		}
+		if !slices.Equal(n.m.Bidders(), tenants) {
+			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "market bidders %v for tenants %v", n.m.Bidders(), tenants)
+		}
 	}
 	for _, j := range l.Jobs() {
 		p := v.State.Profiles[j.ID]

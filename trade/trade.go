@@ -147,6 +147,15 @@ func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market,
 // Types returns the market's GPU types, slowest first.
 func (m *Market) Types() []topology.GPUType { return slices.Clone(m.types) }
 
+// Bidders returns the IDs of the market's bidders, in order.
+func (m *Market) Bidders() []alloc.TenantID {
+	ids := make([]alloc.TenantID, len(m.users))
+	for i, u := range m.users {
+		ids[i] = u.ID
+	}
+	return ids
+}
+
 func (m *Market) find(id alloc.TenantID) (int, bool) {
 	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.TenantID) int { return cmp.Compare(u.ID, id) })
 }

@@ -182,6 +182,9 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 			t.Errorf("undo %v of %v", u, w)
 		}
 	}
+	if diff := cmp.Diff([]alloc.TenantID{"u1", "u2", "u3", "u4"}, m.Bidders()); diff != "" {
+		t.Errorf("Bidders() after arrival (-want +got):\n%s", diff)
+	}
 	for _, id := range []alloc.TenantID{"u1", "u2", "u3", "u4"} {
 		h, _ := m.Holdings(id)
 		if diff := cmp.Diff([]float64{0.25, 0.25}, h, cmpopts.EquateApprox(0, tol)); diff != "" {
@@ -201,6 +204,9 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 	h, _ := m.Holdings("u1")
 	if diff := cmp.Diff([]float64{1. / 3, 1. / 3}, h, cmpopts.EquateApprox(0, tol)); diff != "" {
 		t.Errorf("u1 after departure (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]alloc.TenantID{"u1", "u2", "u3"}, m.Bidders()); diff != "" {
+		t.Errorf("Bidders() after departure (-want +got):\n%s", diff)
 	}
 }
 
