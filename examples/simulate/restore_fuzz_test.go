@@ -111,9 +111,10 @@ func FuzzRestore(f *testing.F) {
 // FuzzRestoreValues edits one value of a mechanism's own snapshot, as a
 // snapshot corrupted on disk or edited by hand would be, rather than its
 // bytes: a number (leaf counts the numbers, strings and arrays in the
-// order encoding/json writes them) is set to 0, −1, 0.5, 1e18, 1e308 or
-// −1e308, an array is emptied or loses its last element, a string is
-// emptied. Restore must never panic.
+// order encoding/json writes them) is set to 0, −1, 0.5, 1e18, 1e308,
+// −1e308, its integer part plus one or its negation, an array is emptied
+// or loses its last element, a string is emptied. Restore must never panic. leaf is taken modulo the number of
+// such values.
 func FuzzRestoreValues(f *testing.F) {
 	fx := newRestoreFixture(f)
 	for i, snap := range fx.snaps {
@@ -132,7 +133,9 @@ func FuzzRestoreValues(f *testing.F) {
 		if err := json.Unmarshal(fx.snaps[k], &v); err != nil {
 			t.Fatal(err)
 		}
-		n := int(leaf)
+		count := math.MaxInt
+		editValue(v, &count, kind) // counts the values down from MaxInt
+		n := int(leaf) % (math.MaxInt - count)
 		v, _ = editValue(v, &n, kind)
 		snap, err := json.Marshal(v)
 		if err != nil {
