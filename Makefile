@@ -34,7 +34,7 @@ test: lint
 
 # Every fuzz target, as package:Name. make test runs each for FUZZSMOKE;
 # make fuzz runs each for FUZZTIME.
-FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit \
+FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit ./alloc:FuzzOEFWarm \
 	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer \
 	./ftf:FuzzRho ./sim:FuzzRun ./auction:FuzzProportionalFair \
 	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest \

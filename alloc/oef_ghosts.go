@@ -80,7 +80,7 @@ func ghostsFor(p *Problem, b OEFBasis) []ghost {
 			return
 		}
 		seen[j] = true
-		if shares[j] == tight[j] {
+		if tight[j] <= shares[j] {
 			return
 		}
 		// A basis is only a hint: speedups that no solve would have
