@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/sim"
+	"github.com/gpufair/gpufair/stride"
 )
 
 // restoreFixture is every mechanism with a snapshot of its scheduler after
@@ -32,7 +34,12 @@ func newRestoreFixture(tb testing.TB) *restoreFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	fx := &restoreFixture{e: &env{c: c, w: wl, round: cfg.round, tp: tp}, ms: mechanisms()}
+	// Cooperative OEF with WarmStart too, whose snapshot carries the
+	// warm rows and basis (with the ghosts' speedups) into the next solve.
+	warm := mechanism{"oef-cooperative-warm-start", func(e *env) (round.Scheduler, error) {
+		return stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, e.c, e.w.Types, &stride.OEFSettings{Round: e.round, WarmStart: true})
+	}}
+	fx := &restoreFixture{e: &env{c: c, w: wl, round: cfg.round, tp: tp}, ms: append(mechanisms(), warm)}
 	var evs []round.Event
 	for _, j := range wl.Jobs {
 		aj := j.Job
