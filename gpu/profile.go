@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -77,20 +76,25 @@ type Parser func(out []byte) (float64, error)
 // unit is the caller's, for example training steps per second; it must be the
 // same for every GPU type of a workload. Other lines are ignored, so a
 // workload may log freely and report progress as it goes: only the last
-// report counts.
+// report counts. A carriage return ends a line too, as progress bars
+// redraw theirs with one, and a line may be of any length: a 1 MiB limit
+// once dropped every report after a long progress line without a word.
 func ParseRate(out []byte) (float64, error) {
 	var last string
-	found := false
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	found, size := false, len(out)
+	for len(out) > 0 {
+		end := bytes.IndexAny(out, "\r\n")
+		if end < 0 {
+			end = len(out)
+		}
+		line := strings.TrimSpace(string(out[:end]))
+		out = out[min(end+1, len(out)):]
 		if len(line) > 5 && strings.EqualFold(line[:5], "rate:") {
 			last, found = strings.TrimSpace(line[5:]), true
 		}
 	}
 	if !found {
-		return 0, fmt.Errorf("%w: no line \"rate: <number>\" in %d bytes of output", ErrNoRate, len(out))
+		return 0, fmt.Errorf("%w: no line \"rate: <number>\" in %d bytes of output", ErrNoRate, size)
 	}
 	x, err := strconv.ParseFloat(last, 64)
 	switch {

@@ -38,6 +38,9 @@ func TestParseRate(t *testing.T) {
 		{"Inf", "rate: +Inf\n", 0, true},
 		{"prefix only", "rate:\n", 0, true},
 		{"other key", "throughput: 5\n", 0, true},
+		{"after a progress bar", "epoch 1 10%\repoch 1 50%\rrate: 4.5\n", 4.5, false},
+		{"after a line of 2 MiB", strings.Repeat("=", 2<<20) + "\nrate: 9\n", 9, false},
+		{"CRLF", "rate: 6\r\n", 6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := gpu.ParseRate([]byte(tc.out))
