@@ -116,9 +116,10 @@ func TestReadTrace(t *testing.T) {
 		"A3C\tcmd\t-n\t1\t100\tsoon\t1",
 		"A3C\tcmd\t-n\t1\t100\t0\tx",
 		"Nope\tcmd\t-n\t1\t100\t0\t1",
+		strings.Repeat("x", 2<<20), // beyond the scanner's 1 MiB
 	} {
 		if _, _, err := ReadTrace(strings.NewReader("A3C\tcmd\t-n\t1\t100\t0\t1\n"+bad), tp, nil); !errors.Is(err, ErrTrace) || !strings.Contains(err.Error(), "line 2") {
-			t.Errorf("ReadTrace(%q) error = %v, want ErrTrace on line 2", bad, err)
+			t.Errorf("ReadTrace(%.40q) error = %v, want ErrTrace on line 2", bad, err)
 		}
 	}
 }

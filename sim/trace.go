@@ -58,7 +58,7 @@ func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload
 		w.Jobs = append(w.Jobs, j)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: line %d: %w", ErrTrace, line+1, err)
 	}
 	if len(w.Jobs) == 0 {
 		return nil, nil, gpufair.Invalid("Workload.Jobs", "", gpufair.ErrEmpty, "empty trace")
