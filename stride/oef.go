@@ -660,9 +660,9 @@ func (o *OEF) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	// An ideal share is at most its type's GPUs, and a deviation is kept
-	// within a gang and one GPU of zero (Decide's step 3), so within all
-	// the GPUs and one.
+	// An ideal share is within its type's GPUs (to the solver's
+	// tolerance), and a deviation is kept within a gang and one GPU of
+	// zero (Decide's step 3), so within all the GPUs and one.
 	count := l.Count()
 	total := 0
 	for _, c := range count {
@@ -672,7 +672,7 @@ func (o *OEF) Restore(snapshot []byte) error {
 		values map[alloc.TenantID][]float64
 		ok     func(k int, v float64) bool
 	}{
-		{st.Ideal, func(k int, v float64) bool { return v >= 0 && v <= float64(count[k])*(1+1e-9) }},
+		{st.Ideal, func(k int, v float64) bool { return v >= -1e-6 && v <= float64(count[k])*(1+1e-6)+1e-6 }},
 		{st.Dev, func(_ int, v float64) bool { return math.Abs(v) <= float64(total+1) }},
 	} {
 		for _, id := range slices.Sorted(maps.Keys(m.values)) {
