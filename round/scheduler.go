@@ -8,7 +8,9 @@ import (
 // and the simulator drive it the same way: Apply the events since the last
 // call, then Decide the next round; Snapshot the state to survive a
 // restart, and Restore it into a Scheduler built with the same cluster and
-// settings.
+// settings. A Scheduler is not safe for concurrent use: a service that
+// snapshots from another goroutine than the one that decides must
+// serialise the calls.
 type Scheduler interface {
 	// Name names the mechanism.
 	Name() string
