@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -1053,6 +1054,14 @@ func (g *GandivaFair) Restore(snapshot []byte) error {
 		}
 		if !slices.Equal(n.m.Bidders(), tenants) {
 			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "market bidders %v for tenants %v", n.m.Bidders(), tenants)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(n.f.jobs)) {
+		fj := n.f.jobs[id]
+		j, ok := l.Job(id)
+		k, known := n.typeIx[fj.Type]
+		if !ok || !known || fj.Gang != j.Gang || fj.Owner != owner(j.Job) || !(j.Rates[k] > 0) {
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "a scheduled job that is not the ledger's, or on a type it cannot run on")
 		}
 	}
 	for _, j := range l.Jobs() {
