@@ -117,7 +117,8 @@ func FuzzRestore(f *testing.F) {
 // bytes: a number (leaf counts the numbers, strings and arrays in the
 // order encoding/json writes them) is set to 0, −1, 0.5, 1e18, 1e308,
 // −1e308, its integer part plus one or its negation, an array is emptied
-// or loses its last element, a string is emptied. Restore must never panic. leaf is taken modulo the number of
+// or loses its last element, a string is emptied, extended or made "0"
+// (the first job's ID, so that two IDs may clash). Restore must never panic. leaf is taken modulo the number of
 // such values.
 func FuzzRestoreValues(f *testing.F) {
 	fx := newRestoreFixture(f)
@@ -191,7 +192,7 @@ func editValue(v any, n *int, kind uint8) (out any, done bool) {
 			*n--
 			return x, false
 		}
-		return "", true
+		return []string{"", x + "x", "0"}[kind%3], true
 	}
 	return v, false
 }
