@@ -330,25 +330,36 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
 	q, y, d = q.withoutGhosts(y, d)
-	q.repairUniform(y)
-	cert, err := q.certify(ctx, y, d)
+	cert, err := q.certifyRepaired(ctx, y, d)
 	if err != nil {
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
-	if d.price == nil {
-		// Without duals (the Gonum backend) only envy is checked.
-		cert.Bound = cert.Throughput
+	// While the result is not certified, it is solved again, cold: the
+	// same method unscaled (the scale is for speed, and under it one job
+	// with speedups of 1e6, 500 and 1 was left without the two types it
+	// valued least), then the full model, scaled and not.
+	var again []coopSolver
+	scaled := q.scaled(set)
+	if scaled {
+		again = append(again, solve)
 	}
-	if !cert.exact() && method == OEFStructured {
-		if y, d, err = q.solveScaled(ctx, set, (*oefLP).solveCoopFull); err != nil {
+	if method == OEFStructured {
+		again = append(again, func(q *oefLP, ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
+			return q.solveScaled(ctx, set, (*oefLP).solveCoopFull)
+		})
+		if scaled {
+			again = append(again, (*oefLP).solveCoopFull)
+		}
+	}
+	for _, solve := range again {
+		if cert.exact() {
+			break
+		}
+		if y, d, err = solve(q, ctx, set); err != nil {
 			return nil, OEFCertificate{}, coopDual{}, err
 		}
-		q.repairUniform(y)
-		if cert, err = q.certify(ctx, y, d); err != nil {
+		if cert, err = q.certifyRepaired(ctx, y, d); err != nil {
 			return nil, OEFCertificate{}, coopDual{}, err
-		}
-		if d.price == nil {
-			cert.Bound = cert.Throughput
 		}
 	}
 	if !cert.exact() {
@@ -356,4 +367,15 @@ func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *l
 			lp.ErrNumerical, errUncertified, cert.Envy, certEnvyTol, cert.Gap(), certGapTol)
 	}
 	return y, cert, d, nil
+}
+
+// certifyRepaired repairs y (repairUniform) and returns its certificate;
+// without duals (the Gonum backend) only envy is checked.
+func (q *oefLP) certifyRepaired(ctx context.Context, y [][]float64, d coopDual) (OEFCertificate, error) {
+	q.repairUniform(y)
+	cert, err := q.certify(ctx, y, d)
+	if err == nil && d.price == nil {
+		cert.Bound = cert.Throughput
+	}
+	return cert, err
 }

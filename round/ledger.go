@@ -311,8 +311,10 @@ func (l *Ledger) checkJob(field string, e Event) error {
 		return gpufair.Invalid(field+".Job.ID", "", gpufair.ErrValue, "empty job ID")
 	case j.Gang < 1:
 		return gpufair.Invalid(field+".Job.Gang", id, gpufair.ErrValue, "gang %d is below 1", j.Gang)
-	case !(j.Weight > 0) || math.IsInf(j.Weight, 0):
-		return gpufair.Invalid(field+".Job.Weight", id, gpufair.ErrValue, "weight %v is not positive and finite", j.Weight)
+	case !(j.Weight >= alloc.MinWeight && j.Weight <= alloc.MaxWeight):
+		// The policies' own bound: a weight they refuse, taken here, would
+		// fail every decision until the job left.
+		return gpufair.Invalid(field+".Job.Weight", id, gpufair.ErrValue, "weight %v is not in [alloc.MinWeight, alloc.MaxWeight]", j.Weight)
 	case !(e.Work >= 0) || math.IsInf(e.Work, 0):
 		return gpufair.Invalid(field+".Work", id, gpufair.ErrValue, "total work %v", e.Work)
 	}
@@ -331,9 +333,18 @@ func (l *Ledger) checkRates(field, id string, rates []float64) error {
 	if len(rates) != len(l.types) {
 		return gpufair.Invalid(field+".Job.Rates", id, gpufair.ErrShape, "%d rates for %d GPU types", len(rates), len(l.types))
 	}
+	top := 0.0
 	for k, r := range rates {
 		if !(r >= 0) || math.IsInf(r, 0) {
 			return gpufair.Invalid(field+".Job.Rates", id, gpufair.ErrValue, "rate %v on %q", r, l.types[k])
+		}
+		top = max(top, r)
+	}
+	// The policies refuse rates spread wider than alloc.MaxRateSpread
+	// (alloc.Problem.Validate); one job's own are refused here.
+	for k, r := range rates {
+		if r > 0 && r*alloc.MaxRateSpread < top {
+			return gpufair.Invalid(field+".Job.Rates", id, gpufair.ErrValue, "rate %v on %q is more than %v times below the job's largest, %v", r, l.types[k], alloc.MaxRateSpread, top)
 		}
 	}
 	return nil

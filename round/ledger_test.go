@@ -47,6 +47,9 @@ func TestLedgerRefusesBadEvents(t *testing.T) {
 		{"negative rate", round.Arrive(20, job("y", 1, 1, -1), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
 		{"gang fits nowhere", round.Arrive(20, job("y", 3, 1, 1), 0), gpufair.ErrTooLarge, "Event[0].Job.Gang"},
 		{"zero weight", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
+		// Taken, these two failed every decision until the job left.
+		{"weight the policies refuse", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Weight: 1e-76, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
+		{"rates spread beyond the policies'", round.Arrive(20, job("y", 1, 1e-76, 3), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
 		{"progress goes back", round.Progress(20, "x", -1), gpufair.ErrValue, "Event[0].Work"},
 		{"measured rates of the wrong length", round.Measure(20, "x", []float64{1}), gpufair.ErrShape, "Event[0].Job.Rates"},
 		{"unknown kind", round.Event{Kind: 99, Time: 20}, gpufair.ErrValue, "Event[0].Kind"},
