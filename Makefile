@@ -38,7 +38,8 @@ FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit ./alloc:Fuz
 	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer \
 	./ftf:FuzzRho ./sim:FuzzRun ./auction:FuzzProportionalFair \
 	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest \
-	./examples/simulate:FuzzRestore ./examples/simulate:FuzzRestoreValues ./gpu:FuzzProbe
+	./examples/simulate:FuzzRestore ./examples/simulate:FuzzRestoreValues ./examples/simulate:FuzzEvents \
+	./gpu:FuzzProbe
 # The smoke run counts inputs rather than seconds: a time-boxed fuzz run
 # reports "context deadline exceeded" when its deadline lands during a slow
 # input, which fails make test for nothing.
