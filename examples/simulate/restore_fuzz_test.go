@@ -233,9 +233,9 @@ func FuzzEvents(f *testing.F) {
 					if r.Int(2) == 0 {
 						j.Weight, j.Rates = r.Number(), fuzzRates(r)
 					}
-					// Work beyond about 1e15 steps makes the makespan and
-					// finish-time LPs too wide to solve (an open gap, as
-					// with fuzzRates), so it stays below.
+					// Work of 6e116 steps made the makespan LP too wide to
+					// solve (an open gap, as with fuzzRates), so it stays
+					// at most 1e6.
 					evs = append(evs, round.Arrive(at, j, 1e3*float64(1+r.Int(1000))))
 				case 2:
 					evs = append(evs, round.Depart(at, id))
