@@ -308,15 +308,10 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 			cls, tolerant = cells, true
 		}
 	}
-	newSub := func() *oefLP {
-		sub := in.classProblem(cls)
-		if sub.cap != nil && o.Mode == Cooperative {
-			sub.setSharingFloors()
-		}
-		return sub
+	sub := in.classProblem(cls)
+	if sub.cap != nil && o.Mode == Cooperative {
+		sub.setSharingFloors()
 	}
-	sub := newSub()
-	hinted := false
 	if o.Mode == Cooperative {
 		rows := append(slices.Clip(set.WarmRows), set.WarmBasis.Tight...)
 		if !tolerant && sub.cap == nil && set.Method == OEFStructured && backendOf(set.LP) == lp.PureGo {
@@ -334,7 +329,6 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 			// from the rows alone.
 			sub.hint = nil
 		}
-		hinted = len(in.ghosts) > 0 || len(sub.warm) > 0 || len(sub.orphans) > 0 || sub.hint != nil
 	}
 	var y [][]float64
 	switch {
@@ -347,15 +341,6 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 	default:
 		var d coopDual
 		y, cert, d, err = sub.solveCoopCertified(ctx, set.Method, set.LP)
-		if hinted && lostNumerically(err) {
-			// Warm rows and a basis are hints, and a result is exact
-			// whatever they are: where they lead the solve astray (a
-			// ghost's speedups of 7e10 made an LP's solution fail its
-			// check, one of 1e-76 an LP too wide to solve), it solves
-			// again without them.
-			in.ghosts, sub = nil, newSub()
-			y, cert, d, err = sub.solveCoopCertified(ctx, set.Method, set.LP)
-		}
 		if err == nil && !math.IsInf(cert.Bound, 1) {
 			cert.Binding = in.envyRows(p, cls, d.flows)
 			cert.Basis = in.jobBasis(p, cls, d.basis)
@@ -374,12 +359,6 @@ func (o OEF) allocate(ctx context.Context, p *Problem) (*Allocation, OEFCertific
 		}
 	}
 	return in.allocation(p, cls, y), cert, nil
-}
-
-// lostNumerically reports whether err is a solve's numerical failure (an
-// LP too wide in scale among them), not a stop, a deadline or bad input.
-func lostNumerically(err error) bool {
-	return errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation) || errors.Is(err, lp.ErrIterationLimit) || errors.Is(err, lp.ErrInvalidModel)
 }
 
 // gonumBackend reports whether s selects the gonum backend. Its simplex cannot

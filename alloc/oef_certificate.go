@@ -317,56 +317,82 @@ func solveWarmTwiceWith(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp
 var errUncertified = errors.New("result failed its certificate")
 
 // solveCoopCertified solves cooperative OEF over q by method and returns
-// repaired bundles with their certificate and the dual that proves it. A
-// structured result that fails its certificate is replaced by the full
-// model's; one that still fails is an error wrapping lp.ErrNumerical.
+// repaired bundles with their certificate and the dual that proves it.
+// While the result is not certified, or a solve lost its way numerically,
+// it is solved again, cold: the same method without q's warm start where
+// it had one, then unscaled where it was scaled, then by the full model,
+// scaled and not. One that still fails is an error wrapping
+// lp.ErrNumerical.
 func (q *oefLP) solveCoopCertified(ctx context.Context, method OEFMethod, set *lp.Settings) ([][]float64, OEFCertificate, coopDual, error) {
 	solve := (*oefLP).solveCoopFull
 	if method == OEFStructured {
 		solve = (*oefLP).solveCoopRowGen
 	}
+	warm := q.ghosts > 0 || len(q.warm) > 0 || len(q.orphans) > 0 || q.hint != nil
 	y, d, err := q.solveScaled(ctx, set, solve)
-	if err != nil {
+	var cert OEFCertificate
+	switch {
+	case err == nil:
+		q, y, d = q.withoutGhosts(y, d)
+		if cert, err = q.certifyRepaired(ctx, y, d); err != nil {
+			return nil, OEFCertificate{}, coopDual{}, err
+		}
+	case !lostNumerically(err):
 		return nil, OEFCertificate{}, coopDual{}, err
 	}
-	q, y, d = q.withoutGhosts(y, d)
-	cert, err := q.certifyRepaired(ctx, y, d)
-	if err != nil {
-		return nil, OEFCertificate{}, coopDual{}, err
+	q = q.cold()
+	scaledSolve := func(solve coopSolver) coopSolver {
+		return func(q *oefLP, ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
+			return q.solveScaled(ctx, set, solve)
+		}
 	}
-	// While the result is not certified, it is solved again, cold: the
-	// same method unscaled (the scale is for speed, and under it one job
-	// with speedups of 1e6, 500 and 1 was left without the two types it
-	// valued least), then the full model, scaled and not.
+	// Warm rows and a basis are hints, and a result is exact whatever they
+	// are: where they lead the solve astray (a ghost's speedups of 7e10
+	// made an LP's solution fail its check, one of 1e-76 an LP too wide to
+	// solve), it solves again without them. The scale is for speed, and
+	// under it one job with speedups of 1e6, 500 and 1 was left without the
+	// two types it valued least.
 	var again []coopSolver
+	if warm {
+		again = append(again, scaledSolve(solve))
+	}
 	scaled := q.scaled(set)
 	if scaled {
 		again = append(again, solve)
 	}
 	if method == OEFStructured {
-		again = append(again, func(q *oefLP, ctx context.Context, set *lp.Settings) ([][]float64, coopDual, error) {
-			return q.solveScaled(ctx, set, (*oefLP).solveCoopFull)
-		})
+		again = append(again, scaledSolve((*oefLP).solveCoopFull))
 		if scaled {
 			again = append(again, (*oefLP).solveCoopFull)
 		}
 	}
 	for _, solve := range again {
-		if cert.exact() {
+		if err == nil && cert.exact() {
 			break
 		}
-		if y, d, err = solve(q, ctx, set); err != nil {
+		switch y, d, err = solve(q, ctx, set); {
+		case err == nil:
+			if cert, err = q.certifyRepaired(ctx, y, d); err != nil {
+				return nil, OEFCertificate{}, coopDual{}, err
+			}
+		case !lostNumerically(err):
 			return nil, OEFCertificate{}, coopDual{}, err
 		}
-		if cert, err = q.certifyRepaired(ctx, y, d); err != nil {
-			return nil, OEFCertificate{}, coopDual{}, err
-		}
+	}
+	if err != nil {
+		return nil, OEFCertificate{}, coopDual{}, err
 	}
 	if !cert.exact() {
 		return nil, cert, d, fmt.Errorf("%w: %w: envy %.3g (at most %g), duality gap %.3g (at most %g)",
 			lp.ErrNumerical, errUncertified, cert.Envy, certEnvyTol, cert.Gap(), certGapTol)
 	}
 	return y, cert, d, nil
+}
+
+// lostNumerically reports whether err is a solve's numerical failure (an
+// LP too wide in scale among them), not a stop, a deadline or bad input.
+func lostNumerically(err error) bool {
+	return errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation) || errors.Is(err, lp.ErrIterationLimit) || errors.Is(err, lp.ErrInvalidModel)
 }
 
 // certifyRepaired repairs y (repairUniform) and returns its certificate;

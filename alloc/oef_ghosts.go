@@ -171,11 +171,18 @@ func (q *oefLP) withoutGhosts(y [][]float64, d coopDual) (*oefLP, [][]float64, c
 			}
 		}
 	}
+	d.flows = mergeFlows(flows)
+	return q.cold(), y[:n:n], d
+}
+
+// cold returns q without its ghosts and its warm start: its warm rows,
+// their orphans and its basis hint, which may name the ghosts.
+func (q *oefLP) cold() *oefLP {
+	n := len(q.s) - q.ghosts
 	r := *q
 	r.s, r.w, r.ghosts = q.s[:n:n], q.w[:n:n], 0
-	r.warm, r.orphans, r.hint = nil, nil, nil // they may name the ghosts
-	d.flows = mergeFlows(flows)
-	return &r, y[:n:n], d
+	r.warm, r.orphans, r.hint = nil, nil, nil
+	return &r
 }
 
 // mergeFlows sums the flows of each (c, d), in order of first appearance.

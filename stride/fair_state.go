@@ -83,7 +83,17 @@ func (e entryJSON) consistent() bool {
 // passOf reports whether pass is base + n·stride with n ≥ 0, all finite:
 // the pass that entry.advance and aggregate.charge keep.
 func passOf(base float64, n int64, stride, pass float64) bool {
-	return n >= 0 && !math.IsInf(base, 0) && !math.IsNaN(base) && pass == base+float64(n)*stride && !math.IsInf(pass, 0)
+	return n >= 0 && finite(base, pass) && pass == base+float64(n)*stride
+}
+
+// finite reports whether every x is neither NaN nor infinite.
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // MarshalJSON writes the whole state: tenants, their per-type tickets, jobs
@@ -171,14 +181,6 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 		g.jobs[j.ID] = &fairJob{Submission: Submission{ID: j.ID, Owner: j.Owner, Gang: j.Gang, Type: j.Type}, parts: j.Parts}
 		u.demand[j.Type] += j.Gang
 		u.jobs = append(u.jobs, j.ID) // v.Jobs is by ID
-	}
-	finite := func(xs ...float64) bool {
-		for _, x := range xs {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
 	}
 	if !finite(v.VTime) {
 		return bad("virtual time %v", v.VTime)
