@@ -35,7 +35,8 @@ import (
 // Cost is aligned with Cluster.Types and must be positive and finite (a
 // free type makes the ratio unbounded). RemainingSteps and SLO are aligned
 // with Problem.Jobs; both nil means no SLOs. SLO[m] is the time by which job
-// m must finish, in the time unit of the throughputs, +Inf for none.
+// m must finish, in the time unit of the throughputs, +Inf for none; the
+// work left may take each job at most MaxWorkTime alone.
 // SLOs no allocation can meet give an *SLOError wrapping lp.ErrInfeasible.
 //
 // Cost: one LP of classes×types+1 columns and 2·classes+types+1 rows, a
@@ -77,6 +78,12 @@ func (e *SLOError) Unwrap() error { return lp.ErrInfeasible }
 // sloTol is the relative margin by which a job's SLO may exceed its best
 // throughput alone before it is reported as infeasible without solving.
 const sloTol = 1e-9
+
+// minNeed is the smallest throughput, relative to its best alone, that an
+// SLO asks of a job: a smaller need is raised to it, and the SLO is then met
+// with room. An LP row of 1e-270 (1e30 steps due in 1e300 s) beside the
+// job's rates was beyond what the simplex resolves.
+const minNeed = 1e-12
 
 // Name returns "min-cost", or "min-cost-slo" when SLOs are set.
 func (pol MinCost) Name() string {
@@ -154,10 +161,18 @@ func (pol MinCost) inputs(p *Problem) ([]float64, *Problem, error) {
 	if err := checkAligned("MinCost.SLO", pol.SLO, ids, positiveInf); err != nil {
 		return nil, nil, err
 	}
-	for i, s := range work(pol.RemainingSteps, ref) {
+	steps := work(pol.RemainingSteps, ref)
+	if err := p.checkWorkTimes("MinCost.RemainingSteps", steps); err != nil {
+		return nil, nil, err
+	}
+	for i, s := range steps {
 		need[i] = s / pol.SLO[i]
-		if best := p.bestAlone(i); need[i] > best*(1+sloTol) {
+		best := p.bestAlone(i)
+		if need[i] > best*(1+sloTol) {
 			return nil, nil, &SLOError{Policy: pol.Name(), Job: p.Jobs[i].ID, Need: need[i] * ref, Max: best * ref}
+		}
+		if need[i] > 0 {
+			need[i] = max(need[i], minNeed*best)
 		}
 	}
 	return need, p, nil

@@ -30,18 +30,21 @@ import (
 // Schaible (1985): from X_0 = X^iso and ρ_0 = max_m ρ_m(X_0), each step
 // solves the LP
 //
-//	minimise z  s.t.  (t_m·thr_m(X) + S_m − ρ_j·D_m·thr_m(X)) / (D_m·thr_m(X_j)) ≤ z  for every m
+//	minimise z  s.t.  (t_m·thr_m(X) + S_m − ρ_j·D_m·thr_m(X)) / (ρ_j·D_m·thr_m(X_j)) ≤ z  for every m
 //
 // (D_m the denominator of ρ_m, thr_m(X) the throughput), sets X_{j+1} to its
-// solution and ρ_{j+1} = max_m ρ_m(X_{j+1}), and stops when z ≥ −1e-9: then
-// no allocation lowers the largest ρ by more than that. The scaled rows make
-// the convergence superlinear; a handful of LPs is typical. After 100 LPs
-// it gives up with an error wrapping lp.ErrIterationLimit.
+// solution and ρ_{j+1} = max_m ρ_m(X_{j+1}), and stops when z ≥ −1e-9:
+// then no allocation lowers the largest ρ by more than 1e-9 of it. The
+// scaled rows make the convergence superlinear; a handful of LPs is
+// typical. After 100 LPs it gives up with an error wrapping
+// lp.ErrIterationLimit.
 //
 // Elapsed and IsolatedElapsed may be nil (all zero: jobs that have just
 // arrived; then the problem is one max-min LP and the first step solves
-// it). RemainingSteps is required. All are aligned with Problem.Jobs. A job
-// whose throughput row is all zero is an *gpufair.InputError: its ρ is infinite.
+// it). RemainingSteps is required. All are aligned with Problem.Jobs, and
+// none may exceed MaxWorkTime (for RemainingSteps, the time the work takes
+// alone). A job whose throughput row is all zero is an
+// *gpufair.InputError: its ρ is infinite.
 //
 // Properties: max_m ρ_m ≤ max_m ρ_m(X^iso), which is 1 when IsolatedElapsed
 // equals Elapsed (sharing incentive in Themis' sense). Only the largest ρ
@@ -54,8 +57,9 @@ type FinishTimeFairness struct {
 	IsolatedElapsed []float64 // t^iso_m; nil means zeros
 }
 
-// ftfTol is the improvement of the largest ρ below which the Dinkelbach
-// iteration stops: the returned max ρ is within it of the optimum.
+// ftfTol is the relative improvement of the largest ρ below which the
+// Dinkelbach iteration stops: the returned max ρ is within that fraction
+// of the optimum.
 const ftfTol = 1e-9
 
 // ftfMaxLPs bounds the number of LPs FinishTimeFairness solves.
@@ -82,10 +86,16 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		v := addTimeFractions(m, p)
 		z := m.AddVar("z", -lp.Inf, lp.Inf, 1)
 		for i := range p.Jobs {
-			den := in.den[i] * thr[i]
-			coef := (in.elapsed[i] - rho*in.den[i]) / den
+			// Each row is also divided by ρ_j, so z is relative to the
+			// largest ρ: a job whose past progress dwarfs its work left
+			// has a ρ near zero, and unscaled rows of that size (1e-30
+			// for one whose progress took MaxWorkTime isolated) leave nothing
+			// for the LP to tell from zero. The terms are divided one by
+			// one, so that D_m·ρ_j is never formed.
+			coef := (in.elapsed[i]/in.den[i]/rho - 1) / thr[i]
+			rhs := -in.steps[i] / in.den[i] / rho / thr[i]
 			terms := append(v.throughput(i, coef), lp.Term{Var: z, Coef: -1})
-			m.AddConstraint("rho", terms, lp.LE, -in.steps[i]/den)
+			m.AddConstraint("rho", terms, lp.LE, rhs)
 		}
 		sol, err := gavelSolve(ctx, pol.Name(), m, nil)
 		if err != nil {
@@ -153,8 +163,8 @@ func (pol FinishTimeFairness) inputs(p *Problem) (ftfInputs, error) {
 		rule  valueRule
 	}{
 		{"FinishTimeFairness.RemainingSteps", pol.RemainingSteps, positive},
-		{"FinishTimeFairness.Elapsed", elapsed, nonNegative},
-		{"FinishTimeFairness.IsolatedElapsed", iso, nonNegative},
+		{"FinishTimeFairness.Elapsed", elapsed, duration},
+		{"FinishTimeFairness.IsolatedElapsed", iso, duration},
 	} {
 		if err := checkAligned(c.field, c.v, ids, c.rule); err != nil {
 			return ftfInputs{}, err
@@ -165,6 +175,9 @@ func (pol FinishTimeFairness) inputs(p *Problem) (ftfInputs, error) {
 	}
 	rates, _ := p.isolatedThroughputs()
 	in := ftfInputs{steps: work(pol.RemainingSteps, ref), elapsed: elapsed, den: make([]float64, len(ids)), p: p}
+	if err := p.checkWorkTimes("FinishTimeFairness.RemainingSteps", in.steps); err != nil {
+		return ftfInputs{}, err
+	}
 	for i, r := range rates {
 		in.den[i] = iso[i] + in.steps[i]/r
 	}

@@ -23,7 +23,27 @@ const (
 	positive    valueRule = iota // finite and > 0
 	nonNegative                  // finite and ≥ 0
 	positiveInf                  // > 0, +Inf allowed (an SLO that does not bind)
+	duration                     // in [0, MaxWorkTime]
 )
+
+// MaxWorkTime is the longest time, in the unit of the throughputs' time,
+// that a policy takes a job's work left to need with the cluster to itself
+// (its RemainingSteps over its best throughput), and the longest Elapsed
+// and IsolatedElapsed of FinishTimeFairness. 1e30 seconds are 3e22 years;
+// far beyond them (1e300 steps at 3e-12 a second) the policies' arithmetic
+// overflows.
+const MaxWorkTime = 1e30
+
+// checkWorkTimes returns an *gpufair.InputError naming the first job whose
+// steps (in p's units) would take it longer than MaxWorkTime alone.
+func (p *Problem) checkWorkTimes(field string, steps []float64) error {
+	for i, s := range steps {
+		if best := p.bestAlone(i); best > 0 && !(s/best <= MaxWorkTime) {
+			return gpufair.Invalid(field, string(p.Jobs[i].ID), gpufair.ErrValue, "work left would take %v alone, more than MaxWorkTime", s/best)
+		}
+	}
+	return nil
+}
 
 // checkAligned validates an input slice aligned with ids (job IDs or GPU
 // type names): one entry per id, each obeying rule. field names the input in
@@ -41,6 +61,8 @@ func checkAligned(field string, v []float64, ids []string, rule valueRule) error
 			ok = ok && x >= 0 && !math.IsInf(x, 0)
 		case positiveInf:
 			ok = ok && x > 0
+		case duration:
+			ok = ok && x >= 0 && x <= MaxWorkTime
 		}
 		if !ok {
 			return gpufair.Invalid(field, ids[i], gpufair.ErrValue, "value %v is out of range", x)

@@ -24,9 +24,17 @@ import (
 // number of jobs (LP-NOTES: keeps the fairness rows' duals away from the
 // solver's tolerance).
 //
+// A job whose work left would take it, alone on the cluster, less than
+// makespanFloor of the longest such time counts as having that much work:
+// its LP row would otherwise be that much smaller than the others', beyond
+// what a double-precision simplex resolves (1e-3 steps beside 1e15 gave
+// an allocation that broke its constraints). With n_f jobs so raised, the
+// makespan is within a factor 1/(1 − n_f·makespanFloor) of the optimum.
+//
 // Every job must be able to run somewhere: a zero throughput row makes the
 // makespan infinite and is an *gpufair.InputError (gpufair.ErrValue). RemainingSteps must
-// be positive and finite, one per job (aligned with Problem.Jobs).
+// be positive, one per job (aligned with Problem.Jobs), and take each job
+// at most MaxWorkTime alone.
 //
 // Cost: one LP of jobs×types+1 columns and 2·jobs+types rows.
 //
@@ -58,8 +66,13 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 		return nil, err
 	}
 	// Each job must reach λ·S_m: a max-min over throughput/S_m.
+	steps := work(pol.RemainingSteps, ref)
+	if err := p.checkWorkTimes("Makespan.RemainingSteps", steps); err != nil {
+		return nil, err
+	}
+	steps = flooredSteps(p, steps)
 	scale := make([]float64, len(p.Jobs))
-	for i, s := range work(pol.RemainingSteps, ref) {
+	for i, s := range steps {
 		scale[i] = 1 / s
 	}
 	m, v := maxMinRatioModel(p, scale)
@@ -91,4 +104,28 @@ func maxMinRatioModel(p *Problem, scale []float64) (*lp.Model, timeFractions) {
 		m.AddConstraint("level", terms, lp.GE, 0)
 	}
 	return m, v
+}
+
+// makespanFloor is the smallest time alone, relative to the longest, that
+// Makespan gives a job's work left (flooredSteps).
+const makespanFloor = 1e-9
+
+// flooredSteps returns steps with each job's work raised to at least
+// makespanFloor·best_m·T, T being the longest time alone, max_m S_m/best_m.
+//
+// The optimum moves little. Let λ* be the optimal 1/makespan, X* its
+// allocation, and Y give each of the n_f raised jobs 1/n_f of its best
+// allocation alone (jointly feasible). X' = (1−ε)·X* + ε·Y with
+// ε = n_f·makespanFloor meets the raised steps at level (1−ε)·λ*, since
+// λ* ≤ 1/T: a raised job needs (1−ε)·λ*·makespanFloor·best_m·T ≤ ε·best_m/n_f.
+func flooredSteps(p *Problem, steps []float64) []float64 {
+	longest := 0.0
+	for i, s := range steps {
+		longest = max(longest, s/p.bestAlone(i))
+	}
+	out := make([]float64, len(steps))
+	for i, s := range steps {
+		out[i] = max(s, makespanFloor*p.bestAlone(i)*longest)
+	}
+	return out
 }

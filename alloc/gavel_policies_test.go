@@ -231,6 +231,7 @@ func TestMinCostInfeasibleSLO(t *testing.T) {
 func TestGavelPoliciesBadInput(t *testing.T) {
 	p := gavelProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {0, 0}})
 	ok := gavelProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {3, 1}})
+	slow := gavelProblem(t, []float64{1, 1}, nil, [][]float64{{3e-12, 3e-12}, {3e-12, 3e-12}})
 	nan := math.NaN()
 	for _, tc := range []struct {
 		name  string
@@ -250,6 +251,12 @@ func TestGavelPoliciesBadInput(t *testing.T) {
 		{"min-cost free type", MinCost{Cost: []float64{0, 1}}, ok, "MinCost.Cost", gpufair.ErrValue},
 		{"min-cost cost per job", MinCost{Cost: []float64{1, 1, 1}}, ok, "MinCost.Cost", gpufair.ErrShape},
 		{"min-cost SLO without steps", MinCost{Cost: []float64{1, 1}, SLO: []float64{1, 1}}, ok, "MinCost.RemainingSteps", gpufair.ErrShape},
+		// Work left taking over MaxWorkTime alone: 1e300 steps at 3e-12
+		// a second overflowed the policies' arithmetic.
+		{"makespan work of 3e311 s", Makespan{RemainingSteps: []float64{1, 1e300}}, slow, "Makespan.RemainingSteps", gpufair.ErrValue},
+		{"ftf work of 3e311 s", FinishTimeFairness{RemainingSteps: []float64{1e300, 1}}, slow, "FinishTimeFairness.RemainingSteps", gpufair.ErrValue},
+		{"ftf elapsed over MaxWorkTime", FinishTimeFairness{RemainingSteps: []float64{1, 1}, Elapsed: []float64{0, 2e30}}, ok, "FinishTimeFairness.Elapsed", gpufair.ErrValue},
+		{"min-cost work of 3e311 s", MinCost{Cost: []float64{1, 1}, RemainingSteps: []float64{1e300, 1}, SLO: []float64{math.Inf(1), 1}}, slow, "MinCost.RemainingSteps", gpufair.ErrValue},
 		{"min-cost zero SLO", MinCost{Cost: []float64{1, 1}, RemainingSteps: []float64{1, 1}, SLO: []float64{0, 1}}, ok, "MinCost.SLO", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -93,10 +93,20 @@ func (p *Problem) Validate() error {
 }
 
 // MaxRateSpread is the largest ratio between the largest rate of a
-// Problem and any positive rate that Validate accepts. Policies solve LPs
+// Problem and any positive rate that Validate accepts (give or take a
+// relative 1e-9, spreadSlack). Policies solve LPs
 // whose coefficients are rates relative to the largest; beyond a spread of
 // 1e12 a double-precision simplex cannot tell the small ones from zero.
 const MaxRateSpread = 1e12
+
+// BelowRateSpread reports whether rate r is positive and more than
+// MaxRateSpread times below top, the largest rate beside it: a pair of
+// rates that no policy takes together.
+func BelowRateSpread(r, top float64) bool { return r > 0 && r*MaxRateSpread < top }
+
+// spreadSlack is the relative margin by which Validate's rates may exceed
+// MaxRateSpread: far above rounding, far below anything a simplex notices.
+const spreadSlack = 1e-9
 
 // checkRateSpread reports the first positive rate more than MaxRateSpread
 // times below the largest.
@@ -109,7 +119,10 @@ func checkRateSpread(rows []string, rates [][]float64) error {
 	}
 	for i, row := range rates {
 		for _, r := range row {
-			if r > 0 && r*MaxRateSpread < top {
+			// The slack keeps valid the problems that policies derive
+			// from a valid one (space sharing's normalised rates rounded
+			// 1e-12 of the largest to 9.999999999994796e-13).
+			if BelowRateSpread(r*(1+spreadSlack), top) {
 				return gpufair.Invalid("Throughputs", rows[i], gpufair.ErrValue, "rate %v is more than %v times below the largest rate, %v", r, MaxRateSpread, top)
 			}
 		}

@@ -285,3 +285,104 @@ func TestCountScaleInvariance(t *testing.T) {
 		}
 	}
 }
+
+// TestWideWork: work spread far wider between jobs than any LP resolves.
+// Makespan's rows for jobs of 1e-3 steps beside one of 1e15 were 1e18
+// times larger, and its LP returned an allocation that broke them; a job
+// whose past progress would have taken MaxWorkTime isolated made
+// finish-time fairness's rows 1e-30 in size, and its LP broke a job's
+// time row.
+func TestWideWork(t *testing.T) {
+	ctx := context.Background()
+	p := gavelProblem(t, []float64{1, 1}, nil, gavelT)
+	steps := []float64{1e-3, 1e15, 1e-3}
+	a, err := Makespan{RemainingSteps: steps}.Allocate(ctx, p)
+	if err != nil {
+		t.Fatalf("makespan: %v", err)
+	}
+	checkGavelFeasible(t, p, a)
+	// Job 1 alone on the V100 (12 steps a second) is the bound, and the
+	// others need a share of 1e-16 of it.
+	if got, want := makespanOf(p, a, steps), steps[1]/12; !relClose(got, want, gavelTol) {
+		t.Errorf("makespan = %v, want %v", got, want)
+	}
+
+	one := gavelProblem(t, []float64{1, 1}, nil, gavelT[:1])
+	pol := FinishTimeFairness{RemainingSteps: []float64{0.049}, Elapsed: []float64{360}, IsolatedElapsed: []float64{MaxWorkTime}}
+	a, err = pol.Allocate(ctx, one)
+	if err != nil {
+		t.Fatalf("finish-time fairness, one job: %v", err)
+	}
+	checkGavelFeasible(t, one, a)
+	if got := throughputs(one, a)[0]; !relClose(got, 40, gavelTol) {
+		t.Errorf("one job's throughput = %v, want its best, 40", got)
+	}
+
+	pol = FinishTimeFairness{RemainingSteps: []float64{50, 0.049, 50}, Elapsed: []float64{360, 360, 0}, IsolatedElapsed: []float64{100, MaxWorkTime, 0}}
+	a, err = pol.Allocate(ctx, p)
+	if err != nil {
+		t.Fatalf("finish-time fairness: %v", err)
+	}
+	checkGavelFeasible(t, p, a)
+	rho, err := pol.Rho(p, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Job 1's ρ is below 1e-27 whatever it gets, so the bisection
+	// (whose LP cannot hold its need either) leaves it out.
+	in, err := pol.inputs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bisect(0, 10, func(r float64) bool {
+		need := make([]float64, len(p.Jobs))
+		for _, i := range []int{0, 2} {
+			if need[i] = in.steps[i] / (r*in.den[i] - in.elapsed[i]); need[i] <= 0 {
+				return false
+			}
+		}
+		return feasibleWith(t, in.p, need)
+	})
+	if got := maxOf(rho); !relClose(got, want, gavelTol) {
+		t.Errorf("max ρ = %v, bisection gives %v", got, want)
+	}
+	if rho[1] > 1e-27 {
+		t.Errorf("ρ of the job with work done of MaxWorkTime = %v", rho[1])
+	}
+
+	// An SLO asking 1e-270 of a job's throughput: the LP refused its row.
+	cost := []float64{1, 3}
+	free, err := MinCost{Cost: cost}.Allocate(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slo := MinCost{Cost: cost, RemainingSteps: []float64{1e30, 1, 1}, SLO: []float64{1e300, math.Inf(1), math.Inf(1)}}
+	if a, err = slo.Allocate(ctx, p); err != nil {
+		t.Fatalf("min-cost, an SLO of 1e300: %v", err)
+	}
+	checkGavelFeasible(t, p, a)
+	if got, want := costRatio(p, a, cost), costRatio(p, free, cost); !relClose(got, want, gavelTol) {
+		t.Errorf("throughput per cost = %v, want %v as without the SLO", got, want)
+	}
+	if thr := throughputs(p, a)[0]; !(thr*1e300 >= 1e30) {
+		t.Errorf("job 0's throughput %v misses its SLO", thr)
+	}
+
+	// A job of 1e29 steps beside one whose ρ is 3.6e11 (it waited 360 s
+	// for work of a nanosecond).
+	two := gavelProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {1, 2}})
+	pol = FinishTimeFairness{RemainingSteps: []float64{1e-9, 1e29}, Elapsed: []float64{360, 360}}
+	if a, err = pol.Allocate(ctx, two); err != nil {
+		t.Fatalf("finish-time fairness, 1e29 steps: %v", err)
+	}
+	if rho, err = pol.Rho(two, a); err != nil {
+		t.Fatal(err)
+	}
+	// ρ_0 ≥ t_0/D_0 under any allocation, and it is the largest.
+	if in, err = pol.inputs(two); err != nil {
+		t.Fatal(err)
+	}
+	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
+		t.Errorf("max ρ = %v, want its bound %v", got, low)
+	}
+}
