@@ -233,6 +233,8 @@ func (l *Ledger) check(events []Event) error {
 	now := l.now
 	present := map[alloc.JobID]bool{} // jobs the batch has added (true) or removed (false)
 	done := map[alloc.JobID]float64{}
+	setRates := map[alloc.JobID]int{} // the event that last set a job's rates
+	var arrivals []alloc.JobID
 	failed := map[topology.GPU]bool{}
 	has := func(id alloc.JobID) bool {
 		if p, ok := present[id]; ok {
@@ -265,7 +267,8 @@ func (l *Ledger) check(events []Event) error {
 			if err := l.checkJob(field, e); err != nil {
 				return err
 			}
-			present[id], done[id] = true, 0
+			present[id], done[id], setRates[id] = true, 0, i
+			arrivals = append(arrivals, id)
 		case Departed, Progressed, Measured:
 			if !has(id) {
 				return gpufair.Invalid(field+".Job.ID", string(id), gpufair.ErrUnknownID, "%s: no such job in the system", e.Kind)
@@ -273,6 +276,7 @@ func (l *Ledger) check(events []Event) error {
 			switch e.Kind {
 			case Departed:
 				present[id] = false
+				delete(setRates, id)
 			case Progressed:
 				prev, ok := done[id]
 				if !ok {
@@ -286,6 +290,7 @@ func (l *Ledger) check(events []Event) error {
 				if err := l.checkRates(field, string(id), e.Job.Rates); err != nil {
 					return err
 				}
+				setRates[id] = i
 			}
 		case Failed, Repaired:
 			g := e.GPU
@@ -300,7 +305,68 @@ func (l *Ledger) check(events []Event) error {
 			return gpufair.Invalid(field+".Kind", "", gpufair.ErrValue, "unknown kind %d", int(e.Kind))
 		}
 	}
-	return nil
+	return l.checkSpread(events, has, setRates, arrivals)
+}
+
+// checkSpread checks the jobs present after a batch for rates spread wider
+// than alloc.MaxRateSpread between two jobs, each of whose own rates are
+// within it: every policy refuses such a problem, so taking them would
+// fail every decision while both jobs stayed. It blames the later of the
+// batch's events that set the two jobs' rates.
+func (l *Ledger) checkSpread(events []Event, has func(alloc.JobID) bool, setRates map[alloc.JobID]int, arrivals []alloc.JobID) error {
+	var ids []alloc.JobID
+	var rates [][]float64
+	add := func(id alloc.JobID) {
+		ids = append(ids, id)
+		if i, ok := setRates[id]; ok {
+			rates = append(rates, events[i].Job.Rates)
+		} else {
+			rates = append(rates, l.jobs[id].Rates)
+		}
+	}
+	for _, j := range l.order {
+		if has(j.ID) {
+			add(j.ID)
+		}
+	}
+	for _, id := range arrivals {
+		if _, ok := l.jobs[id]; !ok && has(id) {
+			add(id)
+		}
+	}
+	low, k, high := rateOutlier(rates)
+	if low < 0 {
+		return nil
+	}
+	blame, field := ids[low], "Events"
+	i, okLow := setRates[ids[low]]
+	if h, ok := setRates[ids[high]]; ok && (!okLow || h > i) {
+		i, okLow, blame = h, true, ids[high]
+	}
+	if okLow {
+		field = "Event[" + strconv.Itoa(i) + "].Job.Rates"
+	}
+	return gpufair.Invalid(field, string(blame), gpufair.ErrValue, "job %q's rate %v on %q is more than %v times below job %q's largest, %v: no policy takes both", ids[low], rates[low][k], l.types[k], alloc.MaxRateSpread, ids[high], slices.Max(rates[high]))
+}
+
+// rateOutlier returns the first of rates (one row a job) with a positive
+// rate more than alloc.MaxRateSpread times below the largest of all, that
+// rate's type and the first row holding the largest; low is -1 if none.
+func rateOutlier(rates [][]float64) (low, k, high int) {
+	top := 0.0
+	for i, row := range rates {
+		if m := slices.Max(row); m > top {
+			top, high = m, i
+		}
+	}
+	for i, row := range rates {
+		for k, r := range row {
+			if alloc.BelowRateSpread(r, top) {
+				return i, k, high
+			}
+		}
+	}
+	return -1, 0, 0
 }
 
 func (l *Ledger) checkJob(field string, e Event) error {
@@ -343,7 +409,7 @@ func (l *Ledger) checkRates(field, id string, rates []float64) error {
 	// The policies refuse rates spread wider than alloc.MaxRateSpread
 	// (alloc.Problem.Validate); one job's own are refused here.
 	for k, r := range rates {
-		if r > 0 && r*alloc.MaxRateSpread < top {
+		if alloc.BelowRateSpread(r, top) {
 			return gpufair.Invalid(field+".Job.Rates", id, gpufair.ErrValue, "rate %v on %q is more than %v times below the job's largest, %v", r, l.types[k], alloc.MaxRateSpread, top)
 		}
 	}

@@ -50,6 +50,8 @@ func TestLedgerRefusesBadEvents(t *testing.T) {
 		// Taken, these two failed every decision until the job left.
 		{"weight the policies refuse", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Weight: 1e-76, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
 		{"rates spread beyond the policies'", round.Arrive(20, job("y", 1, 1e-76, 3), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
+		// Each job's rates are within the spread, but not x's and y's.
+		{"rates spread beyond the policies' between jobs", round.Arrive(20, job("y", 1, 1e-12, 1e-12), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
 		{"progress goes back", round.Progress(20, "x", -1), gpufair.ErrValue, "Event[0].Work"},
 		{"measured rates of the wrong length", round.Measure(20, "x", []float64{1}), gpufair.ErrShape, "Event[0].Job.Rates"},
 		{"unknown kind", round.Event{Kind: 99, Time: 20}, gpufair.ErrValue, "Event[0].Kind"},
@@ -67,6 +69,44 @@ func TestLedgerRefusesBadEvents(t *testing.T) {
 				t.Errorf("a refused event changed the ledger (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLedgerRateSpreadBetweenJobs: the ledger refuses a batch after which
+// two jobs' rates spread wider than alloc.MaxRateSpread, as every policy
+// would, and blames the later event that set either job's rates. A batch
+// that makes the same jobs consistent by its end is taken.
+func TestLedgerRateSpreadBetweenJobs(t *testing.T) {
+	job := func(id string, rate float64) alloc.Job {
+		return alloc.Job{ID: alloc.JobID(id), Gang: 1, Weight: 1, Rates: []float64{rate, rate}}
+	}
+	l := testLedger(t) // x, rates 1 and 2
+	if err := l.Apply(round.Arrive(20, job("y", 1e-12), 0), round.Depart(20, "x")); err != nil {
+		t.Fatalf("y arriving as x departs: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		events []round.Event
+		field  string
+		id     string
+	}{
+		{"an arrival above", []round.Event{round.Arrive(30, job("w", 1), 0), round.Arrive(30, job("z", 1e3), 0)}, "Event[1].Job.Rates", "z"},
+		{"a measurement above", []round.Event{round.Arrive(30, job("w", 1), 0), round.Measure(30, "w", []float64{1, 1e3})}, "Event[1].Job.Rates", "w"},
+		{"a measurement below", []round.Event{round.Arrive(30, job("w", 1), 0), round.Measure(30, "y", []float64{1e-15, 1e-15})}, "Event[1].Job.Rates", "y"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := l.Apply(tc.events...)
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != tc.id {
+				t.Fatalf("Apply() = %v, want an *InputError on %s[%s] wrapping ErrValue", err, tc.field, tc.id)
+			}
+			if _, ok := l.Job("w"); ok {
+				t.Error("a refused batch added its job")
+			}
+		})
+	}
+	if err := l.Apply(round.Measure(40, "y", []float64{1e-3, 1e-3}), round.Arrive(40, job("z", 1e8), 0)); err != nil {
+		t.Errorf("y measured faster as z arrives: %v", err)
 	}
 }
 

@@ -67,6 +67,32 @@ func Open(snapshot []byte, name string, l *Ledger, state any) (*Ledger, error) {
 	return nl, nil
 }
 
+// checkRestored checks a restored job as Apply checks an arrival (gang,
+// weight, rates, work), and the times and counts since: a value that Apply
+// would have refused, restored, would fail every later decision.
+func (l *Ledger) checkRestored(j *Job) error {
+	if err := l.checkJob("Jobs", Event{Kind: Arrived, Job: j.Job, Work: j.Work}); err != nil {
+		return err
+	}
+	ok := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
+	switch {
+	case j.Owner == "":
+		return fmt.Errorf("no owner")
+	case math.IsNaN(j.Arrival) || math.IsInf(j.Arrival, 0) || j.Arrival > l.now:
+		return fmt.Errorf("arrival at %v, the ledger's time is %v", j.Arrival, l.now)
+	case !ok(j.Done):
+		return fmt.Errorf("work done %v", j.Done)
+	case j.Rounds < 0 || j.Restarts < 0 || j.Kept < 0:
+		return fmt.Errorf("counts %d, %d and %d", j.Rounds, j.Restarts, j.Kept)
+	}
+	for k := range l.types {
+		if !ok(j.Received[k]) || (j.Shared != nil && !ok(j.Shared[k])) {
+			return fmt.Errorf("time received on %q", l.types[k])
+		}
+	}
+	return nil
+}
+
 func snapErr(format string, args ...any) error {
 	return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, format, args...)
 }
@@ -144,11 +170,21 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 		case len(j.Received) != len(nl.types) || len(j.Rates) != len(nl.types) || j.Gang < 1 || (j.Shared != nil && len(j.Shared) != len(nl.types)):
 			return nil, snapErr("job %q: %d received times, %d shared and %d rates for %d types, gang %d", j.ID, len(j.Received), len(j.Shared), len(j.Rates), len(nl.types), j.Gang)
 		}
+		if err := nl.checkRestored(j); err != nil {
+			return nil, snapErr("job %q: %v", j.ID, err)
+		}
 		nl.jobs[j.ID] = j
 		nl.order = append(nl.order, j)
 	}
 	if !slices.IsSortedFunc(nl.order, byArrival) {
 		return nil, snapErr("jobs out of (arrival, ID) order")
+	}
+	rates := make([][]float64, len(nl.order))
+	for i, j := range nl.order {
+		rates[i] = j.Rates
+	}
+	if low, k, high := rateOutlier(rates); low >= 0 {
+		return nil, snapErr("job %q's rate %v on %q is more than %v times below job %q's largest", nl.order[low].ID, rates[low][k], nl.types[k], alloc.MaxRateSpread, nl.order[high].ID)
 	}
 	for _, f := range v.Failed {
 		g := f.GPU

@@ -187,7 +187,7 @@ func (m *Market) member(u Bidder) (*member, error) {
 	// million empty trades).
 	top := slices.Max(mb.rate)
 	for k, r := range mb.rate {
-		if r > 0 && r*alloc.MaxRateSpread < top {
+		if alloc.BelowRateSpread(r, top) {
 			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrValue, "rate %v on %q is more than %v times below the largest, %v", r, m.types[k], alloc.MaxRateSpread, top)
 		}
 	}

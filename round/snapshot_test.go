@@ -1,0 +1,83 @@
+package round_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/round"
+)
+
+// TestOpenRefusesBadJobs: a snapshot whose jobs hold a value that Apply
+// refuses is refused too (and one with a good value in its place taken). Restored, such a job sat unseen while a
+// scheduler reused its last target, then failed every decision after the
+// next event.
+func TestOpenRefusesBadJobs(t *testing.T) {
+	l := testLedger(t) // x, rates 1 and 2, arrived at 10
+	if err := l.Apply(round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Weight: 1, Rates: []float64{3, 4}}, 50)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := round.Seal("test", l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := round.Open(snap, "test", l, nil); err != nil {
+		t.Fatalf("Open(its own snapshot) = %v", err)
+	}
+	for _, tc := range []struct {
+		name    string
+		field   string
+		bad, ok any
+	}{
+		{"negative rate", "rates", []float64{-1, 2}, []float64{1, 2}},
+		{"rates spread beyond the policies'", "rates", []float64{1e-13, 2}, []float64{1e-11, 2}},
+		{"rates spread beyond the policies' from y's", "rates", []float64{1e-12, 1e-12}, []float64{1e-11, 1e-11}},
+		{"weight the policies refuse", "weight", 1e-76, 2},
+		{"gang of none", "gang", 0, 2},
+		{"negative work", "total_work", -1, 0},
+		{"negative work done", "done", -1, 5},
+		{"negative time received", "received", []float64{-1, 0}, []float64{1, 0}},
+		{"time shared of the wrong sign", "shared", []float64{0, -3}, []float64{0, 3}},
+		{"arrival after the ledger's time", "arrival", 1e9, 20},
+		{"no owner", "owner", "", "u"},
+		{"negative rounds", "rounds", -1, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := round.Open(editJob(t, snap, "x", tc.field, tc.ok), "test", l, nil); err != nil {
+				t.Fatalf("Open() with %s %v = %v", tc.field, tc.ok, err)
+			}
+			if _, err := round.Open(editJob(t, snap, "x", tc.field, tc.bad), "test", l, nil); !errors.Is(err, gpufair.ErrSnapshot) {
+				t.Errorf("Open() = %v, want an error wrapping ErrSnapshot", err)
+			}
+		})
+	}
+}
+
+// editJob returns snap with the ledger's job id's field set to value.
+func editJob(t *testing.T, snap []byte, id, field string, value any) []byte {
+	t.Helper()
+	var env map[string]json.RawMessage
+	var ledger map[string]any
+	if err := json.Unmarshal(snap, &env); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(env["ledger"], &ledger); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range ledger["jobs"].([]any) {
+		if job := j.(map[string]any); job["id"] == id {
+			job[field] = value
+		}
+	}
+	b, err := json.Marshal(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["ledger"] = b
+	if snap, err = json.Marshal(env); err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
