@@ -332,9 +332,24 @@ func (g *GandivaFair) Apply(events ...round.Event) error {
 			g.arrive(e.Job)
 		case round.Departed:
 			g.depart(e.Job.ID, owners[e.Job.ID])
+		case round.Measured:
+			g.remeasured(e.Job.ID)
 		}
 	}
 	return nil
+}
+
+// remeasured returns job id to the admission queue if a measurement gave
+// it no rate on the type it is scheduled on: admission then picks a type
+// it runs on.
+func (g *GandivaFair) remeasured(id alloc.JobID) {
+	fj, ok := g.f.jobs[id]
+	if !ok {
+		return
+	}
+	if j, ok := g.l.Job(id); ok && j.Rates[g.typeIx[fj.Type]] == 0 {
+		_ = g.f.Finish(id) // submitted
+	}
 }
 
 // arrive queues a job: it waits for admission in Decide.

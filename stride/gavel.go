@@ -413,23 +413,27 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 				continue
 			}
 			k := slices.Index(types, p.Type)
-			chosen[i] = k + 1
-			left[k] -= j.Gang
-			if len(p.Jobs) < 2 {
-				continue
-			}
-			if pos == nil {
+			if pos == nil && len(p.Jobs) > 1 {
 				pos = make(map[alloc.JobID]int, len(jobs))
 				for u, ju := range jobs {
 					pos[ju.ID] = u
 				}
 			}
+			// Its partner, if still in the system (one that left is not).
+			partner := -1
 			for _, id := range p.Jobs {
-				// Its partner, if still in the system (one that left is not).
 				if u, ok := pos[id]; ok && u != i {
-					chosen[u] = k + 1
-					mate[i], mate[u] = u, i
+					partner = u
 				}
+			}
+			if j.Rates[k] == 0 || (partner >= 0 && jobs[partner].Rates[k] == 0) {
+				continue // measured since as unable to run there
+			}
+			chosen[i] = k + 1
+			left[k] -= j.Gang
+			if partner >= 0 {
+				chosen[partner] = k + 1
+				mate[i], mate[partner] = partner, i
 			}
 		}
 	}

@@ -15,10 +15,16 @@ import (
 // work: long enough to rank it after every job that did.
 const unknownWork = 1e15
 
-// remaining returns each job's work left, at least a millionth of its work
-// (a job done but not yet departed still has a positive remaining work, as
-// the policies need).
-func remaining(jobs []*round.Job) []float64 {
+// RemainingSteps returns each job's work left (round.Job.Remaining), as
+// the inputs below give it to the policies of package alloc: 1e15 steps
+// for a job of unknown total work, at least a millionth of the job's work
+// (a job done but not yet departed still has some left, as the policies
+// need), and at most what takes half of alloc.MaxWorkTime at the job's
+// isolated rate on the whole cluster, its rates capped at 1: within what
+// the policies take, at the job's rates or at the rates of 1 that
+// alloc.Agnostic gives them. p is the decision's problem, its jobs aligned
+// with jobs.
+func RemainingSteps(p *alloc.Problem, jobs []*round.Job) []float64 {
 	r := make([]float64, len(jobs))
 	for i, j := range jobs {
 		r[i] = j.Remaining()
@@ -26,6 +32,13 @@ func remaining(jobs []*round.Job) []float64 {
 			r[i] = unknownWork
 		}
 		r[i] = max(r[i], j.Work*1e-6, 1e-9)
+		capped := make([]float64, len(p.Jobs[i].Rates))
+		for k, x := range p.Jobs[i].Rates {
+			capped[k] = min(x, 1)
+		}
+		if alone := alloc.IsolatedRate(capped, j.Gang, p.Capacity, 1); alone > 0 {
+			r[i] = min(r[i], alloc.MaxWorkTime/2*alone)
+		}
 	}
 	return r
 }
@@ -41,29 +54,29 @@ func FIFOInputs(now float64, _ *alloc.Problem, jobs []*round.Job) alloc.Policy {
 
 // ShortestJobFirstInputs returns alloc.ShortestJobFirst over the jobs' work
 // left.
-func ShortestJobFirstInputs(now float64, _ *alloc.Problem, jobs []*round.Job) alloc.Policy {
-	return alloc.ShortestJobFirst{RemainingSteps: remaining(jobs)}
+func ShortestJobFirstInputs(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+	return alloc.ShortestJobFirst{RemainingSteps: RemainingSteps(p, jobs)}
 }
 
 // MakespanInputs returns alloc.Makespan over the jobs' work left.
-func MakespanInputs(now float64, _ *alloc.Problem, jobs []*round.Job) alloc.Policy {
-	return alloc.Makespan{RemainingSteps: remaining(jobs)}
+func MakespanInputs(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+	return alloc.Makespan{RemainingSteps: RemainingSteps(p, jobs)}
 }
 
 // FinishTimeFairnessInputs returns alloc.FinishTimeFairness: work left, the
 // time since each job arrived, and the time its work done would have taken
 // on a 1/n share of the healthy GPUs, n being the jobs in the system
 // (Gavel accumulates this round by round; here the current n prices all
-// past progress).
+// past progress). Times beyond alloc.MaxWorkTime count as that.
 func FinishTimeFairnessInputs(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
 	n := float64(len(jobs))
 	el := make([]float64, len(jobs))
 	iso := make([]float64, len(jobs))
 	for i, j := range jobs {
-		el[i] = max(now-j.Arrival, 0)
+		el[i] = min(max(now-j.Arrival, 0), alloc.MaxWorkTime)
 		if r := alloc.IsolatedRate(p.Jobs[i].Rates, j.Gang, p.Capacity, n); r > 0 {
-			iso[i] = j.Done / r
+			iso[i] = min(j.Done/r, alloc.MaxWorkTime)
 		}
 	}
-	return alloc.FinishTimeFairness{RemainingSteps: remaining(jobs), Elapsed: el, IsolatedElapsed: iso}
+	return alloc.FinishTimeFairness{RemainingSteps: RemainingSteps(p, jobs), Elapsed: el, IsolatedElapsed: iso}
 }

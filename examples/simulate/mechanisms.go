@@ -239,10 +239,9 @@ func minCost(name string, slo bool) mechanism {
 				return pol
 			}
 			withSLO := pol
-			withSLO.RemainingSteps = make([]float64, len(jobs))
+			withSLO.RemainingSteps = stride.RemainingSteps(p, jobs)
 			withSLO.SLO = make([]float64, len(jobs))
 			for i, j := range jobs {
-				withSLO.RemainingSteps[i] = max(j.Remaining(), 1e-9)
 				withSLO.SLO[i] = math.Inf(1)
 				if d := j.Arrival + sloFactor*j.Work/slices.Max(j.Rates) - now; d > 0 && j.Work > 0 {
 					withSLO.SLO[i] = d

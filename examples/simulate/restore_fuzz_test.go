@@ -75,7 +75,7 @@ func newRestoreFixture(tb testing.TB) *restoreFixture {
 // restore restores snap into a fresh scheduler of mechanism i. Restore
 // must refuse with an error wrapping gpufair.ErrSnapshot, or accept, and
 // then the scheduler must take a decision (unless the restored clock is
-// past it) and a snapshot.
+// past it), another after a job's arrival, and a snapshot.
 func (fx *restoreFixture) restore(t *testing.T, i int, snap []byte) {
 	m := fx.ms[i]
 	s, err := m.make(fx.e)
@@ -93,6 +93,19 @@ func (fx *restoreFixture) restore(t *testing.T, i int, snap []byte) {
 	// A snapshot may put the clock past the decision's time (ErrOrder).
 	if _, err := s.Decide(ctx, 1e6); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, gpufair.ErrOrder) {
 		t.Fatalf("%s: Decide after a Restore it accepted: %v", m.name, err)
+	}
+	// An arrival makes the schedulers that reuse their last target solve
+	// again over every job: a restored job that no policy takes failed
+	// here and not above.
+	j := alloc.Job{ID: "fuzz-arrival", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}}
+	err = s.Apply(round.Arrive(1e6, j, 1e3))
+	switch {
+	case err == nil:
+		if _, err := s.Decide(ctx, 1e6+fx.e.round); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: Decide after a Restore it accepted and an arrival: %v", m.name, err)
+		}
+	case !errors.Is(err, gpufair.ErrOrder) && !errors.Is(err, gpufair.ErrDuplicate):
+		t.Fatalf("%s: an arrival after a Restore it accepted: %v", m.name, err)
 	}
 	if _, err := s.Snapshot(); err != nil && !errors.Is(err, gpufair.ErrSnapshot) {
 		t.Fatalf("%s: Snapshot after a Restore it accepted: %v", m.name, err)
@@ -233,17 +246,16 @@ func FuzzEvents(f *testing.F) {
 					if r.Int(2) == 0 {
 						j.Weight, j.Rates = r.Number(), fuzzRates(r)
 					}
-					// Work of 6e116 steps made the makespan LP too wide to
-					// solve (an open gap, as with fuzzRates), so it stays
-					// at most 1e6.
-					evs = append(evs, round.Arrive(at, j, 1e3*float64(1+r.Int(1000))))
+					// Work of 6e116 steps beside 1e3 made the makespan LP
+					// too wide to solve, and 1e-3 beside unknown work (0)
+					// gave min-cost with SLOs an infinite work left.
+					evs = append(evs, round.Arrive(at, j, fuzzWork(r)))
 				case 2:
 					evs = append(evs, round.Depart(at, id))
 				case 3:
-					// Progress past a job's work made finish-time
-					// fairness's LP fail its check (an open gap), so it
-					// stays within the smallest work drawn.
-					evs = append(evs, round.Progress(at, id, float64(r.Int(1000))))
+					// Progress of 6e119 steps on work of 49,000 made
+					// finish-time fairness's LP fail its check.
+					evs = append(evs, round.Progress(at, id, fuzzWork(r)))
 				case 4:
 					evs = append(evs, round.Measure(at, id, fuzzRates(r)))
 				default:
@@ -270,14 +282,23 @@ func FuzzEvents(f *testing.F) {
 }
 
 // fuzzRates returns 1 to 4 rates, each NaN, ±Inf, negative, zero or a
-// positive rate within a spread of 1e6 of the others. The ledger refuses
-// one job's rates spread wider than alloc.MaxRateSpread, but not two jobs'
-// rates that are, each within it: Apply takes them and every Decide then
-// refuses them. That gap is open, so the rates stay within it here.
+// positive rate, spread within a job by up to 1e6 and scaled by up to
+// 1e±12 as a whole: two jobs' rates, each within alloc.MaxRateSpread, were
+// taken by the ledger while every policy refused them together.
 func fuzzRates(r *fuzzdata.Reader) []float64 {
 	out := make([]float64, r.Int(4)+1)
+	scale := []float64{1, 1, 1e-12, 1e-6, 1e6, 1e12}[r.Int(6)]
 	for k := range out {
-		out[k] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 1e-3, 0.5, 1, 3, 1e3}[r.Int(10)]
+		out[k] = scale * []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 1e-3, 0.5, 1, 3, 1e3}[r.Int(10)]
 	}
 	return out
+}
+
+// fuzzWork returns an amount of work: unknown (0), small, huge or in
+// between.
+func fuzzWork(r *fuzzdata.Reader) float64 {
+	if r.Int(4) == 0 {
+		return []float64{0, 1e-300, 1e-3, 1, 1e15, 6e116, 1e300}[r.Int(7)]
+	}
+	return 1e3 * float64(1+r.Int(1000))
 }
