@@ -197,6 +197,11 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 		nl.cut[c.Job] = c.Time
 	}
 	if v.Lease != nil {
+		// A lease starts at the decision that made it; events since
+		// move the clock on, never back.
+		if d := v.Lease; !(d.Start <= v.Now) || !(d.End > d.Start) {
+			return nil, snapErr("lease from %v to %v at time %v", d.Start, d.End, v.Now)
+		}
 		// Check the lease as a decision of the restored state: its jobs
 		// may have departed since, so only its slots are checked.
 		for _, p := range v.Lease.Placements {

@@ -81,3 +81,41 @@ func editJob(t *testing.T, snap []byte, id, field string, value any) []byte {
 	}
 	return snap
 }
+
+// TestOpenRefusesLeaseAfterClock: a lease that starts after the ledger's
+// time was taken, and every decision after it refused as out of order.
+func TestOpenRefusesLeaseAfterClock(t *testing.T) {
+	l := testLedger(t)
+	if err := l.Begin(10); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Commit(&round.Decision{Start: 10, End: 20}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := round.Seal("test", l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]json.RawMessage
+	var ledger map[string]any
+	if err := json.Unmarshal(snap, &env); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(env["ledger"], &ledger); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []float64{10, 15} {
+		ledger["lease"].(map[string]any)["start"] = start
+		b, _ := json.Marshal(ledger)
+		env["ledger"] = b
+		bad, _ := json.Marshal(env)
+		_, err := round.Open(bad, "test", l, nil)
+		if start == 10 && err != nil {
+			t.Fatalf("Open(its own snapshot) = %v", err)
+		}
+		if start != 10 && !errors.Is(err, gpufair.ErrSnapshot) {
+			t.Errorf("Open() of a lease from %v at time 10 = %v, want an error wrapping ErrSnapshot", start, err)
+		}
+	}
+}
+

@@ -1070,6 +1070,9 @@ func (g *GandivaFair) Restore(snapshot []byte) error {
 		if !slices.Equal(n.m.Bidders(), tenants) {
 			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "market bidders %v for tenants %v", n.m.Bidders(), tenants)
 		}
+		if q, ran := n.m.Last(); ran && q > v.State.Quantum {
+			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "market traded at quantum %d, after the scheduler's %d", q, v.State.Quantum)
+		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(n.f.jobs)) {
 		fj := n.f.jobs[id]

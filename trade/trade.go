@@ -327,6 +327,10 @@ func (m *Market) Allocation() *alloc.Allocation {
 // Log returns every trade and undo so far, oldest first.
 func (m *Market) Log() []Trade { return slices.Clone(m.log) }
 
+// Last returns the quantum of the latest Run or Exchange, and false
+// before the first: a later call must not be for an earlier quantum.
+func (m *Market) Last() (int, bool) { return m.last, m.ran }
+
 // Open returns the trades in force, oldest first.
 func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 
