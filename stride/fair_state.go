@@ -234,3 +234,16 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 	*f = *g
 	return nil
 }
+
+// lastQuantum returns the latest quantum any of f's stride schedulers has
+// run, and false if none has: the next must come after it.
+func (f *Fair) lastQuantum() (int, bool) {
+	s := f.split
+	last, ran := s.last, s.ran
+	for _, l := range s.local {
+		if l.ran && (!ran || l.last > last) {
+			last, ran = l.last, true
+		}
+	}
+	return last, ran
+}

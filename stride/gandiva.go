@@ -1058,6 +1058,9 @@ func (g *GandivaFair) Restore(snapshot []byte) error {
 	if err := n.f.UnmarshalJSON(v.Fair); err != nil {
 		return err
 	}
+	if q, ran := n.f.lastQuantum(); ran && q > v.State.Quantum {
+		return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "stride scheduler ran quantum %d, after the scheduler's %d", q, v.State.Quantum)
+	}
 	if n.m != nil {
 		if err := n.m.UnmarshalJSON(v.Market); err != nil {
 			return err

@@ -409,11 +409,11 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 // GPUs, and the simulator runs them at their measured co-located rates.
 func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
-		label := map[alloc.JobID]string{}
+		model := map[alloc.JobID]string{}
 		kinds := map[string]data.JobType{}
 		for _, j := range e.w.Jobs {
 			jt := data.JobType{Model: j.Kind, Scale: j.Gang}
-			label[j.ID] = jt.String()
+			model[j.ID] = j.Kind
 			kinds[jt.String()] = jt
 		}
 		names := make([]string, 0, len(kinds))
@@ -438,9 +438,14 @@ func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 			}
 		}
 		in := func(_ float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+			// A job's label is its model at the gang the ledger knows
+			// (a snapshot may say another than the workload's); a job
+			// of no known model gets none, and no partner.
 			labels := make([]string, len(jobs))
 			for i, j := range jobs {
-				labels[i] = label[j.ID]
+				if m, ok := model[j.ID]; ok {
+					labels[i] = data.JobType{Model: m, Scale: j.Gang}.String()
+				}
 			}
 			var ps []alloc.PairRate
 			for _, q := range pairs {
