@@ -57,6 +57,17 @@ func TestOpenRefusesBadJobs(t *testing.T) {
 
 // editJob returns snap with the ledger's job id's field set to value.
 func editJob(t *testing.T, snap []byte, id, field string, value any) []byte {
+	return editLedger(t, snap, func(ledger map[string]any) {
+		for _, j := range ledger["jobs"].([]any) {
+			if job := j.(map[string]any); job["id"] == id {
+				job[field] = value
+			}
+		}
+	})
+}
+
+// editLedger returns snap with its ledger, decoded, changed by edit.
+func editLedger(t *testing.T, snap []byte, edit func(ledger map[string]any)) []byte {
 	t.Helper()
 	var env map[string]json.RawMessage
 	var ledger map[string]any
@@ -66,11 +77,7 @@ func editJob(t *testing.T, snap []byte, id, field string, value any) []byte {
 	if err := json.Unmarshal(env["ledger"], &ledger); err != nil {
 		t.Fatal(err)
 	}
-	for _, j := range ledger["jobs"].([]any) {
-		if job := j.(map[string]any); job["id"] == id {
-			job[field] = value
-		}
-	}
+	edit(ledger)
 	b, err := json.Marshal(ledger)
 	if err != nil {
 		t.Fatal(err)
@@ -96,19 +103,8 @@ func TestOpenRefusesLeaseAfterClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env map[string]json.RawMessage
-	var ledger map[string]any
-	if err := json.Unmarshal(snap, &env); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(env["ledger"], &ledger); err != nil {
-		t.Fatal(err)
-	}
 	for _, start := range []float64{10, 15} {
-		ledger["lease"].(map[string]any)["start"] = start
-		b, _ := json.Marshal(ledger)
-		env["ledger"] = b
-		bad, _ := json.Marshal(env)
+		bad := editLedger(t, snap, func(ledger map[string]any) { ledger["lease"].(map[string]any)["start"] = start })
 		_, err := round.Open(bad, "test", l, nil)
 		if start == 10 && err != nil {
 			t.Fatalf("Open(its own snapshot) = %v", err)
@@ -118,4 +114,3 @@ func TestOpenRefusesLeaseAfterClock(t *testing.T) {
 		}
 	}
 }
-
