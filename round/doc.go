@@ -11,7 +11,9 @@
 // order: an event or decision earlier than the latest one seen is refused
 // with gpufair.ErrOrder. Apply checks every event of a call before it
 // changes anything, so a refused call leaves the state as it was; so do
-// Decide and Restore when they fail.
+// Decide and Restore when they fail. What Apply takes, every mechanism can
+// decide on (Ledger.Apply says what it refuses), and Restore takes only
+// what Apply could have made.
 //
 // A Decision holds for one lease, [Start, End). The mechanism accounts the
 // time each gang actually ran from its own decisions: a lease ends early

@@ -217,7 +217,11 @@ func (l *Ledger) Placer(p *topology.Placer) *topology.Placer {
 // not exist (gpufair.ErrUnknownID), a job that has already arrived
 // (gpufair.ErrDuplicate), a GPU that has already failed or is not failed
 // (gpufair.ErrValue), rates of the wrong length (gpufair.ErrShape), or
-// values out of range (gpufair.ErrValue).
+// values out of range (gpufair.ErrValue). Out of range are also the values
+// that every policy refuses, which, taken, would fail every decision while
+// the job stayed: a weight outside [alloc.MinWeight, alloc.MaxWeight], and
+// positive rates spread wider than alloc.MaxRateSpread, within one job or
+// between two jobs in the system together after the events.
 func (l *Ledger) Apply(events ...Event) error {
 	if err := l.check(events); err != nil {
 		return err
