@@ -212,42 +212,6 @@ func paretoWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear
 	return w, gains, nil
 }
 
-// secondOpinionVars is the largest model solveSecondOpinion hands to
-// gonum's dense simplex, which cannot be interrupted.
-const secondOpinionVars = 400
-
-// solveSecondOpinion solves m with set and, when the backend fails
-// numerically (cycling, a singular basis, a solution off its rows), with
-// the other backends in turn (one this binary lacks fails at once): CLP,
-// the pure-Go simplex, and gonum for small models. The Pareto LP is
-// always feasible and bounded, so such a failure says nothing about the
-// audited allocation; the pure-Go simplex cycled on rows that value two
-// types equally to 8 digits (a rapid case of TestPropertyAuditEveryPolicy)
-// where gonum solved it. The first error is returned if every backend
-// fails.
-func solveSecondOpinion(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
-	sol, err := lp.Solve(ctx, m, set)
-	if err == nil || !(errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation) || errors.Is(err, lp.ErrIterationLimit)) {
-		return sol, err
-	}
-	var first lp.Settings
-	if set != nil {
-		first = *set
-	}
-	tried := first.Backend.Resolve()
-	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
-		if b == tried || (b == lp.Gonum && m.NumVars() > secondOpinionVars) {
-			continue
-		}
-		next := first
-		next.Backend = b
-		if alt, altErr := lp.Solve(ctx, m, &next); altErr == nil {
-			return alt, nil
-		}
-	}
-	return sol, err
-}
-
 // boughtGain bounds the total relative gain that the witness's own losses
 // could buy. Within the LP's feasibility tolerance a no-loss row may lose a
 // little (relative δ_i), and that loss frees goods worth up to δ_i·A_i to

@@ -82,8 +82,11 @@ const sloTol = 1e-9
 // minNeed is the smallest throughput, relative to its best alone, that an
 // SLO asks of a job: a smaller need is raised to it, and the SLO is then met
 // with room. An LP row of 1e-270 (1e30 steps due in 1e300 s) beside the
-// job's rates was beyond what the simplex resolves.
-const minNeed = 1e-12
+// job's rates was beyond what the pure-Go simplex resolves, and CLP, within
+// its tolerances, gave a need of 1e-12 of the best nothing at all; at
+// 1e-6 both meet it. Such a job's deadline is a million times its time
+// alone, and the cost per throughput moves by about minNeed.
+const minNeed = 1e-6
 
 // Name returns "min-cost", or "min-cost-slo" when SLOs are set.
 func (pol MinCost) Name() string {

@@ -34,7 +34,9 @@ import (
 //
 // (D_m the denominator of ρ_m, thr_m(X) the throughput), sets X_{j+1} to its
 // solution and ρ_{j+1} = max_m ρ_m(X_{j+1}), and stops when z ≥ −1e-9:
-// then no allocation lowers the largest ρ by more than 1e-9 of it. The
+// then no allocation lowers the largest ρ by more than 1e-9 of it. It also
+// stops, keeping X_j, when X_{j+1} does not lower the largest ρ: the LP's
+// z is then below its solver's accuracy. The
 // scaled rows make the convergence superlinear; a handful of LPs is
 // typical. After 100 LPs it gives up with an error wrapping
 // lp.ErrIterationLimit.
@@ -103,12 +105,17 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		}
 		nx := v.values(sol)
 		nthr := p.throughputsOf(nx)
-		if nrho := in.maxRho(nthr); nrho <= rho {
-			x, thr, rho = nx, nthr, nrho
-		}
-		if sol.Value(z) >= -ftfTol {
+		nrho := in.maxRho(nthr)
+		// An LP whose solution does not lower the largest ρ claims an
+		// improvement below its solver's accuracy (CLP: z of −1.6e-8
+		// again and again), and the next LP would be the same one.
+		if nrho >= rho || sol.Value(z) >= -ftfTol {
+			if nrho < rho {
+				x = nx
+			}
 			return timeFractionsToAllocation(p, x), nil
 		}
+		x, thr, rho = nx, nthr, nrho
 	}
 	return nil, fmt.Errorf("alloc: %s: no convergence after %d LPs: %w", pol.Name(), ftfMaxLPs, lp.ErrIterationLimit)
 }

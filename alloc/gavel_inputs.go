@@ -148,7 +148,7 @@ func (p *Problem) isolatedThroughputs() (rates []float64, x [][]float64) {
 // gavelSolve solves m and names the policy in any error, which keeps
 // wrapping the lp sentinel (errors.Is(err, lp.ErrInfeasible) holds).
 func gavelSolve(ctx context.Context, policy string, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
-	sol, err := lp.Solve(ctx, m, set)
+	sol, err := solveSecondOpinion(ctx, m, set)
 	if err != nil {
 		return nil, fmt.Errorf("alloc: %s: %w", policy, err)
 	}

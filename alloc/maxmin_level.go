@@ -85,7 +85,7 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 	for k := range types {
 		m.AddConstraint("capacity", y.ColTerms(k, lv.size), lp.LE, lv.count[k])
 	}
-	sol, err := lp.Solve(ctx, m, set)
+	sol, err := solveSecondOpinion(ctx, m, set)
 	if err != nil {
 		return nil, fmt.Errorf("alloc: max-min LP: %w", err)
 	}

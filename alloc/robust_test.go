@@ -361,7 +361,9 @@ func TestWideWork(t *testing.T) {
 		t.Fatalf("min-cost, an SLO of 1e300: %v", err)
 	}
 	checkGavelFeasible(t, p, a)
-	if got, want := costRatio(p, a, cost), costRatio(p, free, cost); !relClose(got, want, gavelTol) {
+	// The need raised to minNeed of the job's best moves the optimum by
+	// about as much.
+	if got, want := costRatio(p, a, cost), costRatio(p, free, cost); !relClose(got, want, 10*minNeed) {
 		t.Errorf("throughput per cost = %v, want %v as without the SLO", got, want)
 	}
 	if thr := throughputs(p, a)[0]; !(thr*1e300 >= 1e30) {
@@ -380,6 +382,63 @@ func TestWideWork(t *testing.T) {
 	}
 	// ρ_0 ≥ t_0/D_0 under any allocation, and it is the largest.
 	if in, err = pol.inputs(two); err != nil {
+		t.Fatal(err)
+	}
+	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
+		t.Errorf("max ρ = %v, want its bound %v", got, low)
+	}
+}
+
+// TestWideWeights: jobs weighted 7e10 and 1, within [MinWeight,
+// MaxWeight]. CLP's max-min solution broke a row by 1e-3 (FuzzEvents in
+// examples/simulate, -tags clp); such a failure is solved again by the
+// other backends (solveSecondOpinion).
+func TestWideWeights(t *testing.T) {
+	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{2, 2, 2}}
+	jobs := []Job{
+		{ID: "a", Owner: "a", Gang: 1, Weight: 6.952794116818823e10, Rates: []float64{3, 3, 3}},
+		{ID: "b", Owner: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+	}
+	p, err := NewJobProblem(c, nil, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range []Policy{MaxMin{}, MaxMinAgnostic{}, Agnostic{Policy: MaxMin{}}} {
+		a, err := pol.Allocate(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", pol.Name(), err)
+		}
+		checkGavelFeasible(t, p, a)
+	}
+}
+
+// TestFinishTimeFairnessStopsAtSolverAccuracy: a job of a thousandth of a
+// step beside one of 1e15 steps, both 360 s old. CLP's LP claimed a
+// relative improvement of 1.6e-8 of the largest ρ, 100 times over, that
+// its solution did not make (found by FuzzEvents in examples/simulate,
+// -tags clp).
+func TestFinishTimeFairnessStopsAtSolverAccuracy(t *testing.T) {
+	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{2, 2, 2}}
+	jobs := []Job{
+		{ID: "a", Owner: "a", Gang: 1, Weight: 3, Rates: []float64{3, 3, 1000}},
+		{ID: "b", Owner: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
+	}
+	p, err := NewJobProblem(c, nil, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := FinishTimeFairness{RemainingSteps: []float64{1e-3, 1e15}, Elapsed: []float64{360, 360}}
+	a, err := pol.Allocate(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rho, err := pol.Rho(p, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ρ_a ≥ t_a/D_a under any allocation, and it is the largest.
+	in, err := pol.inputs(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
