@@ -12,8 +12,8 @@
 // with gpufair.ErrOrder. Apply checks every event of a call before it
 // changes anything, so a refused call leaves the state as it was; so do
 // Decide and Restore when they fail. What Apply takes, every mechanism can
-// decide on (Ledger.Apply says what it refuses), and Restore takes only
-// what Apply could have made.
+// decide on (Ledger.Apply says what it refuses), and Restore checks a
+// snapshot's jobs as Apply checks arrivals.
 //
 // A Decision holds for one lease, [Start, End). The mechanism accounts the
 // time each gang actually ran from its own decisions: a lease ends early
