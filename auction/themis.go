@@ -56,7 +56,8 @@ type ThemisSettings struct {
 	// runs (Arbiter.Advance's Round: the ranking, the invited apps, the
 	// bids, the outcome and every grant), to trace why an app was or was
 	// not served. The round's At is the Unix epoch plus Decide's now in
-	// seconds. It must not modify the round.
+	// seconds (within ±292 years, the range of time.Duration; times beyond
+	// count as its ends). It must not modify the round.
 	Observe func(*Round)
 }
 
@@ -157,9 +158,19 @@ func (t *Themis) Ledger() *round.Ledger { return t.l }
 // Arbiter returns the arbiter, to read only (its leases and cached rho).
 func (t *Themis) Arbiter() *Arbiter { return t.arb }
 
-// at returns the arbiter's time for seconds on the caller's clock.
+// at returns the arbiter's time for seconds on the caller's clock. The
+// arbiter counts in time.Duration, whose range is ±292 years around the
+// epoch: a time beyond it counts as its end, so that the arbiter's clock
+// never runs back (6.95e10 s wrapped round to 1677, before every lease).
 func (t *Themis) at(sec float64) time.Time {
-	return t.epoch.Add(time.Duration(sec * float64(time.Second)))
+	ns := sec * float64(time.Second)
+	switch {
+	case ns >= math.MaxInt64:
+		return t.epoch.Add(math.MaxInt64)
+	case ns <= math.MinInt64:
+		return t.epoch.Add(math.MinInt64)
+	}
+	return t.epoch.Add(time.Duration(ns))
 }
 
 // appOf returns the app job j belongs to: its owner, or itself.
@@ -334,7 +345,7 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	for _, ls := range t.arb.Leases() {
 		t.held[ls.App] = append(t.held[ls.App], ls.GPU)
 	}
-	d := &round.Decision{Start: now, End: now + t.set.Round, Partial: r.Partial}
+	d := &round.Decision{Start: now, End: round.LeaseEnd(now, t.set.Round), Partial: r.Partial}
 	names := make([]alloc.TenantID, 0, len(t.apps))
 	for id, app := range t.apps {
 		if len(app.jobs) > 0 {

@@ -165,7 +165,7 @@ type placing struct {
 func (b *core) realise(now float64, jobs []*round.Job, chosen []int, how placing) (*round.Decision, error) {
 	types := b.l.Types()
 	pl := b.l.Placer(b.placer)
-	d := &round.Decision{Start: now, End: now + b.lease}
+	d := &round.Decision{Start: now, End: round.LeaseEnd(now, b.lease)}
 	var fresh []int
 	for i, j := range jobs {
 		k := chosen[i] - 1

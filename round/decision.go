@@ -1,6 +1,8 @@
 package round
 
 import (
+	"math"
+
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -30,6 +32,17 @@ type Decision struct {
 	// finished: the decision is the best it found, for example the
 	// realisation of the allocation of an earlier solve.
 	Partial bool `json:"partial,omitempty"`
+}
+
+// LeaseEnd returns now + length, the end of a lease of length seconds
+// from now, or the first time after now that a float64 holds where length
+// is below now's resolution: from 1e20 s on, a lease of six minutes ended
+// where it began, and the ledger refused every decision.
+func LeaseEnd(now, length float64) float64 {
+	if end := now + length; end > now {
+		return end
+	}
+	return math.Nextafter(now, math.Inf(1))
 }
 
 // Restarts returns the number of placements that restart from a

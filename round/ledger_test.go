@@ -2,6 +2,7 @@ package round_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -171,3 +172,17 @@ func TestLedgerAccountsLeases(t *testing.T) {
 		t.Errorf("Begin at the start of the lease in force = %v, want ErrOrder", err)
 	}
 }
+
+func TestLeaseEnd(t *testing.T) {
+	for _, tc := range []struct{ now, length, want float64 }{
+		{0, 360, 360},
+		{1e9, 360, 1e9 + 360},
+		{1e20, 360, math.Nextafter(1e20, math.Inf(1))},
+		{math.MaxFloat64, 360, math.Inf(1)},
+	} {
+		if got := round.LeaseEnd(tc.now, tc.length); got != tc.want {
+			t.Errorf("LeaseEnd(%v, %v) = %v, want %v", tc.now, tc.length, got, tc.want)
+		}
+	}
+}
+

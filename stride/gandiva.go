@@ -999,7 +999,7 @@ func (g *GandivaFair) plan(q int, now float64) (*round.Decision, error) {
 		gpus[r] = slices.Clone(held.GPUs)
 	}
 	next := make([]int, len(c.Servers))
-	d := &round.Decision{Start: now, End: now + g.set.Quantum}
+	d := &round.Decision{Start: now, End: round.LeaseEnd(now, g.set.Quantum)}
 	for r, run := range p.Runs {
 		if gpus[r] == nil {
 			for _, x := range run.GPUs {

@@ -529,7 +529,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		gangs = append(gangs, gangChoice{ids: ids, k: k, gang: j.Gang})
 	}
-	d := &round.Decision{Start: now, End: now + g.set.Round}
+	d := &round.Decision{Start: now, End: round.LeaseEnd(now, g.set.Round)}
 	if err := placeGangs(g.l, g.l.Placer(g.placer), d, gangs); err != nil {
 		return nil, err
 	}

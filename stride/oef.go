@@ -544,7 +544,7 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			gangs = append(gangs, gangChoice{ids: []alloc.JobID{j.ID}, k: chosen[i] - 1, gang: j.Gang})
 		}
 	}
-	d := &round.Decision{Start: now, End: now + o.set.Round}
+	d := &round.Decision{Start: now, End: round.LeaseEnd(now, o.set.Round)}
 	if err := placeGangs(o.l, o.l.Placer(o.placer), d, gangs); err != nil {
 		return nil, err
 	}
