@@ -46,3 +46,33 @@ func decideFrom(t *testing.T, name string, s round.Scheduler, at, step float64) 
 		}
 	}
 }
+
+// TestWideWorkEveryMechanism: every mechanism decides over work far apart
+// and progress far past the work, each a case FuzzEvents found failing
+// every decision: unknown work (0) beside 1e-3 steps (min-cost with SLOs
+// was given +Inf steps, makespan broke its rows), 6e116 steps beside 1e3
+// (makespan's LP too wide), 1e300 steps at 3e-12 a second (overflow), and
+// 6.4e119 steps done of 49,000 (finish-time fairness broke a time row).
+func TestWideWorkEveryMechanism(t *testing.T) {
+	fx := newRestoreFixture(t)
+	job := func(id string, rate float64) alloc.Job {
+		return alloc.Job{ID: alloc.JobID(id), Gang: 1, Weight: 1, Rates: []float64{rate, 2 * rate, 3 * rate}}
+	}
+	for name, evs := range map[string][]round.Event{
+		"unknown beside 1e-3": {round.Arrive(0, job("a", 1), 0), round.Arrive(0, job("b", 1), 1e-3)},
+		"6e116 beside 1e3":    {round.Arrive(0, job("a", 1), 6e116), round.Arrive(0, job("b", 1), 1e3)},
+		"1e300 at 3e-12":      {round.Arrive(0, job("a", 1e-12), 1e300), round.Arrive(0, job("b", 1e-12), 1)},
+		"progress past work":  {round.Arrive(0, job("a", 1), 49000), round.Progress(0, "a", 6.4e119), round.Arrive(0, job("b", 1), 1e3)},
+	} {
+		for _, m := range fx.ms {
+			s, err := m.make(fx.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Apply(evs...); err != nil {
+				t.Fatalf("%s, %s: %v", name, m.name, err)
+			}
+			decideFrom(t, name+", "+m.name, s, fx.e.round, fx.e.round)
+		}
+	}
+}
