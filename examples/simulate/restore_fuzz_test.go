@@ -217,8 +217,9 @@ func editValue(v any, n *int, kind uint8) (out any, done bool) {
 // of any sign and length (fuzzRates),
 // departures, progress and new rates of jobs known or not, failures and
 // repairs of GPUs that exist or not, at any times. Apply must refuse a
-// batch with an error or take it, and the scheduler must then decide
-// (unless the batch's times are past the decision's) without panicking.
+// batch with an *gpufair.InputError or take it, and the scheduler must
+// then decide (unless the batch's times are past the decision's) without
+// panicking.
 func FuzzEvents(f *testing.F) {
 	fx := newRestoreFixture(f)
 	f.Add(uint8(0), []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
@@ -268,6 +269,9 @@ func FuzzEvents(f *testing.F) {
 				}
 			}
 			if err := s.Apply(evs...); err != nil {
+				if ie := (*gpufair.InputError)(nil); !errors.As(err, &ie) {
+					t.Fatalf("%s: Apply(%v) = %v, want an *gpufair.InputError", m.name, evs, err)
+				}
 				continue
 			}
 			now += fx.e.round
