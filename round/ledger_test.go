@@ -185,4 +185,3 @@ func TestLeaseEnd(t *testing.T) {
 		}
 	}
 }
-
