@@ -319,21 +319,9 @@ func TestWideWork(t *testing.T) {
 	}
 
 	pol = FinishTimeFairness{RemainingSteps: []float64{50, 0.049, 50}, Elapsed: []float64{360, 360, 0}, IsolatedElapsed: []float64{100, MaxWorkTime, 0}}
-	a, err = pol.Allocate(ctx, p)
-	if err != nil {
-		t.Fatalf("finish-time fairness: %v", err)
-	}
-	checkGavelFeasible(t, p, a)
-	rho, err := pol.Rho(p, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rho, in := allocateRho(t, pol, p)
 	// Job 1's ρ is below 1e-27 whatever it gets, so the bisection
 	// (whose LP cannot hold its need either) leaves it out.
-	in, err := pol.inputs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := bisect(0, 10, func(r float64) bool {
 		need := make([]float64, len(p.Jobs))
 		for _, i := range []int{0, 2} {
@@ -373,20 +361,7 @@ func TestWideWork(t *testing.T) {
 	// A job of 1e29 steps beside one whose ρ is 3.6e11 (it waited 360 s
 	// for work of a nanosecond).
 	two := gavelProblem(t, []float64{1, 1}, nil, [][]float64{{1, 2}, {1, 2}})
-	pol = FinishTimeFairness{RemainingSteps: []float64{1e-9, 1e29}, Elapsed: []float64{360, 360}}
-	if a, err = pol.Allocate(ctx, two); err != nil {
-		t.Fatalf("finish-time fairness, 1e29 steps: %v", err)
-	}
-	if rho, err = pol.Rho(two, a); err != nil {
-		t.Fatal(err)
-	}
-	// ρ_0 ≥ t_0/D_0 under any allocation, and it is the largest.
-	if in, err = pol.inputs(two); err != nil {
-		t.Fatal(err)
-	}
-	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
-		t.Errorf("max ρ = %v, want its bound %v", got, low)
-	}
+	checkRhoAtBound(t, FinishTimeFairness{RemainingSteps: []float64{1e-9, 1e29}, Elapsed: []float64{360, 360}}, two)
 }
 
 // TestWideWeights: jobs weighted 7e10 and 1, within [MinWeight,
@@ -394,15 +369,7 @@ func TestWideWork(t *testing.T) {
 // examples/simulate, -tags clp); such a failure is solved again by the
 // other backends (solveSecondOpinion).
 func TestWideWeights(t *testing.T) {
-	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{2, 2, 2}}
-	jobs := []Job{
-		{ID: "a", Owner: "a", Gang: 1, Weight: 6.952794116818823e10, Rates: []float64{3, 3, 3}},
-		{ID: "b", Owner: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
-	}
-	p, err := NewJobProblem(c, nil, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := twoJobs(t, 6.952794116818823e10, []float64{3, 3, 3})
 	for _, pol := range []Policy{MaxMin{}, MaxMinAgnostic{}, Agnostic{Policy: MaxMin{}}} {
 		a, err := pol.Allocate(context.Background(), p)
 		if err != nil {
@@ -418,30 +385,54 @@ func TestWideWeights(t *testing.T) {
 // its solution did not make (found by FuzzEvents in examples/simulate,
 // -tags clp).
 func TestFinishTimeFairnessStopsAtSolverAccuracy(t *testing.T) {
+	p := twoJobs(t, 3, []float64{3, 3, 1000})
+	checkRhoAtBound(t, FinishTimeFairness{RemainingSteps: []float64{1e-3, 1e15}, Elapsed: []float64{360, 360}}, p)
+}
+
+// allocateRho allocates by pol over p, checks the allocation, and returns
+// each job's ρ under it and pol's inputs.
+func allocateRho(t fataler, pol FinishTimeFairness, p *Problem) ([]float64, ftfInputs) {
+	t.Helper()
+	a, err := pol.Allocate(context.Background(), p)
+	if err != nil {
+		t.Fatalf("finish-time fairness: %v", err)
+	}
+	checkGavelFeasible(t, p, a)
+	rho, err := pol.Rho(p, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := pol.inputs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rho, in
+}
+
+// checkRhoAtBound checks that pol's largest ρ over p is job 0's bound
+// t_0/D_0, which no allocation goes below: job 0 is one whose work left is
+// negligible beside the time it has waited.
+func checkRhoAtBound(t *testing.T, pol FinishTimeFairness, p *Problem) {
+	t.Helper()
+	rho, in := allocateRho(t, pol, p)
+	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
+		t.Errorf("max ρ = %v, want its bound %v", got, low)
+	}
+}
+
+// twoJobs returns the problem of the simulator's fuzz fixture (two GPUs of
+// each of three types) over job a, of weight and rates as given, and job
+// b, of weight 1 and rates 1, 2 and 3.
+func twoJobs(t fataler, weight float64, rates []float64) *Problem {
+	t.Helper()
 	c := Capacity{Types: []topology.GPUType{"k80", "p100", "v100"}, Count: []float64{2, 2, 2}}
 	jobs := []Job{
-		{ID: "a", Owner: "a", Gang: 1, Weight: 3, Rates: []float64{3, 3, 1000}},
+		{ID: "a", Owner: "a", Gang: 1, Weight: weight, Rates: rates},
 		{ID: "b", Owner: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2, 3}},
 	}
 	p, err := NewJobProblem(c, nil, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := FinishTimeFairness{RemainingSteps: []float64{1e-3, 1e15}, Elapsed: []float64{360, 360}}
-	a, err := pol.Allocate(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rho, err := pol.Rho(p, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ρ_a ≥ t_a/D_a under any allocation, and it is the largest.
-	in, err := pol.inputs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, low := maxOf(rho), in.elapsed[0]/in.den[0]; !relClose(got, low, gavelTol) {
-		t.Errorf("max ρ = %v, want its bound %v", got, low)
-	}
+	return p
 }
