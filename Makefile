@@ -36,7 +36,7 @@ test: lint
 # make fuzz runs each for FUZZTIME.
 FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit ./alloc:FuzzOEFWarm \
 	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer \
-	./ftf:FuzzRho ./sim:FuzzRun ./auction:FuzzProportionalFair \
+	./ftf:FuzzRho ./sim:FuzzRun ./sim:FuzzReadTrace ./auction:FuzzProportionalFair \
 	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest \
 	./examples/simulate:FuzzRestore ./examples/simulate:FuzzRestoreValues ./examples/simulate:FuzzEvents \
 	./gpu:FuzzProbe

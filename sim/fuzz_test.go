@@ -2,10 +2,13 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/internal/fuzzdata"
 )
 
@@ -39,6 +42,29 @@ func FuzzRun(f *testing.F) {
 		Run(ctx, w, c, newFIFO(c, w.Types, 360), set)
 		if d := time.Since(start); d > 6*time.Second {
 			t.Fatalf("Run took %v past a 5 s deadline", d)
+		}
+	})
+}
+
+// FuzzReadTrace reads arbitrary text as a trace: ReadTrace must not panic,
+// must refuse with an error wrapping ErrTrace or gpufair.ErrEmpty, and
+// what it reads must pass Workload.Validate (numbers that parsed but were
+// out of range, NaN steps or a negative arrival, were once read).
+func FuzzReadTrace(f *testing.F) {
+	f.Add("A3C\tcmd\t-n\t1\t100\t0\t1\n")
+	f.Add("A3C\tcmd\twd\t-n\t1\t100\t1\t2\t0\t30\n\nA3C\tcmd\t-n\t1\tNaN\t0\t1\r\n")
+	f.Add("ResNet-18 (batch size 32)\tcmd\t-n\t1\t1e300\t-0\t2\n")
+	tp := gavelThroughputs(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		w, _, err := ReadTrace(strings.NewReader(text), tp, &TraceSettings{SkipUnmeasured: len(text)%2 == 0})
+		if err != nil {
+			if !errors.Is(err, ErrTrace) && !errors.Is(err, gpufair.ErrEmpty) {
+				t.Fatalf("ReadTrace(%q) = %v, want ErrTrace or ErrEmpty", text, err)
+			}
+			return
+		}
+		if err := w.Validate(); err != nil {
+			t.Fatalf("ReadTrace(%q) read a workload that Validate refuses: %v", text, err)
 		}
 	})
 }

@@ -117,6 +117,13 @@ func TestReadTrace(t *testing.T) {
 		"A3C\tcmd\t-n\t1\t100\t0\tx",
 		"Nope\tcmd\t-n\t1\t100\t0\t1",
 		strings.Repeat("x", 2<<20), // beyond the scanner's 1 MiB
+		// Numbers that parse but are out of range: they were read, and
+		// failed later in Validate or Run, without a line number.
+		"A3C\tcmd\t-n\t1\tNaN\t0\t1",
+		"A3C\tcmd\t-n\t1\t-5\t0\t1",
+		"A3C\tcmd\t-n\t1\t100\t-1e308\t1",
+		"A3C\tcmd\twd\t-n\t1\t100\t1\tNaN\t0\t0",
+		"A3C\tcmd\twd\t-n\t1\t100\t1\t1\t0\t+Inf",
 	} {
 		if _, _, err := ReadTrace(strings.NewReader("A3C\tcmd\t-n\t1\t100\t0\t1\n"+bad), tp, nil); !errors.Is(err, ErrTrace) || !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("ReadTrace(%.40q) error = %v, want ErrTrace on line 2", bad, err)

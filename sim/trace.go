@@ -23,7 +23,8 @@ import (
 // factor, priority weight, SLO, arrival time). Each job's rates come from tp
 // over s.Types; job IDs are the order of the jobs kept, zero-padded. It
 // returns an error wrapping ErrTrace that names the line for a wrong number
-// of fields and a number that does not parse, and for a job type and scale
+// of fields, a number that does not parse or is out of range (as
+// Workload.Validate checks it), and for a job type and scale
 // tp has not measured on every type unless s.SkipUnmeasured is set; then it
 // drops those lines and returns their numbers (Gavel's msr-seed0 traces
 // hold gangs up to 64 GPUs, and scale factors its throughput table lacks).
@@ -38,6 +39,7 @@ func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload
 		types = GavelTypes()
 	}
 	w = &Workload{Types: slices.Clone(types)}
+	var lines []int // each job's line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	line := 0
@@ -56,6 +58,7 @@ func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload
 			return nil, nil, fmt.Errorf("%w: line %d: %w", ErrTrace, line, err)
 		}
 		w.Jobs = append(w.Jobs, j)
+		lines = append(lines, line)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%w: line %d: %w", ErrTrace, line+1, err)
@@ -64,8 +67,15 @@ func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload
 		return nil, nil, gpufair.Invalid("Workload.Jobs", "", gpufair.ErrEmpty, "empty trace")
 	}
 	width := len(fmt.Sprint(len(w.Jobs) - 1))
+	seen := make(map[alloc.JobID]bool, len(w.Jobs))
 	for i := range w.Jobs {
 		w.Jobs[i].ID = alloc.JobID(fmt.Sprintf("%0*d", width, i))
+		// Numbers that parse may still be out of range (NaN steps,
+		// a negative arrival): named by their line here, not later by
+		// Validate or Run.
+		if err := w.validateJob(&w.Jobs[i], i, seen); err != nil {
+			return nil, nil, fmt.Errorf("%w: line %d: %w", ErrTrace, lines[i], err)
+		}
 	}
 	return w, skipped, nil
 }
