@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +65,9 @@ func (t *Throughputs) Pair(gpu string, a, b JobType) (rateA, rateB float64, ok b
 // LoadThroughputs reads one of Gavel's throughput files from fsys (for
 // example Gavel() and "simulation_throughputs.json"): a JSON object keyed by
 // GPU, then by "('<model>', <scale>)", then by "null" for the isolated rate
-// or by another job's key for a co-located [own, other] pair.
+// or by another job's key for a co-located [own, other] pair. Throughputs
+// must not be negative. An error names the first fault in the keys'
+// sorted order.
 func LoadThroughputs(fsys fs.FS, name string) (*Throughputs, error) {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
@@ -79,21 +82,29 @@ func LoadThroughputs(fsys fs.FS, name string) (*Throughputs, error) {
 		pairs:    make(map[string]map[[2]JobType][2]float64, len(raw)),
 	}
 	seen := map[JobType]bool{}
-	for gpu, jobs := range raw {
+	// In sorted order, so that a file with several faults is refused for
+	// the same one every time.
+	for _, gpu := range slices.Sorted(maps.Keys(raw)) {
+		jobs := raw[gpu]
 		t.gpus = append(t.gpus, gpu)
 		iso := make(map[JobType]float64, len(jobs))
 		pairs := map[[2]JobType][2]float64{}
-		for key, cells := range jobs {
+		for _, key := range slices.Sorted(maps.Keys(jobs)) {
+			cells := jobs[key]
 			j, err := parseJobKey(key)
 			if err != nil {
 				return nil, fmt.Errorf("data: %s: %s: %w", name, gpu, err)
 			}
 			seen[j] = true
-			for other, v := range cells {
+			for _, other := range slices.Sorted(maps.Keys(cells)) {
+				v := cells[other]
 				if other == "null" {
 					var r float64
 					if err := json.Unmarshal(v, &r); err != nil {
 						return nil, fmt.Errorf("data: %s: %s %s: %w", name, gpu, key, err)
+					}
+					if r < 0 {
+						return nil, fmt.Errorf("data: %s: %s %s: negative throughput %v", name, gpu, key, r)
 					}
 					iso[j] = r
 					continue
@@ -105,6 +116,9 @@ func LoadThroughputs(fsys fs.FS, name string) (*Throughputs, error) {
 				var r [2]float64
 				if err := json.Unmarshal(v, &r); err != nil {
 					return nil, fmt.Errorf("data: %s: %s %s with %s: %w", name, gpu, key, other, err)
+				}
+				if r[0] < 0 || r[1] < 0 {
+					return nil, fmt.Errorf("data: %s: %s %s with %s: negative throughputs %v", name, gpu, key, other, r)
 				}
 				pairs[[2]JobType{j, o}] = r
 			}

@@ -1,6 +1,7 @@
 package data_test
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -43,10 +44,20 @@ func TestLoadThroughputsErrors(t *testing.T) {
 		"badscale": `{"v100": {"('ResNet', x)": {"null": 1}}}`,
 		"badrate":  `{"v100": {"('ResNet', 1)": {"null": "fast"}}}`,
 		"badpair":  `{"v100": {"('ResNet', 1)": {"('A', 1)": 3}}}`,
+		"negative": `{"v100": {"('ResNet', 1)": {"null": -1}}}`,
+		"negpair":  `{"v100": {"('ResNet', 1)": {"('A', 1)": [3, -2]}}}`,
 	} {
 		fsys := fstest.MapFS{"t.json": {Data: []byte(body)}}
 		if _, err := data.LoadThroughputs(fsys, "t.json"); err == nil {
 			t.Errorf("%s: LoadThroughputs(%s) = nil error", name, body)
+		}
+	}
+	// Two faults: the error names the first in sorted order, every time
+	// (it was whichever the map's order gave first).
+	two := fstest.MapFS{"t.json": {Data: []byte(`{"v100": {"('B', 1)": {"null": -1}}, "k80": {"('A', 1)": {"null": -2}}}`)}}
+	for range 20 {
+		if _, err := data.LoadThroughputs(two, "t.json"); err == nil || !strings.Contains(err.Error(), "k80") {
+			t.Fatalf("LoadThroughputs(two faults) = %v, want the k80 one", err)
 		}
 	}
 	if _, err := data.LoadThroughputs(fstest.MapFS{}, "missing.json"); err == nil {
