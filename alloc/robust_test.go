@@ -436,3 +436,31 @@ func twoJobs(t fataler, weight float64, rates []float64) *Problem {
 	}
 	return p
 }
+
+// TestRateSpreadLimit: Validate takes rates spread by MaxRateSpread, give
+// or take rounding (space sharing's normalised rates turned 1e-12 of the
+// largest into 9.999999999994796e-13, and the problem it derived from a
+// valid one was refused), and refuses them beyond.
+func TestRateSpreadLimit(t *testing.T) {
+	c := Capacity{Types: []topology.GPUType{"k80"}, Count: []float64{1}}
+	for _, tc := range []struct {
+		low float64
+		ok  bool
+	}{
+		{1 / MaxRateSpread, true},
+		{9.999999999994796e-13, true},
+		{0.999999e-12, false},
+	} {
+		jobs := []Job{{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1}}, {ID: "b", Gang: 1, Weight: 1, Rates: []float64{tc.low}}}
+		_, err := NewJobProblem(c, nil, jobs)
+		if (err == nil) != tc.ok {
+			t.Errorf("rates 1 and %v: error %v, want ok %v", tc.low, err, tc.ok)
+		}
+		if !tc.ok && !errors.Is(err, gpufair.ErrValue) {
+			t.Errorf("rates 1 and %v: error %v, want ErrValue", tc.low, err)
+		}
+	}
+	if !BelowRateSpread(9.999999999994796e-13, 1) || BelowRateSpread(1e-12, 1) || BelowRateSpread(0, 1) {
+		t.Error("BelowRateSpread is not the strict rule: positive and more than MaxRateSpread times below")
+	}
+}
