@@ -1,0 +1,39 @@
+package data_test
+
+import (
+	"math"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gpufair/gpufair/data"
+)
+
+// FuzzLoadThroughputs reads arbitrary bytes as a throughput file:
+// LoadThroughputs must not panic, and what it takes must hold only job
+// types of a model and a scale of at least 1, and throughputs that are
+// finite and not negative (a negative one was once taken).
+func FuzzLoadThroughputs(f *testing.F) {
+	f.Add([]byte(`{"v100": {"('ResNet', 1)": {"null": 1, "('A', 1)": [3, 2]}}}`))
+	f.Add([]byte(`{"k80": {"('A', 2)": {"null": 0}}, "v100": {"('B', 1)": {"null": 1e308}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tp, err := data.LoadThroughputs(fstest.MapFS{"t.json": {Data: b}}, "t.json")
+		if err != nil {
+			return
+		}
+		for _, gpu := range tp.GPUs() {
+			for _, j := range tp.JobTypes() {
+				if j.Model == "" || j.Scale < 1 {
+					t.Fatalf("job type %v taken", j)
+				}
+				if r, ok := tp.Isolated(gpu, j); ok && !(r >= 0 && !math.IsInf(r, 0)) {
+					t.Fatalf("%s %v: throughput %v taken", gpu, j, r)
+				}
+				for _, o := range tp.JobTypes() {
+					if a, b, ok := tp.Pair(gpu, j, o); ok && !(a >= 0 && b >= 0) {
+						t.Fatalf("%s %v with %v: throughputs %v, %v taken", gpu, j, o, a, b)
+					}
+				}
+			}
+		}
+	})
+}
