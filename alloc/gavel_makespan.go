@@ -119,13 +119,15 @@ const makespanFloor = 1e-9
 // ε = n_f·makespanFloor meets the raised steps at level (1−ε)·λ*, since
 // λ* ≤ 1/T: a raised job needs (1−ε)·λ*·makespanFloor·best_m·T ≤ ε·best_m/n_f.
 func flooredSteps(p *Problem, steps []float64) []float64 {
+	best := make([]float64, len(steps))
 	longest := 0.0
 	for i, s := range steps {
-		longest = max(longest, s/p.bestAlone(i))
+		best[i] = p.bestAlone(i)
+		longest = max(longest, s/best[i])
 	}
 	out := make([]float64, len(steps))
 	for i, s := range steps {
-		out[i] = max(s, makespanFloor*p.bestAlone(i)*longest)
+		out[i] = max(s, makespanFloor*best[i]*longest)
 	}
 	return out
 }

@@ -25,8 +25,9 @@ type FIFOSettings struct {
 // 7.3, the baseline of its makespan and FIFO results; its code's FIFO
 // policy in "base" mode): first in, first out, without preemption and
 // blind to GPU types. Each round, a job that holds GPUs keeps them until it
-// finishes (or a Measured event gives it no rate on their type); then the waiting jobs, in arrival order, each take a GPU type
-// drawn uniformly among those with room for their gang, until the first
+// finishes (or a Measured event gives it no rate on their type); then the
+// waiting jobs, in arrival order, each take a GPU type drawn uniformly
+// among those with room for their gang, until the first
 // job that fits none waits, and every job behind it with it (no job
 // jumps the queue). A job whose GPU failed is placed again on its type,
 // before the queue moves.
@@ -65,8 +66,11 @@ func (f *FIFO) Decide(ctx context.Context, now float64) (*round.Decision, error)
 		for i, j := range jobs {
 			// A job keeps its GPUs unless a measurement has since
 			// found that it cannot run on their type.
-			if p, ok := f.l.Holding(j.ID); ok && j.Rates[slices.Index(types, p.Type)] > 0 {
-				k := slices.Index(types, p.Type)
+			p, ok := f.l.Holding(j.ID)
+			if !ok {
+				continue
+			}
+			if k := slices.Index(types, p.Type); j.Rates[k] > 0 {
 				chosen[i] = k + 1
 				left[k] -= j.Gang
 			}

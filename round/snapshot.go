@@ -167,8 +167,8 @@ func (l *Ledger) restored(b []byte) (*Ledger, error) {
 		switch {
 		case j == nil || j.ID == "" || nl.jobs[j.ID] != nil:
 			return nil, snapErr("a job that is missing, unnamed or listed twice")
-		case len(j.Received) != len(nl.types) || len(j.Rates) != len(nl.types) || j.Gang < 1 || (j.Shared != nil && len(j.Shared) != len(nl.types)):
-			return nil, snapErr("job %q: %d received times, %d shared and %d rates for %d types, gang %d", j.ID, len(j.Received), len(j.Shared), len(j.Rates), len(nl.types), j.Gang)
+		case len(j.Received) != len(nl.types) || (j.Shared != nil && len(j.Shared) != len(nl.types)):
+			return nil, snapErr("job %q: %d received times and %d shared for %d types", j.ID, len(j.Received), len(j.Shared), len(nl.types))
 		}
 		if err := nl.checkRestored(j); err != nil {
 			return nil, snapErr("job %q: %v", j.ID, err)
