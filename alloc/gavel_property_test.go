@@ -63,24 +63,27 @@ func TestPropertyMakespanEqualsBisection(t *testing.T) {
 
 // TestPropertyFinishTimeFairnessOptimal: the Dinkelbach iteration reaches
 // the smallest max ρ that bisection over ρ finds, and never exceeds the
-// isolated allocation's.
+// isolated allocation's, with its steps solved either way.
 func TestPropertyFinishTimeFairnessOptimal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(4, true).Draw(t, "problem")
 		n := len(p.Jobs)
 		pol := FinishTimeFairness{RemainingSteps: genSteps(t, n, "steps"), Elapsed: genSteps(t, n, "elapsed"), IsolatedElapsed: genSteps(t, n, "isolated")}
-		a, err := pol.Allocate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rho, err := pol.Rho(p, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := maxOf(rho)
 		want := bisectRho(t, p, pol)
-		if !relClose(got, want, 1e-6) {
-			t.Fatalf("max ρ = %v, bisection = %v", got, want)
+		for _, m := range []MaxMinMethod{Decomposed, FullLP} {
+			pol.Method = m
+			a, err := pol.Allocate(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGavelFeasible(t, p, a)
+			rho, err := pol.Rho(p, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := maxOf(rho); !relClose(got, want, 1e-6) {
+				t.Fatalf("method %d: max ρ = %v, bisection = %v", m, got, want)
+			}
 		}
 	})
 }

@@ -1,0 +1,126 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpufair/gpufair/topology"
+)
+
+// ftfWorkload is gavelWorkload with each job's work left, time since it
+// started and isolated time drawn as a scheduler mid-run would see them:
+// steps for 1 to 100 hours alone at its isolated rate, elapsed 0 to 50 hours,
+// isolated elapsed 0.5 to 1.5 times the elapsed.
+func ftfWorkload(b testing.TB, jobs int, seed uint64) (*Problem, FinishTimeFairness) {
+	p := gavelWorkload(b, jobs, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	rates, _ := p.isolatedThroughputs()
+	pol := FinishTimeFairness{
+		RemainingSteps:  make([]float64, jobs),
+		Elapsed:         make([]float64, jobs),
+		IsolatedElapsed: make([]float64, jobs),
+	}
+	for m := range jobs {
+		pol.RemainingSteps[m] = rates[m] * 3600 * (1 + 99*r.Float64())
+		pol.Elapsed[m] = 3600 * 50 * r.Float64()
+		pol.IsolatedElapsed[m] = pol.Elapsed[m] * (0.5 + r.Float64())
+	}
+	return p, pol
+}
+
+// BenchmarkFinishTimeFairness times FinishTimeFairness.Allocate on Gavel's
+// job types over three GPU types, every job with its own work and history
+// (so no two jobs share a class), with its steps decomposed (the default)
+// and as one LP each.
+func BenchmarkFinishTimeFairness(b *testing.B) {
+	for _, n := range []int{256, 1024, 4096} {
+		for _, m := range []struct {
+			name   string
+			method MaxMinMethod
+		}{{"decomposed", Decomposed}, {"full-lp", FullLP}} {
+			b.Run(fmt.Sprintf("jobs=%d/%s", n, m.name), func(b *testing.B) {
+				p, pol := ftfWorkload(b, n, 1)
+				pol.Method = m.method
+				for b.Loop() {
+					if _, err := pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestFinishTimeFairnessMethodsAgree: on Gavel's job types with every job
+// its own history, the decomposed steps reach the full LP's max ρ.
+func TestFinishTimeFairnessMethodsAgree(t *testing.T) {
+	for seed := range uint64(4) {
+		p, pol := ftfWorkload(t, 150, seed)
+		var got [2]float64
+		for i, m := range []MaxMinMethod{Decomposed, FullLP} {
+			pol.Method = m
+			a, err := pol.Allocate(context.Background(), p)
+			if err != nil {
+				t.Fatalf("seed %d, method %d: %v", seed, m, err)
+			}
+			checkGavelFeasible(t, p, a)
+			rho, err := pol.Rho(p, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = maxOf(rho)
+		}
+		if !relClose(got[0], got[1], 1e-7) {
+			t.Errorf("seed %d: max ρ decomposed %v, full LP %v", seed, got[0], got[1])
+		}
+	}
+}
+
+// TestFinishTimeFairnessStartsWithinCapacity: a decomposed step's solution
+// used 2.00000000045 of 2 GPUs, and the next step, started from it, had a
+// first point over every type's capacity, so its master was unbounded
+// (TestPropertyAuditEveryPolicy found it; Allocate would now fall back to
+// the full LP). Each step's solution is fitted to the capacity before the
+// next starts from it, and every decomposed step succeeds.
+func TestFinishTimeFairnessStartsWithinCapacity(t *testing.T) {
+	rates := [][]float64{
+		{0.11219689052034373, 0, 0.1632455124539584}, {2.553589458062927, 0.36787944117144233, 0},
+		{1.0644944589178595, 0.1353352832366127, 0.44374731008107987}, {1.1331484530668263, 0.1353352832366127, 0.4723665527410147},
+		{1.2062302494209807, 0.32465246735834974, 2.553589458062927}, {0.8290291181804003, 1.8682459574322223, 7.865609273944892},
+		{0.391605626676799, 0.8290291181804003, 1}, {1.2062302494209807, 0.1353352832366127, 0.1353352832366127},
+		{0.7788007830714049, 0.8290291181804003, 0},
+	}
+	gangs := []int{1, 2, 1, 2, 1, 2, 1, 1, 3}
+	weights := []float64{1, 1, 1, 1, 1, 1, 1, 2, 2}
+	p := mmProblem(t, []topology.GPUType{"k80", "p100", "v100"}, []float64{2, 1, 2}, rates, gangs, weights)
+	pol := everyPolicy(p, 1)[6].(FinishTimeFairness)
+	in, err := pol.inputs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, x := in.p.isolatedThroughputs()
+	thr := in.p.throughputsOf(x)
+	rho := in.maxRho(thr)
+	for step := 0; ; step++ {
+		lv, classes, ok := in.levelStep(x, thr, rho)
+		if !ok {
+			t.Fatalf("step %d is not a level problem", step)
+		}
+		sol, err := solveLevelDecomposed(context.Background(), lv, classMeans(classes, in.p, x), nil)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		nx := fittedFractions(in.p, classTimeFractions(in.p, classes, sol.y))
+		nthr := in.p.throughputsOf(nx)
+		nrho := in.maxRho(nthr)
+		if nrho >= rho || sol.t <= ftfTol {
+			break
+		}
+		x, thr, rho = nx, nthr, nrho
+	}
+	if want := bisectRho(t, p, pol); !relClose(rho, want, 1e-6) {
+		t.Fatalf("max ρ = %v, bisection = %v", rho, want)
+	}
+}
