@@ -78,6 +78,48 @@ func TestFinishTimeFairnessMethodsAgree(t *testing.T) {
 	}
 }
 
+// BenchmarkMakespan times Makespan.Allocate on ftfWorkload's jobs (each
+// with its own work, so no two share a class), decomposed (the default)
+// and as one LP.
+func BenchmarkMakespan(b *testing.B) {
+	for _, n := range []int{256, 1024, 4096} {
+		for _, m := range []struct {
+			name   string
+			method MaxMinMethod
+		}{{"decomposed", Decomposed}, {"full-lp", FullLP}} {
+			b.Run(fmt.Sprintf("jobs=%d/%s", n, m.name), func(b *testing.B) {
+				p, ftf := ftfWorkload(b, n, 1)
+				pol := Makespan{RemainingSteps: ftf.RemainingSteps, Method: m.method}
+				for b.Loop() {
+					if _, err := pol.Allocate(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMakespanMethodsAgree: on Gavel's job types with every job its own
+// work, the decomposed LP reaches the full LP's makespan.
+func TestMakespanMethodsAgree(t *testing.T) {
+	for seed := range uint64(4) {
+		p, ftf := ftfWorkload(t, 150, seed)
+		var got [2]float64
+		for i, m := range []MaxMinMethod{Decomposed, FullLP} {
+			a, err := Makespan{RemainingSteps: ftf.RemainingSteps, Method: m}.Allocate(context.Background(), p)
+			if err != nil {
+				t.Fatalf("seed %d, method %d: %v", seed, m, err)
+			}
+			checkGavelFeasible(t, p, a)
+			got[i] = makespanOf(p, a, ftf.RemainingSteps)
+		}
+		if !relClose(got[0], got[1], 1e-7) {
+			t.Errorf("seed %d: makespan decomposed %v, full LP %v", seed, got[0], got[1])
+		}
+	}
+}
+
 // TestFinishTimeFairnessStartsWithinCapacity: a decomposed step's solution
 // used 2.00000000045 of 2 GPUs, and the next step, started from it, had a
 // first point over every type's capacity, so its master was unbounded

@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gpufair/gpufair/lp"
 )
@@ -36,7 +37,12 @@ import (
 // be positive, one per job (aligned with Problem.Jobs), and take each job
 // at most MaxWorkTime alone.
 //
-// Cost: one LP of jobs×types+1 columns and 2·jobs+types rows.
+// The LP is a max-min level problem (each job's throughput over its work
+// at least the level), which Method Decomposed, the default, solves as
+// MaxMin does, by cutting planes over the K prices: 26 ms at 4,096 jobs of
+// Gavel's job types, each with its own work, where FullLP, one LP of
+// jobs×types+1 columns and 2·jobs+types rows, takes 1.7 s
+// (docs/benchmarks/gavel.md).
 //
 // Properties: every job finishes by the optimal makespan under the returned
 // allocation (time fractions held constant). Jobs that finish before the
@@ -48,6 +54,10 @@ type Makespan struct {
 	// RemainingSteps[m] is the number of iterations job m still has to run
 	// (Gavel's num_steps_m), in the unit of Problem.Throughputs' time.
 	RemainingSteps []float64
+	// Method solves the LP: Decomposed (the zero value) by cutting planes
+	// over the K prices (see MaxMin), FullLP as one LP over every job's
+	// time fractions.
+	Method MaxMinMethod
 }
 
 // Name returns "makespan".
@@ -75,12 +85,52 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 	for i, s := range steps {
 		scale[i] = 1 / s
 	}
-	m, v := maxMinRatioModel(p, scale)
-	sol, err := gavelSolve(ctx, pol.Name(), m, nil)
-	if err != nil {
-		return nil, err
+	switch pol.Method {
+	case Decomposed:
+		lv, classes := ratioLevelProblem(p, scale)
+		sol, err := solveLevelDecomposed(ctx, lv, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("alloc: %s: %w", pol.Name(), err)
+		}
+		return classAllocation(p, classes, sol.y), nil
+	case FullLP:
+		m, v := maxMinRatioModel(p, scale)
+		sol, err := gavelSolve(ctx, pol.Name(), m, nil)
+		if err != nil {
+			return nil, err
+		}
+		return v.allocation(sol), nil
 	}
-	return v.allocation(sol), nil
+	return nil, fmt.Errorf("%w: unknown max-min method %d", lp.ErrInvalidSettings, pol.Method)
+}
+
+// ratioReference returns min_m scale_m·best_m, the largest level every job
+// could reach alone, by which both of Makespan's methods divide their
+// rows so that the level lies in [0, 1]. Every job must have best_m > 0.
+func ratioReference(p *Problem, scale []float64) float64 {
+	ref := 0.0
+	for i := range p.Jobs {
+		if r := scale[i] * p.bestAlone(i); i == 0 || r < ref {
+			ref = r
+		}
+	}
+	return ref
+}
+
+// ratioLevelProblem returns maxMinRatioModel's LP as a level problem over
+// classes of jobs with equal rows, in GPUs y = Gang·X: job m's row reads
+// Σ_k scale_m·T_mk/(ref·Gang_m)·y_mk ≥ level, with slope 1 and base 0.
+func ratioLevelProblem(p *Problem, scale []float64) (*levelProblem, rowClasses) {
+	ref := ratioReference(p, scale)
+	rates := make([][]float64, len(p.Jobs))
+	for i, j := range p.Jobs {
+		rates[i] = p.Throughputs.Row(i)
+		f := scale[i] / ref / float64(j.Gang)
+		for k := range rates[i] {
+			rates[i][k] *= f
+		}
+	}
+	return newLevelProblem(p, rates, allOnes(len(p.Jobs)), nil)
 }
 
 // maxMinRatioModel returns the LP
@@ -90,12 +140,7 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 // with ref = min_m scale_m·best_m, the largest level any job could reach
 // alone, so that μ = level/ref is well scaled. Every job must have best_m > 0.
 func maxMinRatioModel(p *Problem, scale []float64) (*lp.Model, timeFractions) {
-	ref := 0.0
-	for i := range p.Jobs {
-		if r := scale[i] * p.bestAlone(i); i == 0 || r < ref {
-			ref = r
-		}
-	}
+	ref := ratioReference(p, scale)
 	m := lp.NewModel(lp.Maximize)
 	v := addTimeFractions(m, p)
 	mu := m.AddVar("level", 0, 1, float64(len(p.Jobs)))

@@ -30,26 +30,30 @@ func TestPropertyGavelFeasible(t *testing.T) {
 	})
 }
 
-// TestPropertyMakespanEqualsBisection: the one-LP makespan equals the
-// smallest makespan bisection over feasibility LPs finds, and no feasible
-// allocation the other policies return finishes earlier.
+// TestPropertyMakespanEqualsBisection: the one-LP makespan, solved either
+// way, equals the smallest makespan bisection over feasibility LPs finds,
+// and no feasible allocation the other policies return finishes earlier.
 func TestPropertyMakespanEqualsBisection(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(4, true).Draw(t, "problem")
 		steps := genSteps(t, len(p.Jobs), "steps")
-		a, err := Makespan{RemainingSteps: steps}.Allocate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := makespanOf(p, a, steps)
 		rates, _ := p.isolatedThroughputs()
 		hi := 0.0
 		for i, r := range rates {
 			hi = math.Max(hi, steps[i]/r)
 		}
 		want := bisect(0, hi, func(ms float64) bool { return feasibleWith(t, p, divide(steps, ms)) })
-		if !relClose(got, want, 1e-6) {
-			t.Fatalf("makespan LP = %v, bisection = %v", got, want)
+		var got float64
+		for _, m := range []MaxMinMethod{FullLP, Decomposed} {
+			a, err := Makespan{RemainingSteps: steps, Method: m}.Allocate(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGavelFeasible(t, p, a)
+			got = makespanOf(p, a, steps)
+			if !relClose(got, want, 1e-6) {
+				t.Fatalf("method %d: makespan = %v, bisection = %v", m, got, want)
+			}
 		}
 		other, err := MaxTotalThroughput{}.Allocate(context.Background(), p)
 		if err != nil {
