@@ -30,58 +30,20 @@ func ftfWorkload(b testing.TB, jobs int, seed uint64) (*Problem, FinishTimeFairn
 	return p, pol
 }
 
-// BenchmarkFinishTimeFairness times FinishTimeFairness.Allocate on Gavel's
-// job types over three GPU types, every job with its own work and history
-// (so no two jobs share a class), with its steps decomposed (the default)
-// and as one LP each.
-func BenchmarkFinishTimeFairness(b *testing.B) {
-	for _, n := range []int{256, 1024, 4096} {
-		for _, m := range []struct {
-			name   string
-			method MaxMinMethod
-		}{{"decomposed", Decomposed}, {"full-lp", FullLP}} {
-			b.Run(fmt.Sprintf("jobs=%d/%s", n, m.name), func(b *testing.B) {
-				p, pol := ftfWorkload(b, n, 1)
-				pol.Method = m.method
-				for b.Loop() {
-					if _, err := pol.Allocate(context.Background(), p); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+// ftfPolicy is FinishTimeFairness over ftfWorkload's jobs with method m.
+func ftfPolicy(ftf FinishTimeFairness, m MaxMinMethod) Policy {
+	ftf.Method = m
+	return ftf
 }
 
-// TestFinishTimeFairnessMethodsAgree: on Gavel's job types with every job
-// its own history, the decomposed steps reach the full LP's max ρ.
-func TestFinishTimeFairnessMethodsAgree(t *testing.T) {
-	for seed := range uint64(4) {
-		p, pol := ftfWorkload(t, 150, seed)
-		var got [2]float64
-		for i, m := range []MaxMinMethod{Decomposed, FullLP} {
-			pol.Method = m
-			a, err := pol.Allocate(context.Background(), p)
-			if err != nil {
-				t.Fatalf("seed %d, method %d: %v", seed, m, err)
-			}
-			checkGavelFeasible(t, p, a)
-			rho, err := pol.Rho(p, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[i] = maxOf(rho)
-		}
-		if !relClose(got[0], got[1], 1e-7) {
-			t.Errorf("seed %d: max ρ decomposed %v, full LP %v", seed, got[0], got[1])
-		}
-	}
+// makespanPolicy is Makespan over ftfWorkload's work with method m.
+func makespanPolicy(ftf FinishTimeFairness, m MaxMinMethod) Policy {
+	return Makespan{RemainingSteps: ftf.RemainingSteps, Method: m}
 }
 
-// BenchmarkMakespan times Makespan.Allocate on ftfWorkload's jobs (each
-// with its own work, so no two share a class), decomposed (the default)
-// and as one LP.
-func BenchmarkMakespan(b *testing.B) {
+// benchMethods times the policy pol gives for each method on ftfWorkload's
+// jobs (each with its own work and history, so no two share a class).
+func benchMethods(b *testing.B, pol func(FinishTimeFairness, MaxMinMethod) Policy) {
 	for _, n := range []int{256, 1024, 4096} {
 		for _, m := range []struct {
 			name   string
@@ -89,7 +51,7 @@ func BenchmarkMakespan(b *testing.B) {
 		}{{"decomposed", Decomposed}, {"full-lp", FullLP}} {
 			b.Run(fmt.Sprintf("jobs=%d/%s", n, m.name), func(b *testing.B) {
 				p, ftf := ftfWorkload(b, n, 1)
-				pol := Makespan{RemainingSteps: ftf.RemainingSteps, Method: m.method}
+				pol := pol(ftf, m.method)
 				for b.Loop() {
 					if _, err := pol.Allocate(context.Background(), p); err != nil {
 						b.Fatal(err)
@@ -100,24 +62,54 @@ func BenchmarkMakespan(b *testing.B) {
 	}
 }
 
-// TestMakespanMethodsAgree: on Gavel's job types with every job its own
-// work, the decomposed LP reaches the full LP's makespan.
-func TestMakespanMethodsAgree(t *testing.T) {
+// BenchmarkFinishTimeFairness times FinishTimeFairness.Allocate with its
+// steps decomposed (the default) and as one LP each.
+func BenchmarkFinishTimeFairness(b *testing.B) { benchMethods(b, ftfPolicy) }
+
+// BenchmarkMakespan times Makespan.Allocate decomposed (the default) and as
+// one LP.
+func BenchmarkMakespan(b *testing.B) { benchMethods(b, makespanPolicy) }
+
+// checkMethodsAgree fails unless, on 150 of ftfWorkload's jobs in each of
+// four draws, the allocations the policy pol gives for both methods are
+// feasible and score equally (to 1e-7) by score.
+func checkMethodsAgree(t *testing.T, pol func(FinishTimeFairness, MaxMinMethod) Policy, score func(*Problem, FinishTimeFairness, *Allocation) float64) {
+	t.Helper()
 	for seed := range uint64(4) {
 		p, ftf := ftfWorkload(t, 150, seed)
 		var got [2]float64
 		for i, m := range []MaxMinMethod{Decomposed, FullLP} {
-			a, err := Makespan{RemainingSteps: ftf.RemainingSteps, Method: m}.Allocate(context.Background(), p)
+			a, err := pol(ftf, m).Allocate(context.Background(), p)
 			if err != nil {
 				t.Fatalf("seed %d, method %d: %v", seed, m, err)
 			}
 			checkGavelFeasible(t, p, a)
-			got[i] = makespanOf(p, a, ftf.RemainingSteps)
+			got[i] = score(p, ftf, a)
 		}
 		if !relClose(got[0], got[1], 1e-7) {
-			t.Errorf("seed %d: makespan decomposed %v, full LP %v", seed, got[0], got[1])
+			t.Errorf("seed %d: decomposed %v, full LP %v", seed, got[0], got[1])
 		}
 	}
+}
+
+// TestFinishTimeFairnessMethodsAgree: the decomposed steps reach the full
+// LP's max ρ.
+func TestFinishTimeFairnessMethodsAgree(t *testing.T) {
+	checkMethodsAgree(t, ftfPolicy, func(p *Problem, ftf FinishTimeFairness, a *Allocation) float64 {
+		rho, err := ftf.Rho(p, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return maxOf(rho)
+	})
+}
+
+// TestMakespanMethodsAgree: the decomposed LP reaches the full LP's
+// makespan.
+func TestMakespanMethodsAgree(t *testing.T) {
+	checkMethodsAgree(t, makespanPolicy, func(p *Problem, ftf FinishTimeFairness, a *Allocation) float64 {
+		return makespanOf(p, a, ftf.RemainingSteps)
+	})
 }
 
 // TestFinishTimeFairnessStartsWithinCapacity: a decomposed step's solution
