@@ -57,8 +57,11 @@ import (
 // Properties: max_m ρ_m ≤ max_m ρ_m(X^iso), which is 1 when IsolatedElapsed
 // equals Elapsed (sharing incentive in Themis' sense). Only the largest ρ
 // is minimised: jobs below it may keep slack, so the allocation is not
-// Pareto-efficient in general and the optimum is not unique. Not
-// strategy-proof: ρ is measured against each job's own reported rates.
+// Pareto-efficient in general and the optimum is not unique. Of the
+// optima, the one returned gives the GPUs the solved LP leaves idle to
+// jobs with time to spare, largest ρ first (fillIdle; it lowers only
+// their ρ). Not strategy-proof: ρ is measured against each job's own
+// reported rates.
 type FinishTimeFairness struct {
 	RemainingSteps  []float64 // S_m, iterations left; positive
 	Elapsed         []float64 // t_m, time since the job started; nil means zeros
@@ -237,8 +240,13 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		// again and again), and the next LP would be the same one.
 		if nrho >= rho || z >= -ftfTol {
 			if nrho < rho {
-				x = nx
+				x, thr = nx, nthr
 			}
+			rhos := make([]float64, len(thr))
+			for i, t := range thr {
+				rhos[i] = in.rho(i, t)
+			}
+			fillIdle(p, x, rhos)
 			return timeFractionsToAllocation(p, x), nil
 		}
 		x, thr, rho = nx, nthr, nrho

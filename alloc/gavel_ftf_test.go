@@ -84,10 +84,32 @@ func checkMethodsAgree(t *testing.T, pol func(FinishTimeFairness, MaxMinMethod) 
 				t.Fatalf("seed %d, method %d: %v", seed, m, err)
 			}
 			checkGavelFeasible(t, p, a)
+			checkNoIdleWhileSpare(t, p, a)
 			got[i] = score(p, ftf, a)
 		}
 		if !relClose(got[0], got[1], 1e-7) {
 			t.Errorf("seed %d: decomposed %v, full LP %v", seed, got[0], got[1])
+		}
+	}
+}
+
+// checkNoIdleWhileSpare fails if a leaves GPUs of a type idle (beyond 1e-9
+// of its count) while a job that can run there has time to spare (beyond
+// 1e-9): what fillIdle hands out.
+func checkNoIdleWhileSpare(t fataler, p *Problem, a *Allocation) {
+	used := a.Used()
+	for k, count := range p.Capacity.Count {
+		if count-used[k] <= 1e-9*count {
+			continue
+		}
+		for i, j := range p.Jobs {
+			time := 0.0
+			for _, g := range a.GPUs[i] {
+				time += g / float64(j.Gang)
+			}
+			if p.Throughputs.At(i, k) > 0 && time < 1-1e-9 {
+				t.Fatalf("%v of %v GPUs of type %d idle, and job %s, which runs there, has %v of its time", count-used[k], count, k, j.ID, time)
+			}
 		}
 	}
 }

@@ -46,7 +46,9 @@ import (
 //
 // Properties: every job finishes by the optimal makespan under the returned
 // allocation (time fractions held constant). Jobs that finish before the
-// makespan may keep slack, so the optimum is rarely unique; it is sharing
+// makespan may keep slack, so the optimum is rarely unique (the one
+// returned gives the GPUs the solved LP leaves idle to jobs with time to
+// spare, latest finish first: fillIdle); it is sharing
 // incentive in the sense of Gavel §4.4 (the makespan is no later than under
 // the isolated 1/n split), nothing more: it is not envy-free, and it favours
 // long jobs over short ones.
@@ -85,6 +87,7 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 	for i, s := range steps {
 		scale[i] = 1 / s
 	}
+	var x [][]float64
 	switch pol.Method {
 	case Decomposed:
 		lv, classes := ratioLevelProblem(p, scale)
@@ -92,16 +95,24 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 		if err != nil {
 			return nil, fmt.Errorf("alloc: %s: %w", pol.Name(), err)
 		}
-		return classAllocation(p, classes, sol.y), nil
+		x = classTimeFractions(p, classes, sol.y)
 	case FullLP:
 		m, v := maxMinRatioModel(p, scale)
 		sol, err := gavelSolve(ctx, pol.Name(), m, nil)
 		if err != nil {
 			return nil, err
 		}
-		return v.allocation(sol), nil
+		x = v.values(sol)
+	default:
+		return nil, fmt.Errorf("%w: unknown max-min method %d", lp.ErrInvalidSettings, pol.Method)
 	}
-	return nil, fmt.Errorf("%w: unknown max-min method %d", lp.ErrInvalidSettings, pol.Method)
+	x = fittedFractions(p, x)
+	finish := p.throughputsOf(x)
+	for i, t := range finish {
+		finish[i] = steps[i] / t // +Inf for a job x leaves out
+	}
+	fillIdle(p, x, finish)
+	return timeFractionsToAllocation(p, x), nil
 }
 
 // ratioReference returns min_m scale_m·best_m, the largest level every job

@@ -50,6 +50,7 @@ func TestPropertyMakespanEqualsBisection(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGavelFeasible(t, p, a)
+			checkNoIdleWhileSpare(t, p, a)
 			got = makespanOf(p, a, steps)
 			if !relClose(got, want, 1e-6) {
 				t.Fatalf("method %d: makespan = %v, bisection = %v", m, got, want)
@@ -81,6 +82,7 @@ func TestPropertyFinishTimeFairnessOptimal(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGavelFeasible(t, p, a)
+			checkNoIdleWhileSpare(t, p, a)
 			rho, err := pol.Rho(p, a)
 			if err != nil {
 				t.Fatal(err)
