@@ -43,9 +43,9 @@ import (
 // Each step's LP is a max-min level problem: every row is a floor on one
 // job's throughput that rises with −z. Method Decomposed, the default,
 // solves it as MaxMin does, by cutting planes over the K prices, started
-// from the previous step's allocation: 30 ms at 4,096 jobs of Gavel's job
-// types, where the one LP over every job's time fractions (FullLP) takes
-// 3.8 s (docs/benchmarks/gavel.md).
+// from the previous step's allocation: 19–26 ms at 4,096 jobs of Gavel's
+// job types, where the one LP over every job's time fractions (FullLP)
+// takes 3.5 s (docs/benchmarks/gavel.md).
 //
 // Elapsed and IsolatedElapsed may be nil (all zero: jobs that have just
 // arrived; then the problem is one max-min LP and the first step solves

@@ -39,9 +39,9 @@ import (
 //
 // The LP is a max-min level problem (each job's throughput over its work
 // at least the level), which Method Decomposed, the default, solves as
-// MaxMin does, by cutting planes over the K prices: 26 ms at 4,096 jobs of
-// Gavel's job types, each with its own work, where FullLP, one LP of
-// jobs×types+1 columns and 2·jobs+types rows, takes 1.7 s
+// MaxMin does, by cutting planes over the K prices: 26–32 ms at 4,096 jobs
+// of Gavel's job types, each with its own work, where FullLP, one LP of
+// jobs×types+1 columns and 2·jobs+types rows, takes 1.7–1.8 s
 // (docs/benchmarks/gavel.md).
 //
 // Properties: every job finishes by the optimal makespan under the returned
