@@ -105,7 +105,7 @@ reproduce-gandiva-fair: deps
 # sizes leaves out Gavel's FTF: its LP over thousands of jobs, solved most
 # rounds, did not finish one seed at 2x in 11 minutes.
 THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
-THEMIS_FIG14_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,themis-patience-2
+THEMIS_FIG14_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,themis-patience-2,finish-time-fairness
 reproduce-themis: deps
 	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig9.txt
 	$(SIMULATE) -experiment themis-fig10 -jobs 85 -seeds 3 $(THEMIS_MECHS) | tee docs/reproduction/themis-fig10.txt
