@@ -194,20 +194,6 @@ func fittedFractions(p *Problem, x [][]float64) [][]float64 {
 	return x
 }
 
-// classTimeFractions gives every job its class's bundle y (GPUs) as time
-// fractions.
-func classTimeFractions(p *Problem, classes rowClasses, y [][]float64) [][]float64 {
-	x := make([][]float64, len(p.Jobs))
-	for i, j := range p.Jobs {
-		b := y[classes.of[i]]
-		x[i] = make([]float64, len(b))
-		for k, g := range b {
-			x[i][k] = g / float64(j.Gang)
-		}
-	}
-	return x
-}
-
 // Name returns "finish-time-fairness".
 func (FinishTimeFairness) Name() string { return "finish-time-fairness" }
 

@@ -177,15 +177,27 @@ const dustTol = 1e-10
 // returns the repaired Allocation (timeFractionsToAllocation). Time
 // fractions below dustTol are solver noise and become 0.
 func classAllocation(p *Problem, classes rowClasses, y [][]float64) *Allocation {
+	x := classTimeFractions(p, classes, y)
+	for _, row := range x {
+		for k, f := range row {
+			if !(f > dustTol) {
+				row[k] = 0
+			}
+		}
+	}
+	return timeFractionsToAllocation(p, x)
+}
+
+// classTimeFractions gives every job its class's bundle y (GPUs) as time
+// fractions.
+func classTimeFractions(p *Problem, classes rowClasses, y [][]float64) [][]float64 {
 	x := make([][]float64, len(p.Jobs))
 	for i, j := range p.Jobs {
 		b := y[classes.of[i]]
 		x[i] = make([]float64, len(b))
 		for k, g := range b {
-			if f := g / float64(j.Gang); f > dustTol {
-				x[i][k] = f
-			}
+			x[i][k] = g / float64(j.Gang)
 		}
 	}
-	return timeFractionsToAllocation(p, x)
+	return x
 }
