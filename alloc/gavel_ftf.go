@@ -223,8 +223,12 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		nrho := in.maxRho(nthr)
 		// An LP whose solution does not lower the largest ρ claims an
 		// improvement below its solver's accuracy (CLP: z of −1.6e-8
-		// again and again), and the next LP would be the same one.
-		if nrho >= rho || z >= -ftfTol {
+		// again and again), and the next LP would be the same one. The
+		// cutting planes end within 1e-6 of the level where CLP's
+		// tolerances stall their master, so their z can stay below
+		// −ftfTol while ρ falls by less than ftfTol of itself a step
+		// (100 steps without an end, with CLP): that is convergence too.
+		if nrho >= rho || z >= -ftfTol || rho-nrho <= ftfTol*rho {
 			if nrho < rho {
 				x, thr = nx, nthr
 			}
