@@ -228,15 +228,11 @@ func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Alloca
 		// tolerances stall their master, so their z can stay below
 		// −ftfTol while ρ falls by less than ftfTol of itself a step
 		// (100 steps without an end, with CLP): that is convergence too.
-		if nrho >= rho || z >= -ftfTol || rho-nrho <= ftfTol*rho {
+		if z >= -ftfTol || rho-nrho <= ftfTol*rho {
 			if nrho < rho {
 				x, thr = nx, nthr
 			}
-			rhos := make([]float64, len(thr))
-			for i, t := range thr {
-				rhos[i] = in.rho(i, t)
-			}
-			fillIdle(p, x, rhos)
+			fillIdle(p, x, in.rhos(thr))
 			return timeFractionsToAllocation(p, x), nil
 		}
 		x, thr, rho = nx, nthr, nrho
@@ -258,12 +254,7 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 	if len(a.GPUs) != len(p.Jobs) {
 		return nil, gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
 	}
-	thr := a.Utilities(p.Valuations())
-	rho := make([]float64, len(thr))
-	for i, t := range thr {
-		rho[i] = in.rho(i, t)
-	}
-	return rho, nil
+	return in.rhos(a.Utilities(p.Valuations())), nil
 }
 
 // ftfInputs are the validated constants of ρ_m: numerator t_m + S_m/thr,
@@ -320,6 +311,15 @@ func (in ftfInputs) rho(i int, thr float64) float64 {
 		return math.Inf(1)
 	}
 	return (in.elapsed[i] + in.steps[i]/thr) / in.den[i]
+}
+
+// rhos returns each job's ρ at throughputs thr.
+func (in ftfInputs) rhos(thr []float64) []float64 {
+	rho := make([]float64, len(thr))
+	for i, t := range thr {
+		rho[i] = in.rho(i, t)
+	}
+	return rho
 }
 
 func (in ftfInputs) maxRho(thr []float64) float64 {
