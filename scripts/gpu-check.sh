@@ -7,7 +7,9 @@
 #	go test -c -o .dev/gpu.test ./gpu
 #	go build -o .dev/gpu-probe ./examples/gpu-probe
 #
-# and run it from the repository's root. The log goes to stdout and, when
+# and run it from the repository's root. Both are ignored by git (.gitignore:
+# *.test and /.dev/), so a copy of the working tree that leaves ignored files
+# behind must be told to take .dev along. The log goes to stdout and, when
 # OUT is set, to $OUT/device.log (else /tmp/device.log).
 cd "$(dirname "$0")/.." || exit 1
 {
