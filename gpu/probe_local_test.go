@@ -40,7 +40,15 @@ func TestProbeLocalAgreesWithNvidiaSMI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nvidia-smi: %v", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	agreesWithNvidiaSMI(t, h, string(out))
+}
+
+// agreesWithNvidiaSMI checks h's devices against the lines nvidia-smi printed
+// for --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap
+// --format=csv,noheader,nounits, in index order.
+func agreesWithNvidiaSMI(t *testing.T, h *gpu.Host, csv string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	if len(lines) != len(h.Devices) {
 		t.Fatalf("nvidia-smi lists %d GPUs, the probe %d", len(lines), len(h.Devices))
 	}

@@ -11,8 +11,13 @@
 //
 // Usage:
 //
-//	gpu-probe [-name host] [-mock dgxa100] [-repeats n] [-timeout d] [command args...]
+//	gpu-probe [-name host] [-mock dgxa100] [-record file] [-repeats n] [-timeout d] [command args...]
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/train.py
+//	gpu-probe -repeats 3 python3 examples/gpu-probe/gavel_jobs.py --job resnet50 --batch 64
+//
+// -record file writes every NVML call the probe made, with the driver's
+// answer, to file as JSON (an nvmlmock.Transcript): a fixture from which
+// nvmlmock.Replay answers the same calls in tests, on machines without a GPU.
 //
 // -mock dgxa100 prints go-nvml's mocked DGX A100 instead of probing, so the
 // output can be seen without hardware (a command given then runs on this
@@ -37,21 +42,27 @@ import (
 func main() {
 	name := flag.String("name", "", "host name to report (default: the machine's)")
 	mock := flag.String("mock", "", `probe a mock instead of this machine: "dgxa100"`)
+	record := flag.String("record", "", "write the probe's NVML calls and answers to this file")
 	repeats := flag.Int("repeats", 3, "runs of the command per GPU type")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit on each run of the command")
 	flag.Parse()
 	prof := gpu.Profiler{Repeats: *repeats, Timeout: *timeout}
-	os.Exit(run(*name, *mock, prof, flag.Args()))
+	os.Exit(run(*name, *mock, *record, prof, flag.Args()))
 }
 
-func run(name, mock string, prof gpu.Profiler, argv []string) int {
+func run(name, mock, record string, prof gpu.Profiler, argv []string) int {
 	set := &gpu.Settings{Name: name}
 	var h *gpu.Host
 	var err error
-	switch mock {
-	case "":
+	switch {
+	case mock != "" && record != "":
+		fmt.Fprintln(os.Stderr, "gpu-probe: -record records a real driver's answers, not a mock's: give one of -mock and -record")
+		return 2
+	case record != "":
+		h, err = probeRecorded(set, record)
+	case mock == "":
 		h, err = gpu.ProbeLocal(set)
-	case "dgxa100":
+	case mock == "dgxa100":
 		if set.Name == "" {
 			set.Name = "dgx-a100 (mock)"
 		}

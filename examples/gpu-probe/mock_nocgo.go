@@ -15,3 +15,8 @@ func probeMock(*gpu.Settings) (*gpu.Host, error) {
 }
 
 func mockAvailable() bool { return false }
+
+// probeRecorded needs NVML, which only cgo builds load.
+func probeRecorded(*gpu.Settings, string) (*gpu.Host, error) {
+	return nil, fmt.Errorf("%w: recording NVML needs it too", gpu.ErrNoCgo)
+}

@@ -1,0 +1,143 @@
+//go:build cgo
+
+package gpu_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair/gpu"
+	"github.com/gpufair/gpufair/gpu/nvmlmock"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// replayHost probes lib through a Recorder, replays the transcript after a
+// trip through JSON, and returns both probes' hosts.
+func replayHost(t *testing.T, lib nvml.Interface) (recorded, replayed *gpu.Host) {
+	t.Helper()
+	rlib, rec := nvmlmock.Record(lib)
+	recorded, err := gpu.Probe(rlib, &gpu.Settings{Name: "m"})
+	if err != nil {
+		t.Fatalf("Probe(recorded): %v", err)
+	}
+	b, err := json.Marshal(rec.Transcript())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr nvmlmock.Transcript
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	again, err := nvmlmock.Replay(tr)
+	if err != nil {
+		t.Fatalf("Replay: %v", err)
+	}
+	if replayed, err = gpu.Probe(again, &gpu.Settings{Name: "m"}); err != nil {
+		t.Fatalf("Probe(replayed): %v", err)
+	}
+	return recorded, replayed
+}
+
+// TestProbeReplaysRecording records probes of mocked hosts (NVSwitch, NVLink
+// pairs with PCIe paths, MIG instances and empty slots, unsupported queries)
+// and checks that replaying each transcript gives the same host.
+func TestProbeReplaysRecording(t *testing.T) {
+	migHost := nvmlmock.Host{Driver: "580.1", GPUs: []nvmlmock.GPU{
+		{Name: "NVIDIA A100 80GB PCIe", UUID: "GPU-0", BusID: "0000:17:00.0", MemoryBytes: 80 << 30, Major: 8,
+			NUMANode: 1, MIGSupported: true, MIGEnabled: true, MIGSlots: 7,
+			MIGDevices: []nvmlmock.MIGDev{{Slot: 0, UUID: "MIG-a", MemoryBytes: 40 << 30}, {Slot: 3, UUID: "MIG-b", MemoryBytes: 20 << 30}}},
+		{Name: "Tesla T4", UUID: "GPU-1", BusID: "0000:3d:00.0", MemoryBytes: 16 << 30, Major: 7, Minor: 5, NUMANode: -1},
+	}}
+	mixed, _ := nvmlmock.New(mixedHost())
+	mig, _ := nvmlmock.New(migHost)
+	for name, lib := range map[string]nvml.Interface{"dgx a100": nvmlmock.DGXA100(), "mixed": mixed, "mig": mig} {
+		recorded, replayed := replayHost(t, lib)
+		if diff := cmp.Diff(recorded, replayed); diff != "" {
+			t.Errorf("%s: replayed host differs (-recorded +replayed):\n%s", name, diff)
+		}
+		if len(recorded.Devices) == 0 {
+			t.Errorf("%s: no devices recorded", name)
+		}
+	}
+}
+
+// TestReplayRefusesWhatWasNotRecorded checks that a call missing from a
+// transcript fails the probe with a CallError naming it, and that a value of
+// the wrong type is refused by Replay.
+func TestReplayRefusesWhatWasNotRecorded(t *testing.T) {
+	rlib, rec := nvmlmock.Record(nvmlmock.DGXA100())
+	if _, err := gpu.Probe(rlib, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr := rec.Transcript()
+	var kept nvmlmock.Transcript
+	for _, c := range tr.Calls {
+		if c.Name != "dev3.GetName()" {
+			kept.Calls = append(kept.Calls, c)
+		}
+	}
+	lib, err := nvmlmock.Replay(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gpu.Probe(lib, nil)
+	var ce *gpu.CallError
+	if !errors.As(err, &ce) || ce.Call != "GetName" || ce.Device != 3 {
+		t.Errorf("Probe without dev3.GetName() = %v, want a CallError for GetName on device 3", err)
+	}
+
+	bad := nvmlmock.Transcript{Calls: append([]nvmlmock.Call(nil), tr.Calls...)}
+	for i, c := range bad.Calls {
+		if c.Name == "dev0.GetMemoryInfo()" {
+			bad.Calls[i].Value = json.RawMessage(`"eighty gigabytes"`)
+		}
+	}
+	if _, err := nvmlmock.Replay(bad); err == nil {
+		t.Error("Replay accepted a memory value that is a string")
+	}
+}
+
+// TestProbeRecordedH100 replays the NVML answers recorded on a real machine
+// (testdata/h100-vm: one NVIDIA H100 80GB HBM3 in a virtual machine, driver
+// 580.159.04, recorded by gpu-probe -record on 2026-11-28 with nvidia-smi's
+// view of the same device beside it) and checks the probe's reading of them:
+// it agrees with nvidia-smi, types the device h100, and reads the queries
+// that machine did not support (NUMA node, NVLink) as unknown and none.
+func TestProbeRecordedH100(t *testing.T) {
+	b, err := os.ReadFile("testdata/h100-vm/nvml.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr nvmlmock.Transcript
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvmlmock.Replay(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gpu.Probe(lib, &gpu.Settings{Name: "vm"})
+	if err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+	smi, err := os.ReadFile("testdata/h100-vm/nvidia-smi.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreesWithNvidiaSMI(t, h, string(smi))
+	want := &gpu.Host{Name: "vm", Driver: "580.159.04", Devices: []gpu.Device{{
+		Index: 0, UUID: "GPU-954b5441-0aff-f935-6875-53ec485da414", Name: "NVIDIA H100 80GB HBM3", Type: "h100",
+		MemoryBytes: 85520809984, ComputeCapability: gpu.ComputeCapability{Major: 9}, PCIBusID: "0000:00:06.0",
+		NUMANode: -1, MIG: gpu.MIG{Supported: true},
+	}}}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Errorf("probe of the recorded H100 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]topology.Server{{Name: "vm", Type: "h100", GPUs: 1}}, h.Servers()); diff != "" {
+		t.Errorf("Servers() (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# gavel-jobs-check.sh probes this machine's GPUs, records the NVML answers as
+# a test fixture, and profiles Gavel's 26 job types (gavel_jobs.py beside
+# gpu-probe) with gpu-probe's profiler, on a machine with an NVIDIA driver and
+# PyTorch. Build the binaries first, where Go is (they need cgo):
+#
+#	go test -c -o .dev/gpu.test ./gpu
+#	go build -o .dev/gpu-probe ./examples/gpu-probe
+#
+# and run it from the repository's root; .dev is ignored by git, so a copy of
+# the working tree that leaves ignored files behind must be told to take it.
+# Everything goes to ${OUT:-/tmp}: device.log (the probe, the tests, the
+# versions), nvml.json (the transcript), nvidia-smi.csv and profile.log.
+cd "$(dirname "$0")/.." || exit 1
+out=${OUT:-/tmp}
+REPEATS=${REPEATS:-3}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-1}
+{
+	date -u
+	nvidia-smi -L
+	nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap,clocks.max.sm,power.limit --format=csv
+	nvidia-smi | head -4
+	nvidia-smi topo -m
+	python3 -c 'import torch, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "torchvision", torchvision.__version__)'
+	echo "== probe, recorded"
+	.dev/gpu-probe -record "$out/nvml.json"
+	echo "== gpu package tests"
+	(cd gpu && ../.dev/gpu.test -test.count=1 2>&1 | tail -3)
+} >"$out/device.log" 2>&1
+nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap --format=csv,noheader,nounits >"$out/nvidia-smi.csv"
+# Gavel's job types: name, --job, --batch. The names are the keys of
+# data/gavel/simulation_throughputs.json.
+timeout "${PROFILE_LIMIT:-450}" sh -c '
+while IFS="	" read -r name job batch; do
+	echo "== $name"
+	.dev/gpu-probe -repeats '"$REPEATS"' -timeout 60s python3 examples/gpu-probe/gavel_jobs.py \
+		--job "$job" --batch "$batch" --seconds '"$SECONDS_PER_RUN"' --warmup 3 2>&1
+done <examples/gpu-probe/gavel_jobs.tsv
+' >"$out/profile.log" 2>&1
+echo "profile exit $?" >>"$out/profile.log"
+cat "$out/device.log" "$out/profile.log"
