@@ -6,6 +6,10 @@
 // see gavel/LICENSE): throughputs of 26 DNN job types on K80, P100 and V100
 // GPUs, Philly-derived job traces and cluster specifications. It is input,
 // never expected output.
+//
+// Under measured/ are throughputs gpufair measured itself on real devices
+// (Measured, LoadMeasured): Gavel's job types, rebuilt in PyTorch, on an
+// NVIDIA H100, with the driver, software and command that measured them.
 package data
 
 import (

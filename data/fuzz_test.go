@@ -37,3 +37,25 @@ func FuzzLoadThroughputs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadMeasured reads arbitrary bytes as a measured row: LoadMeasured
+// must not panic, and a row it takes has a GPU type and only measured jobs
+// with positive rates.
+func FuzzLoadMeasured(f *testing.F) {
+	f.Add([]byte(`{"gpu_type": "h100", "jobs": [{"job_type": "A", "batch": 4, "runs": [2, 1, 3], "rate": 2}]}`))
+	f.Add([]byte(`{"gpu_type": "x", "jobs": [{"job_type": "A", "batch": 1, "runs": [], "rate": 0, "note": "n"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := data.LoadMeasured(fstest.MapFS{"r.json": {Data: b}}, "r.json")
+		if err != nil {
+			return
+		}
+		if r.GPUType == "" || len(r.Jobs) == 0 {
+			t.Fatalf("row %+v taken", r)
+		}
+		for _, j := range r.Jobs {
+			if rate, ok := r.Rate(j.JobType); ok && !(rate > 0 && !math.IsInf(rate, 0)) {
+				t.Fatalf("%q: rate %v taken", j.JobType, rate)
+			}
+		}
+	})
+}

@@ -11,7 +11,10 @@
 // 580.159.04, in a virtual machine. There the probe and nvidia-smi agreed
 // on UUID, name, memory, PCI bus id and compute capability; NVML knew no
 // NUMA node, and MIG was off. The profiler ran
-// examples/gpu-probe/train.py there (docs/benchmarks/gpu.md). Several GPUs,
+// examples/gpu-probe/train.py and Gavel's 26 job types there
+// (docs/benchmarks/gpu.md; the rates are package data's Measured row). That
+// machine's NVML answers, recorded by nvmlmock.Record, are a fixture under
+// testdata that TestProbeRecordedH100 replays on any machine. Several GPUs,
 // NVLink and NVSwitch fabrics, and MIG on real hardware have been seen only
 // through the mock: a real driver's answers to those queries may differ
 // from it. On a machine without a driver, as on CI, ProbeLocal returns

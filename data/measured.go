@@ -1,0 +1,142 @@
+package data
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+)
+
+//go:embed measured
+var measured embed.FS
+
+// Measured returns the throughputs gpufair measured itself on real GPUs, as
+// a read-only file system rooted at measured/:
+//
+//	h100.json    Gavel's 26 job types on an NVIDIA H100 80GB HBM3 (2026-11-28)
+//	h100.log     gpu-probe's output from those runs, as printed
+//
+// Read a row with LoadMeasured. Unlike Gavel's files these were measured with
+// gpufair's own profiler (examples/gpu-probe) and job loops
+// (examples/gpu-probe/gavel_jobs.py), which rebuild Gavel's models on random
+// inputs: see docs/benchmarks/gpu.md for how the rates compare.
+func Measured() fs.FS {
+	sub, err := fs.Sub(measured, "measured")
+	if err != nil {
+		panic("data: embedded measured directory missing: " + err.Error()) // cannot happen: checked at compile time
+	}
+	return sub
+}
+
+// MeasuredRow is one GPU type's training throughputs for Gavel's job types,
+// measured on a real device, with what was measured, where and how.
+type MeasuredRow struct {
+	GPUType  string        `json:"gpu_type"` // gpufair's GPU type, as gpu.DefaultTypes names the product
+	Product  string        `json:"product"`  // the product name NVML reported
+	Driver   string        `json:"driver"`
+	CUDA     string        `json:"cuda"`
+	Software string        `json:"software"` // the framework and libraries the jobs ran on
+	Host     string        `json:"host"`
+	Date     string        `json:"date"` // when it was measured, as YYYY-MM-DD
+	Unit     string        `json:"unit"`
+	Command  string        `json:"command"` // the profiler's command line
+	Method   string        `json:"method"`  // how a rate was taken
+	Jobs     []MeasuredJob `json:"jobs"`
+}
+
+// MeasuredJob is one job type's rate on the row's GPU type. A job type that
+// was not measured has no runs, a zero rate and a note saying why: its rate,
+// if a scheduler needs one, is to be estimated (speedup.Complete), never read
+// from here.
+type MeasuredJob struct {
+	// JobType is Gavel's model key at scale factor 1, as in
+	// simulation_throughputs.json: "ResNet-18 (batch size 16)".
+	JobType string    `json:"job_type"`
+	Job     string    `json:"job"`   // gavel_jobs.py's --job
+	Batch   int       `json:"batch"` // gavel_jobs.py's --batch
+	Runs    []float64 `json:"runs"`  // each run's rate, in the row's unit
+	Rate    float64   `json:"rate"`  // the median of Runs; 0 when there are none
+	Note    string    `json:"note,omitempty"`
+}
+
+// Measured reports whether j was measured.
+func (j MeasuredJob) Measured() bool { return len(j.Runs) > 0 }
+
+// Rate returns the measured rate of Gavel's job type model (at scale 1);
+// ok is false when the row does not hold it or it was not measured.
+func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
+	for _, j := range r.Jobs {
+		if j.JobType == model && j.Measured() {
+			return j.Rate, true
+		}
+	}
+	return 0, false
+}
+
+// LoadMeasured reads a measured row from fsys (for example Measured() and
+// "h100.json") and checks it: a GPU type, at least one job, job types named
+// once, positive batches, runs finite and positive, and each rate the median
+// of its runs (the mean of the middle two for an even count), or 0 with no
+// runs. An error names the file and the first fault.
+func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	var r MeasuredRow
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("data: %s: %w", name, err)
+	}
+	if r.GPUType == "" {
+		return nil, fmt.Errorf("data: %s: no gpu_type", name)
+	}
+	if len(r.Jobs) == 0 {
+		return nil, fmt.Errorf("data: %s: no jobs", name)
+	}
+	seen := make(map[string]bool, len(r.Jobs))
+	for i, j := range r.Jobs {
+		if err := j.check(seen); err != nil {
+			return nil, fmt.Errorf("data: %s: job %d (%q): %w", name, i, j.JobType, err)
+		}
+	}
+	return &r, nil
+}
+
+func (j MeasuredJob) check(seen map[string]bool) error {
+	switch {
+	case j.JobType == "":
+		return fmt.Errorf("no job_type")
+	case seen[j.JobType]:
+		return fmt.Errorf("job type listed twice")
+	case j.Batch <= 0:
+		return fmt.Errorf("batch %d is not positive", j.Batch)
+	}
+	seen[j.JobType] = true
+	for _, x := range j.Runs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return fmt.Errorf("run rate %v is not a positive number", x)
+		}
+	}
+	if len(j.Runs) == 0 {
+		if j.Rate != 0 {
+			return fmt.Errorf("rate %v without runs", j.Rate)
+		}
+		return nil
+	}
+	if m := median(j.Runs); math.Abs(j.Rate-m) > 1e-9*m {
+		return fmt.Errorf("rate %v is not the median of its runs, %v", j.Rate, m)
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
