@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"slices"
+
+	"github.com/gpufair/gpufair/internal/stat"
 )
 
 //go:embed measured
@@ -125,18 +126,8 @@ func (j MeasuredJob) check(seen map[string]bool) error {
 		}
 		return nil
 	}
-	if m := median(j.Runs); math.Abs(j.Rate-m) > 1e-9*m {
+	if m := stat.Median(j.Runs); math.Abs(j.Rate-m) > 1e-9*m {
 		return fmt.Errorf("rate %v is not the median of its runs, %v", j.Rate, m)
 	}
 	return nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/internal/stat"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -112,7 +113,7 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 			}
 		}
 	}
-	med := median(known)
+	med := stat.Median(known)
 	t := info.Elapsed
 	for _, jobs := range phases {
 		jobs = append([]JobInfo(nil), jobs...)
@@ -160,21 +161,6 @@ func validateJobs(field string, jobs []JobInfo) error {
 		}
 	}
 	return nil
-}
-
-// median returns the median of xs (the mean of the middle two for an even
-// count), 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // exactSerialJobs is the largest number of jobs for which PhaseTime

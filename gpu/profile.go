@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpufair/gpufair/internal/stat"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -241,7 +242,7 @@ func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Pr
 				c.Runs = append(c.Runs, x)
 			}
 			if c.Err == nil {
-				c.Rate = median(c.Runs)
+				c.Rate = stat.Median(c.Runs)
 			}
 		}
 	}
@@ -315,18 +316,6 @@ func checkRequest(ws []Workload, ts []Target) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// median returns the median of xs (the mean of the two middle values when
-// len(xs) is even). xs is not modified.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func tail(b []byte, n int) string {
