@@ -29,10 +29,13 @@ var gavel embed.FS
 //	traces/physical_cluster/*.trace      physical-cluster traces
 //	traces/cluster_specs*.json           GPU counts "k80:p100:v100"
 //	LICENSE                              Gavel's MIT license
-func Gavel() fs.FS {
-	sub, err := fs.Sub(gavel, "gavel")
+func Gavel() fs.FS { return embedded(gavel, "gavel") }
+
+// embedded returns the directory dir of f, which go:embed put there.
+func embedded(f embed.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
 	if err != nil {
-		panic("data: embedded gavel directory missing: " + err.Error()) // cannot happen: checked at compile time
+		panic("data: embedded directory " + dir + " missing: " + err.Error()) // cannot happen: checked at compile time
 	}
 	return sub
 }

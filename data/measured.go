@@ -23,13 +23,7 @@ var measured embed.FS
 // gpufair's own profiler (examples/gpu-probe) and job loops
 // (examples/gpu-probe/gavel_jobs.py), which rebuild Gavel's models on random
 // inputs: see docs/benchmarks/gpu.md for how the rates compare.
-func Measured() fs.FS {
-	sub, err := fs.Sub(measured, "measured")
-	if err != nil {
-		panic("data: embedded measured directory missing: " + err.Error()) // cannot happen: checked at compile time
-	}
-	return sub
-}
+func Measured() fs.FS { return embedded(measured, "measured") }
 
 // MeasuredRow is one GPU type's training throughputs for Gavel's job types,
 // measured on a real device, with what was measured, where and how.
