@@ -3,7 +3,9 @@ package speedup_test
 import (
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -33,4 +35,49 @@ func ExampleComplete() {
 
 	// Output:
 	// CycleGAN on v100: 2.02 steps/s (estimated: true)
+}
+
+// A cluster that adds H100s to Gavel's K80s, P100s and V100s needs an H100
+// rate for every job type, the distributed ones too, while the H100 row in
+// package data was measured for single-GPU jobs only. Complete fills the
+// rest from Gavel's table and that row, and says which cells it estimated.
+func ExampleComplete_newGPUType() {
+	gavel, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h100, err := data.LoadMeasured(data.Measured(), "h100.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	types := []topology.GPUType{"k80", "p100", "v100", "h100"}
+	var rows []string
+	var values [][]float64
+	for _, j := range gavel.JobTypes() {
+		row := make([]float64, 0, len(types))
+		for _, g := range types[:3] {
+			r, _ := gavel.Isolated(string(g), j)
+			row = append(row, r)
+		}
+		r, ok := h100.Rate(j.Model)
+		if j.Scale != 1 || !ok {
+			r = math.NaN() // measured for one GPU only, or not at all
+		}
+		rows, values = append(rows, j.String()), append(values, append(row, r))
+	}
+	c, err := speedup.Complete(rows, types, values, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, name := range []string{"ResNet-50 (batch size 64) ×1", "ResNet-50 (batch size 64) ×4", "Transformer (batch size 128) ×1"} {
+		i := slices.Index(rows, name)
+		fmt.Printf("%s on h100: %.3g steps/s (estimated: %v)\n", name, c.Matrix.At(i, 3), c.Estimated[i][3])
+	}
+	// Output:
+	// ResNet-50 (batch size 64) ×1 on h100: 26.6 steps/s (estimated: false)
+	// ResNet-50 (batch size 64) ×4 on h100: 49.7 steps/s (estimated: true)
+	// Transformer (batch size 128) ×1 on h100: 20.4 steps/s (estimated: true)
 }
