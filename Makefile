@@ -35,7 +35,7 @@ test: lint
 # Every fuzz target, as package:Name. make test runs each for FUZZSMOKE;
 # make fuzz runs each for FUZZTIME.
 FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit ./alloc:FuzzOEFWarm \
-	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer ./data:FuzzLoadThroughputs \
+	./speedup:FuzzNew ./speedup:FuzzNormalise ./topology:FuzzPlacer ./data:FuzzLoadThroughputs ./data:FuzzLoadMeasured \
 	./ftf:FuzzRho ./sim:FuzzRun ./sim:FuzzReadTrace ./auction:FuzzProportionalFair \
 	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest \
 	./examples/simulate:FuzzRestore ./examples/simulate:FuzzRestoreValues ./examples/simulate:FuzzEvents \
