@@ -39,7 +39,7 @@ FUZZ_TARGETS = ./lp:FuzzSolve ./alloc:FuzzPolicies ./alloc:FuzzAudit ./alloc:Fuz
 	./ftf:FuzzRho ./sim:FuzzRun ./sim:FuzzReadTrace ./auction:FuzzProportionalFair \
 	./trade:FuzzMarket ./stride:FuzzReadjust ./examples/allocate:FuzzRequest \
 	./examples/simulate:FuzzRestore ./examples/simulate:FuzzRestoreValues ./examples/simulate:FuzzEvents \
-	./gpu:FuzzProbe
+	./gpu:FuzzProbe ./gpu:FuzzReplay
 # The smoke run counts inputs rather than seconds: a time-boxed fuzz run
 # reports "context deadline exceeded" when its deadline lands during a slow
 # input, which fails make test for nothing.

@@ -54,6 +54,9 @@ func Probe(lib nvml.Interface, s *Settings) (h *Host, err error) {
 	if ret != nvml.SUCCESS {
 		return nil, callErr("DeviceGetCount", -1, -1, -1, ret)
 	}
+	if n < 0 || n > maxDevices {
+		return nil, outOfRange("DeviceGetCount", -1, n, maxDevices)
+	}
 	devs := make([]nvml.Device, n)
 	h.Devices = make([]Device, n)
 	for i := range n {
@@ -81,6 +84,20 @@ func Probe(lib nvml.Interface, s *Settings) (h *Host, err error) {
 // device or driver, as opposed to failing.
 func unsupported(ret nvml.Return) bool {
 	return ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_FUNCTION_NOT_FOUND
+}
+
+// Bounds on the counts NVML answers, far above any machine's (servers hold
+// up to 16 GPUs, and a GPU up to 7 MIG devices), so that a broken or mocked
+// library cannot make the probe allocate or loop without end: it reads every
+// pair of devices.
+const (
+	maxDevices  = 256
+	maxMIGSlots = 64
+)
+
+// outOfRange is the error for a count NVML answered outside [0, max].
+func outOfRange(call string, dev, n, max int) error {
+	return &CallError{Call: call, Device: dev, Peer: -1, Port: -1, Err: fmt.Errorf("answered %d, outside 0 to %d", n, max)}
 }
 
 func callErr(call string, dev, peer, port int, ret nvml.Return) error {
@@ -141,6 +158,9 @@ func readMIG(dev nvml.Device, i int, m *MIG) error {
 	slots, ret := dev.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
 		return callErr("GetMaxMigDeviceCount", i, -1, -1, ret)
+	}
+	if slots < 0 || slots > maxMIGSlots {
+		return outOfRange("GetMaxMigDeviceCount", i, slots, maxMIGSlots)
 	}
 	for k := range slots {
 		mig, ret := dev.GetMigDeviceHandleByIndex(k)

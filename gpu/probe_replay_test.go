@@ -141,3 +141,35 @@ func TestProbeRecordedH100(t *testing.T) {
 		t.Errorf("Servers() (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzReplay probes whatever a transcript says: counts, slots and values a
+// driver would not give. Replay must refuse a value it cannot decode, and
+// Probe must not panic on what Replay takes.
+func FuzzReplay(f *testing.F) {
+	b, err := os.ReadFile("testdata/h100-vm/nvml.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"calls": [{"call": "Init()"}, {"call": "DeviceGetCount()", "value": -1}, {"call": "Shutdown()"}]}`))
+	f.Add([]byte(`{"calls": [{"call": "Init()"}, {"call": "DeviceGetCount()", "value": 2}, {"call": "DeviceGetHandleByIndex(0)"},
+		{"call": "dev0.GetMigMode()", "value": [1, 0]}, {"call": "dev0.GetMaxMigDeviceCount()", "value": -3}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var tr nvmlmock.Transcript
+		if json.Unmarshal(b, &tr) != nil {
+			return
+		}
+		lib, err := nvmlmock.Replay(tr)
+		if err != nil {
+			return
+		}
+		h, err := gpu.Probe(lib, nil)
+		if err != nil {
+			return
+		}
+		if len(h.Devices) > 1<<10 {
+			t.Fatalf("%d devices taken", len(h.Devices))
+		}
+		_ = h.Servers()
+	})
+}

@@ -271,7 +271,7 @@ func Replay(t Transcript) (nvml.Interface, error) {
 	for _, c := range t.Calls {
 		calls[c.Name] = c
 	}
-	rp := &replayer{calls: calls, devs: map[string]*mock.Device{}}
+	rp := &replayer{calls: calls, devs: map[string]*mock.Device{}, names: map[nvml.Device]string{}}
 	lib := &mock.Interface{
 		InitFunc:     func() nvml.Return { return rp.ret("Init()", nil) },
 		ShutdownFunc: func() nvml.Return { return rp.ret("Shutdown()", nil) },
@@ -330,6 +330,7 @@ type replayer struct {
 	calls map[string]Call
 	mu    sync.Mutex
 	devs  map[string]*mock.Device
+	names map[nvml.Device]string // devs the other way round
 }
 
 // ret answers call: its recorded Return, with its value decoded into v.
@@ -355,15 +356,13 @@ func (rp *replayer) device(name string) *mock.Device {
 		return d
 	}
 	d := &mock.Device{}
-	rp.devs[name] = d
+	rp.devs[name], rp.names[d] = d, name
 	q := func(call string) string { return name + "." + call }
 	peer := func(other nvml.Device) string {
 		rp.mu.Lock()
 		defer rp.mu.Unlock()
-		for n, x := range rp.devs {
-			if x == other {
-				return n
-			}
+		if n, ok := rp.names[other]; ok {
+			return n
 		}
 		return "?"
 	}
