@@ -173,3 +173,28 @@ func FuzzReplay(f *testing.F) {
 		_ = h.Servers()
 	})
 }
+
+// TestProbeRefusesImpossibleCounts checks that device and MIG-slot counts no
+// machine has are refused with a CallError naming the call, not allocated or
+// looped over.
+func TestProbeRefusesImpossibleCounts(t *testing.T) {
+	for _, n := range []int{-1, 257, 1 << 40} {
+		lib, _ := nvmlmock.New(mixedHost())
+		lib.DeviceGetCountFunc = func() (int, nvml.Return) { return n, nvml.SUCCESS }
+		_, err := gpu.Probe(lib, nil)
+		var ce *gpu.CallError
+		if !errors.As(err, &ce) || ce.Call != "DeviceGetCount" || !errors.Is(err, gpu.ErrNVML) {
+			t.Errorf("%d devices: error %v, want a CallError for DeviceGetCount", n, err)
+		}
+	}
+	for _, n := range []int{-3, 65} {
+		lib, devs := nvmlmock.New(nvmlmock.Host{GPUs: []nvmlmock.GPU{{Name: "NVIDIA A100 80GB PCIe", UUID: "GPU-0",
+			BusID: "0000:17:00.0", MIGSupported: true, MIGEnabled: true, MIGSlots: 7}}})
+		devs[0].GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return n, nvml.SUCCESS }
+		_, err := gpu.Probe(lib, nil)
+		var ce *gpu.CallError
+		if !errors.As(err, &ce) || ce.Call != "GetMaxMigDeviceCount" || ce.Device != 0 {
+			t.Errorf("%d MIG slots: error %v, want a CallError for GetMaxMigDeviceCount on device 0", n, err)
+		}
+	}
+}
