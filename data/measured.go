@@ -50,7 +50,7 @@ type MeasuredJob struct {
 	// simulation_throughputs.json: "ResNet-18 (batch size 16)".
 	JobType string    `json:"job_type"`
 	Job     string    `json:"job"`   // gavel_jobs.py's --job
-	Batch   int       `json:"batch"` // gavel_jobs.py's --batch
+	Batch   int       `json:"batch"` // its batch size (gavel_jobs.py's --batch); 0 where it has none
 	Runs    []float64 `json:"runs"`  // each run's rate, in the row's unit
 	Rate    float64   `json:"rate"`  // the median of Runs; 0 when there are none
 	Note    string    `json:"note,omitempty"`
@@ -72,7 +72,7 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 
 // LoadMeasured reads a measured row from fsys (for example Measured() and
 // "h100.json") and checks it: a GPU type, at least one job, job types named
-// once, positive batches, runs finite and positive, and each rate the median
+// once, batches not negative, runs finite and positive, and each rate the median
 // of its runs (the mean of the middle two for an even count), or 0 with no
 // runs. An error names the file and the first fault.
 func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
@@ -105,8 +105,8 @@ func (j MeasuredJob) check(seen map[string]bool) error {
 		return fmt.Errorf("no job_type")
 	case seen[j.JobType]:
 		return fmt.Errorf("job type listed twice")
-	case j.Batch <= 0:
-		return fmt.Errorf("batch %d is not positive", j.Batch)
+	case j.Batch < 0:
+		return fmt.Errorf("batch %d is negative", j.Batch)
 	}
 	seen[j.JobType] = true
 	for _, x := range j.Runs {

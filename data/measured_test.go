@@ -79,7 +79,7 @@ func TestLoadMeasuredErrors(t *testing.T) {
 		"no jobs":         {row(``), "no jobs"},
 		"no job type":     {row(`{"batch": 1, "runs": [1], "rate": 1}`), "no job_type"},
 		"twice":           {row(`{"job_type": "A", "batch": 1}, {"job_type": "A", "batch": 2}`), "twice"},
-		"zero batch":      {row(`{"job_type": "A", "batch": 0}`), "batch 0"},
+		"negative batch":  {row(`{"job_type": "A", "batch": -2}`), "batch -2"},
 		"negative run":    {row(`{"job_type": "A", "batch": 1, "runs": [-1], "rate": -1}`), "not a positive number"},
 		"zero run":        {row(`{"job_type": "A", "batch": 1, "runs": [0], "rate": 0}`), "not a positive number"},
 		"rate, no runs":   {row(`{"job_type": "A", "batch": 1, "rate": 3}`), "without runs"},

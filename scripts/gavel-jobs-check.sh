@@ -10,7 +10,8 @@
 # and run it from the repository's root; .dev is ignored by git, so a copy of
 # the working tree that leaves ignored files behind must be told to take it.
 # Everything goes to ${OUT:-/tmp}: device.log (the probe, the tests, the
-# versions), nvml.json (the transcript), nvidia-smi.csv and profile.log.
+# versions), nvml.json (the transcript), nvidia-smi.csv, profile.log and a
+# measured row for each GPU type, <type>.json.
 #
 # Each run of a job is a fresh Python process: on an H100 machine with 16
 # cores a run took about 11 s, PyTorch's start included, so the 26 job types
@@ -20,7 +21,6 @@
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-/tmp}
 REPEATS=${REPEATS:-3}
-SECONDS_PER_RUN=${SECONDS_PER_RUN:-1}
 {
 	date -u
 	nvidia-smi -L
@@ -34,14 +34,10 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-1}
 	(cd gpu && ../.dev/gpu.test -test.count=1 2>&1 | tail -3)
 } >"$out/device.log" 2>&1
 nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap --format=csv,noheader,nounits >"$out/nvidia-smi.csv"
-# Gavel's job types: name, --job, --batch. The names are the keys of
-# data/gavel/simulation_throughputs.json.
-timeout "${PROFILE_LIMIT:-900}" sh -c '
-while IFS="	" read -r name job batch; do
-	echo "== $name"
-	.dev/gpu-probe -repeats '"$REPEATS"' -timeout 60s python3 examples/gpu-probe/gavel_jobs.py \
-		--job "$job" --batch "$batch" --seconds '"$SECONDS_PER_RUN"' --warmup 3 2>&1
-done <examples/gpu-probe/gavel_jobs.tsv
-' >"$out/profile.log" 2>&1
+# Gavel's job types, one gpu-probe run: it writes $out/<type>.json, a measured
+# row (data.LoadMeasured), after each job type.
+sw=$(python3 -c 'import sys, torch, torchvision; print("PyTorch", torch.__version__, "(CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version(), "), torchvision", torchvision.__version__, "Python", sys.version.split()[0])')
+timeout "${PROFILE_LIMIT:-900}" .dev/gpu-probe -repeats "$REPEATS" -timeout 60s \
+	-workloads examples/gpu-probe/gavel_jobs.tsv -rows "$out" -software "$sw" >"$out/profile.log" 2>&1
 echo "profile exit $?" >>"$out/profile.log"
 cat "$out/device.log" "$out/profile.log"

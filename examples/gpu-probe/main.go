@@ -12,12 +12,21 @@
 // Usage:
 //
 //	gpu-probe [-name host] [-mock dgxa100] [-record file] [-repeats n] [-timeout d] [command args...]
+//	gpu-probe [flags] -workloads file [-rows dir] [-software text] [-unit text]
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/train.py
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/gavel_jobs.py --job resnet50 --batch 64
 //
 // -record file writes every NVML call the probe made, with the driver's
 // answer, to file as JSON (an nvmlmock.Transcript): a fixture from which
 // nvmlmock.Replay answers the same calls in tests, on machines without a GPU.
+//
+// -workloads file profiles every workload the file lists instead of one
+// command: a workload a line, four tab-separated fields (the job type as a
+// throughput table names it, a short name, the batch size or 0, and the
+// command, split at spaces); gavel_jobs.tsv beside this file lists Gavel's 26
+// job types. With -rows dir it writes dir/<type>.json for each GPU type after
+// each workload: a row that data.LoadMeasured reads, with the driver, the
+// date, this command line, -software and -unit as its provenance.
 //
 // -mock dgxa100 prints go-nvml's mocked DGX A100 instead of probing, so the
 // output can be seen without hardware (a command given then runs on this
@@ -43,14 +52,30 @@ func main() {
 	name := flag.String("name", "", "host name to report (default: the machine's)")
 	mock := flag.String("mock", "", `probe a mock instead of this machine: "dgxa100"`)
 	record := flag.String("record", "", "write the probe's NVML calls and answers to this file")
+	workloads := flag.String("workloads", "", "profile the workloads this file lists (tab-separated: job type, job, batch, command)")
+	rowsDir := flag.String("rows", "", "with -workloads, write a measured row for each GPU type to this directory")
+	software := flag.String("software", "", "with -rows, the software the workloads ran on, for the rows' provenance")
+	unit := flag.String("unit", "training steps per second", "with -rows, what the workloads' rates count")
 	repeats := flag.Int("repeats", 3, "runs of the command per GPU type")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit on each run of the command")
 	flag.Parse()
 	prof := gpu.Profiler{Repeats: *repeats, Timeout: *timeout}
-	os.Exit(run(*name, *mock, *record, prof, flag.Args()))
+	var ws []workload
+	if *workloads != "" {
+		var err error
+		if ws, err = readWorkloads(*workloads); err != nil {
+			fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+			os.Exit(2)
+		}
+	}
+	if len(ws) > 0 && flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "gpu-probe: give a command or -workloads, not both")
+		os.Exit(2)
+	}
+	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, unit: *unit}))
 }
 
-func run(name, mock, record string, prof gpu.Profiler, argv []string) int {
+func run(name, mock, record string, prof gpu.Profiler, argv []string, ws []workload, rows rowSettings) int {
 	set := &gpu.Settings{Name: name}
 	var h *gpu.Host
 	var err error
@@ -96,6 +121,9 @@ func run(name, mock, record string, prof gpu.Profiler, argv []string) int {
 		for _, x := range t {
 			fmt.Printf("  %s: CUDA_VISIBLE_DEVICES=%s\n", x.Type, x.UUID)
 		}
+	}
+	if len(ws) > 0 {
+		return profileRows(prof, ws, h, rows)
 	}
 	if len(argv) == 0 {
 		return 0

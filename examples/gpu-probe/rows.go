@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/gpu"
+	"github.com/gpufair/gpufair/topology"
+)
+
+// workload is one line of a -workloads file.
+type workload struct {
+	jobType string // the job_type of its entry in a measured row
+	job     string
+	batch   int
+	argv    []string
+}
+
+// readWorkloads reads a -workloads file: a workload a line, in four fields
+// separated by tabs: the job type (as the throughput table names it), the
+// job's short name, its batch size (0 where it has none), and the command,
+// split at spaces (no quoting). Blank lines and lines starting with # are
+// skipped.
+func readWorkloads(path string) ([]workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ws []workload
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			return nil, fmt.Errorf("%s:%d: %d tab-separated fields, want 4 (job type, job, batch, command)", path, n, len(f))
+		}
+		batch, err := strconv.Atoi(f[2])
+		if err != nil || batch < 0 {
+			return nil, fmt.Errorf("%s:%d: batch %q is not a whole number of at least 0", path, n, f[2])
+		}
+		argv := strings.Fields(f[3])
+		if f[0] == "" || len(argv) == 0 {
+			return nil, fmt.Errorf("%s:%d: no job type or no command", path, n)
+		}
+		ws = append(ws, workload{jobType: f[0], job: f[1], batch: batch, argv: argv})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("%s: no workloads", path)
+	}
+	return ws, nil
+}
+
+// rowSettings is what a measured row says of how it was measured, beside
+// what the probe found.
+type rowSettings struct {
+	dir      string // where <type>.json goes; "" writes none
+	software string
+	unit     string
+}
+
+// profileRows profiles each workload on every target, one workload after the
+// other, prints the rates, and, when set.dir is given, writes after each
+// workload set.dir/<type>.json, a data.MeasuredRow per GPU type, so that a run
+// stopped part way leaves what it measured. A cell that failed is in the row
+// as not measured, with the error as its note.
+func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings) int {
+	targets := gpu.Targets(h)
+	rows := make(map[topology.GPUType]*data.MeasuredRow, len(targets))
+	for _, t := range targets {
+		rows[t.Type] = &data.MeasuredRow{
+			GPUType: string(t.Type), Product: productOf(h, t.UUID), Driver: h.Driver,
+			Software: set.software, Host: h.Name, Date: time.Now().UTC().Format(time.DateOnly), Unit: set.unit,
+			Command: strings.Join(os.Args, " "),
+			Method: fmt.Sprintf("gpu.Profiler: %d runs of each command with CUDA_VISIBLE_DEVICES set to one device of the type, "+
+				"each run's rate its last \"rate:\" line; the rate is the median of the runs", max(prof.Repeats, 1)),
+		}
+	}
+	status := 0
+	for _, w := range ws {
+		fmt.Printf("\n%s: profiling %q, %d runs per GPU type:\n", w.jobType, w.argv, max(prof.Repeats, 1))
+		p, err := prof.Profile(context.Background(), []gpu.Workload{{Name: w.jobType, Argv: w.argv}}, targets)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+			return 1
+		}
+		for k, c := range p.Cells[0] {
+			j := data.MeasuredJob{JobType: w.jobType, Job: w.job, Batch: w.batch, Runs: []float64{}}
+			if c.Err != nil {
+				fmt.Printf("  %s: no rate: %v\n", p.Types[k], c.Err)
+				j.Note = "not measured: " + c.Err.Error()
+				status = 1
+			} else {
+				fmt.Printf("  %s: %.4g (runs %.4g)\n", p.Types[k], c.Rate, c.Runs)
+				j.Runs, j.Rate = c.Runs, c.Rate
+			}
+			r := rows[p.Types[k]]
+			r.Jobs = append(r.Jobs, j)
+		}
+		if set.dir == "" {
+			continue
+		}
+		for _, r := range rows {
+			if err := writeRow(filepath.Join(set.dir, r.GPUType+".json"), r); err != nil {
+				fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+				return 1
+			}
+		}
+	}
+	return status
+}
+
+// productOf returns the product name of the device with UUID uuid.
+func productOf(h *gpu.Host, uuid string) string {
+	for _, d := range h.Devices {
+		if d.UUID == uuid {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+// writeRow writes r as indented JSON through a temporary file, so that a
+// reader never sees half a row.
+func writeRow(path string, r *data.MeasuredRow) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
