@@ -2,6 +2,9 @@ package data_test
 
 import (
 	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -97,5 +100,61 @@ func TestLoadMeasuredErrors(t *testing.T) {
 	}
 	if _, err := data.LoadMeasured(data.Measured(), "a100.json"); err == nil {
 		t.Error("a file that is not there was read")
+	}
+}
+
+// TestMeasuredH100MatchesLog checks h100.json against the profiler's output
+// it was assembled from (h100.log: a "== <job type>" line before each
+// profile, then "  h100: <rate> (runs [<runs>])"): every rate and run in the
+// row is the one printed, and a job type with no printed rate has none.
+func TestMeasuredH100MatchesLog(t *testing.T) {
+	r, err := data.LoadMeasured(data.Measured(), "h100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := fs.ReadFile(data.Measured(), "h100.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := map[string]data.MeasuredJob{}
+	cur := ""
+	for _, line := range strings.Split(string(log), "\n") {
+		if name, ok := strings.CutPrefix(line, "== "); ok {
+			cur = name
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "  h100: ")
+		if !ok || cur == "" {
+			continue
+		}
+		rate, runs, ok := strings.Cut(rest, " (runs [")
+		if !ok {
+			continue // "no rate: …"
+		}
+		j := data.MeasuredJob{JobType: cur}
+		if j.Rate, err = strconv.ParseFloat(rate, 64); err != nil {
+			t.Fatalf("%s: rate %q: %v", cur, rate, err)
+		}
+		for _, f := range strings.Fields(strings.TrimSuffix(runs, "])")) {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("%s: run %q: %v", cur, f, err)
+			}
+			j.Runs = append(j.Runs, x)
+		}
+		printed[cur] = j
+	}
+	if len(printed) != 25 {
+		t.Errorf("the log prints %d rates, want 25", len(printed))
+	}
+	for _, j := range r.Jobs {
+		p, ok := printed[j.JobType]
+		if ok != j.Measured() {
+			t.Errorf("%s: measured %v in the row, printed %v in the log", j.JobType, j.Measured(), ok)
+			continue
+		}
+		if ok && (p.Rate != j.Rate || !slices.Equal(p.Runs, j.Runs)) {
+			t.Errorf("%s: row %v %v, log %v %v", j.JobType, j.Rate, j.Runs, p.Rate, p.Runs)
+		}
 	}
 }
