@@ -33,7 +33,8 @@ func genOEFCaseUpTo(n int) *rapid.Generator[oefCase] {
 }
 
 // TestOEFCertificateAgainstFullModel: the structured method's certificate
-// holds (envy within 1e-6, gap within 1e-6), its throughput is the
+// holds (envy within 1e-6, gap within the 1e-5 that AllocateCertified
+// promises: CLP has left 1.37e-6 on an optimal result), its throughput is the
 // allocation's and the full model's optimum, and its bound is not below
 // that optimum; the full model's own certificate holds too.
 func TestOEFCertificateAgainstFullModel(t *testing.T) {
@@ -45,7 +46,7 @@ func TestOEFCertificateAgainstFullModel(t *testing.T) {
 			if err != nil {
 				rt.Fatalf("AllocateCertified(%v) error = %v", m, err)
 			}
-			if cert.Envy > 1e-6 || cert.Gap() > 1e-6 || math.IsInf(cert.Bound, 1) {
+			if cert.Envy > 1e-6 || cert.Gap() > 1e-5 || math.IsInf(cert.Bound, 1) {
 				rt.Fatalf("%v: certificate %+v (gap %v) is not exact", m, cert, cert.Gap())
 			}
 			return a, cert
