@@ -10,14 +10,23 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
 	"github.com/gpufair/gpufair/gpu"
 	"github.com/gpufair/gpufair/gpu/nvmlmock"
 	"github.com/gpufair/gpufair/topology"
 )
 
+// fataler is what replayHost needs of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(...any)
+	Fatalf(string, ...any)
+}
+
 // replayHost probes lib through a Recorder, replays the transcript after a
 // trip through JSON, and returns both probes' hosts.
-func replayHost(t *testing.T, lib nvml.Interface) (recorded, replayed *gpu.Host) {
+func replayHost(t fataler, lib nvml.Interface) (recorded, replayed *gpu.Host) {
 	t.Helper()
 	rlib, rec := nvmlmock.Record(lib)
 	recorded, err := gpu.Probe(rlib, &gpu.Settings{Name: "m"})
@@ -197,4 +206,17 @@ func TestProbeRefusesImpossibleCounts(t *testing.T) {
 			t.Errorf("%d MIG slots: error %v, want a CallError for GetMaxMigDeviceCount on device 0", n, err)
 		}
 	}
+}
+
+// TestPropertyReplayEqualsRecording: on random mocked hosts (genHost: NVLinks,
+// NVSwitches, MIG modes, PCIe levels), a probe replayed from its own
+// recording, after a trip through JSON, reads the same host.
+func TestPropertyReplayEqualsRecording(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		lib, _ := nvmlmock.New(genHost().Draw(rt, "host"))
+		recorded, replayed := replayHost(rt, lib)
+		if diff := cmp.Diff(recorded, replayed); diff != "" {
+			rt.Fatalf("replayed host differs (-recorded +replayed):\n%s", diff)
+		}
+	})
 }
