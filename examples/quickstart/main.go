@@ -6,13 +6,21 @@
 // incentive, envy-freeness, Pareto efficiency) with its margins.
 //
 //	go run ./examples/quickstart      (or: make demo)
+//	go run ./examples/quickstart -h100 4
+//
+// -h100 n adds n H100 GPUs, with the rates gpufair measured on one for the
+// same job types (package data's Measured row: Gavel's models rebuilt in
+// PyTorch on random inputs, so comparable with Gavel's columns in model and
+// batch but not in every detail; docs/benchmarks/gpu.md).
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/data"
@@ -52,20 +60,38 @@ var (
 	gpuCount = []float64{4, 4, 4}
 )
 
+// v100 is the index of the V100 among the types: remaining work is counted
+// in hours on one.
+const v100 = 2
+
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	h100 := flag.Int("h100", 0, "add this many H100 GPUs, with the rates measured on one (data.Measured)")
+	flag.Parse()
+	if *h100 < 0 || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: quickstart [-h100 n]")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), os.Stdout, *h100); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer) error {
-	in, err := newInstance()
+func run(ctx context.Context, w io.Writer, h100 int) error {
+	in, err := newInstance(h100)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "A cluster of %v K80, %v P100 and %v V100 GPUs shared by %d tenants, each running %d single-GPU jobs;\n", gpuCount[0], gpuCount[1], gpuCount[2], len(in.p.Tenants), jobsPerTenant)
+	fmt.Fprintf(w, "A cluster of %v K80, %v P100 and %v V100 GPUs", gpuCount[0], gpuCount[1], gpuCount[2])
+	if h100 > 0 {
+		fmt.Fprintf(w, " and %d H100s", h100)
+	}
+	fmt.Fprintf(w, " shared by %d tenants, each running %d single-GPU jobs;\n", len(in.p.Tenants), jobsPerTenant)
 	fmt.Fprintln(w, "rates are training steps per second measured by Gavel's authors (data/gavel).")
+	if h100 > 0 {
+		fmt.Fprintln(w, "H100 rates were measured by gpufair on one H100 with the same models rebuilt in PyTorch")
+		fmt.Fprintln(w, "(data/measured/h100.json): comparable in model and batch, not in every detail.")
+	}
 	fmt.Fprintln(w, "Tables show each tenant's GPUs of each type (averaged over time), its rate, and that rate")
 	fmt.Fprintln(w, "relative to an equal 1/n share of every type; the audit holds tenants to the fairness axioms.")
 	for _, m := range mechanisms(in) {
@@ -89,13 +115,23 @@ type instance struct {
 }
 
 // newInstance builds the tenants' problem from Gavel's measured
-// throughputs: one user per tenant, jobsPerTenant jobs per user.
-func newInstance() (*instance, error) {
+// throughputs, and with h100 > 0 that many H100s with gpufair's measured
+// rates: one user per tenant, jobsPerTenant jobs per user.
+func newInstance(h100 int) (*instance, error) {
 	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
 	if err != nil {
 		return nil, err
 	}
-	c, err := alloc.NewCapacity(gpuTypes, gpuCount)
+	types, count := gpuTypes, gpuCount
+	var h100Row *data.MeasuredRow
+	if h100 > 0 {
+		if h100Row, err = data.LoadMeasured(data.Measured(), "h100.json"); err != nil {
+			return nil, err
+		}
+		types = append(slices.Clone(types), "H100")
+		count = append(slices.Clone(count), float64(h100))
+	}
+	c, err := alloc.NewCapacity(types, count)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +144,7 @@ func newInstance() (*instance, error) {
 	)
 	for _, t := range tenants() {
 		jt := data.JobType{Model: t.model, Scale: 1}
-		row := make([]float64, len(gpuKeys))
+		row := make([]float64, len(gpuKeys), len(types))
 		for k, g := range gpuKeys {
 			r, ok := tp.Isolated(g, jt)
 			if !ok {
@@ -116,18 +152,25 @@ func newInstance() (*instance, error) {
 			}
 			row[k] = r
 		}
+		if h100Row != nil {
+			r, ok := h100Row.Rate(t.model)
+			if !ok {
+				return nil, fmt.Errorf("no measured H100 rate for %s", t.model)
+			}
+			row = append(row, r)
+		}
 		users = append(users, alloc.Tenant{ID: t.id, Weight: 1})
 		for j := range jobsPerTenant {
 			id := fmt.Sprintf("%s-%d", t.id, j)
 			jobs = append(jobs, alloc.Job{ID: alloc.JobID(id), Owner: t.id, Gang: 1, Weight: 1})
 			ids = append(ids, id)
 			rates = append(rates, row)
-			in.steps = append(in.steps, t.hours*3600*row[len(row)-1])
+			in.steps = append(in.steps, t.hours*3600*row[v100])
 		}
 		in.models = append(in.models, t.model)
 		in.rates = append(in.rates, row)
 	}
-	m, err := speedup.New(ids, gpuTypes, rates)
+	m, err := speedup.New(ids, types, rates)
 	if err != nil {
 		return nil, err
 	}
