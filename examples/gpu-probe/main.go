@@ -68,8 +68,12 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if len(ws) > 0 && flag.NArg() > 0 {
+	switch {
+	case len(ws) > 0 && flag.NArg() > 0:
 		fmt.Fprintln(os.Stderr, "gpu-probe: give a command or -workloads, not both")
+		os.Exit(2)
+	case *rowsDir != "" && len(ws) == 0:
+		fmt.Fprintln(os.Stderr, "gpu-probe: -rows writes the rows of -workloads: give both")
 		os.Exit(2)
 	}
 	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, unit: *unit}))
