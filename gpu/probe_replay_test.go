@@ -37,18 +37,24 @@ func replayHost(t fataler, lib nvml.Interface) (recorded, replayed *gpu.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if replayed, err = gpu.Probe(replayJSON(t, b), &gpu.Settings{Name: "m"}); err != nil {
+		t.Fatalf("Probe(replayed): %v", err)
+	}
+	return recorded, replayed
+}
+
+// replayJSON returns a library replaying the transcript b holds as JSON.
+func replayJSON(t fataler, b []byte) nvml.Interface {
+	t.Helper()
 	var tr nvmlmock.Transcript
 	if err := json.Unmarshal(b, &tr); err != nil {
 		t.Fatal(err)
 	}
-	again, err := nvmlmock.Replay(tr)
+	lib, err := nvmlmock.Replay(tr)
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
-	if replayed, err = gpu.Probe(again, &gpu.Settings{Name: "m"}); err != nil {
-		t.Fatalf("Probe(replayed): %v", err)
-	}
-	return recorded, replayed
+	return lib
 }
 
 // TestProbeReplaysRecording records probes of mocked hosts (NVSwitch, NVLink
@@ -121,15 +127,7 @@ func TestProbeRecordedH100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr nvmlmock.Transcript
-	if err := json.Unmarshal(b, &tr); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := nvmlmock.Replay(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gpu.Probe(lib, &gpu.Settings{Name: "vm"})
+	h, err := gpu.Probe(replayJSON(t, b), &gpu.Settings{Name: "vm"})
 	if err != nil {
 		t.Fatalf("Probe: %v", err)
 	}

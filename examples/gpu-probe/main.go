@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/gpufair/gpufair/gpu"
+	"github.com/gpufair/gpufair/topology"
 )
 
 func main() {
@@ -145,14 +146,19 @@ func profile(prof gpu.Profiler, argv []string, targets []gpu.Target) int {
 		return 1
 	}
 	for k, c := range p.Cells[0] {
-		if c.Err != nil {
-			fmt.Printf("  %s: no rate: %v\n", p.Types[k], c.Err)
-			continue
-		}
-		fmt.Printf("  %s: %.4g (runs %.4g)\n", p.Types[k], c.Rate, c.Runs)
+		printCell(p.Types[k], c)
 	}
 	if p.Err() != nil {
 		return 1
 	}
 	return 0
+}
+
+// printCell prints one GPU type's median rate and runs, or why it has none.
+func printCell(t topology.GPUType, c gpu.Cell) {
+	if c.Err != nil {
+		fmt.Printf("  %s: no rate: %v\n", t, c.Err)
+		return
+	}
+	fmt.Printf("  %s: %.4g (runs %.4g)\n", t, c.Rate, c.Runs)
 }

@@ -99,13 +99,12 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 			return 1
 		}
 		for k, c := range p.Cells[0] {
+			printCell(p.Types[k], c)
 			j := data.MeasuredJob{JobType: w.jobType, Job: w.job, Batch: w.batch, Runs: []float64{}}
 			if c.Err != nil {
-				fmt.Printf("  %s: no rate: %v\n", p.Types[k], c.Err)
 				j.Note = "not measured: " + c.Err.Error()
 				status = 1
 			} else {
-				fmt.Printf("  %s: %.4g (runs %.4g)\n", p.Types[k], c.Rate, c.Runs)
 				j.Runs, j.Rate = c.Runs, c.Rate
 			}
 			r := rows[p.Types[k]]
