@@ -159,3 +159,26 @@ func testIncrementalScaledBounds(t *testing.T, b Backend) {
 		t.Fatalf("Solve() with a bound of 1e300 error = %v, want ErrInvalidModel", err)
 	}
 }
+
+// TestLdexpScalesExactly checks the scaling's exponent arithmetic over the
+// whole range of factors exp2 makes: x·f·g exactly, including results
+// that x·f alone would overflow or flush to zero.
+func TestLdexpScalesExactly(t *testing.T) {
+	for e := -maxScaleExp; e <= maxScaleExp; e++ {
+		f := exp2(float64(e))
+		if got := pow2Exp(f); got != e {
+			t.Fatalf("pow2Exp(2^%d) = %d", e, got)
+		}
+		for _, x := range []float64{0, 1, -3.25, math.Inf(1), math.Inf(-1)} {
+			if got, want := ldexp(x, f, 1/f), x; got != want {
+				t.Fatalf("ldexp(%v, 2^%d, 2^%d) = %v, want %v", x, e, -e, got, want)
+			}
+		}
+		if got, want := ldexp(1.5, f, 2), math.Ldexp(1.5, e+1); got != want {
+			t.Fatalf("ldexp(1.5, 2^%d, 2) = %v, want %v", e, got, want)
+		}
+	}
+	if got := ldexp(math.MaxFloat64/4, exp2(maxScaleExp), exp2(-maxScaleExp+1)); got != math.MaxFloat64/2 {
+		t.Fatalf("ldexp overflowed on the way: %v", got)
+	}
+}

@@ -170,7 +170,14 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 // ldexp returns x·f·g for powers of two f and g, exactly, without
 // overflowing on the way to a representable result.
 func ldexp(x, f, g float64) float64 {
-	return math.Ldexp(x, int(math.Log2(f))+int(math.Log2(g)))
+	return math.Ldexp(x, pow2Exp(f)+pow2Exp(g))
+}
+
+// pow2Exp returns the exponent of f, a power of two within exp2's range,
+// read from its bits: math.Log2 took 6% of hierarchical water filling,
+// which scales every bound at each round.
+func pow2Exp(f float64) int {
+	return int(math.Float64bits(f)>>52&0x7ff) - 1023
 }
 
 // rowFactor returns the geometric row factor of row under the current
