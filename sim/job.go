@@ -78,6 +78,36 @@ type Workload struct {
 	Jobs  []Job
 }
 
+// WithType returns a copy of w whose jobs can also run on GPU type t, job j
+// at rate(j) steps per second (0: not on t), to ask what a GPU type the
+// trace was not measured on would change: an H100 row measured with
+// examples/gpu-probe, say, and completed by speedup.Complete. The jobs'
+// work (Steps) is unchanged. A gang spread over servers of t runs at
+// rate(j) too, as sim.Rates keeps the one-server rate where a spread rate
+// was not measured. It returns an *gpufair.InputError if t is empty or
+// already one of w's types, or a rate is not finite and non-negative.
+func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) float64) (*Workload, error) {
+	switch {
+	case t == "":
+		return nil, gpufair.Invalid("GPUType", "", gpufair.ErrEmpty, "no name for the new type")
+	case slices.Contains(w.Types, t):
+		return nil, gpufair.Invalid("GPUType", string(t), gpufair.ErrDuplicate, "already a type of the workload")
+	}
+	out := &Workload{Types: append(slices.Clone(w.Types), t), Jobs: slices.Clone(w.Jobs)}
+	for i := range out.Jobs {
+		j := &out.Jobs[i]
+		r := rate(j)
+		if !finiteNonNeg(r) {
+			return nil, gpufair.Invalid("Rates", string(j.ID), gpufair.ErrValue, "rate %v on %s", r, t)
+		}
+		j.Rates = append(slices.Clone(j.Rates), r)
+		if j.Spread != nil {
+			j.Spread = append(slices.Clone(j.Spread), r)
+		}
+	}
+	return out, nil
+}
+
 // Validate reports no types or jobs, duplicate or empty IDs and types, gangs
 // below 1, weights, arrivals, steps or rates that are negative, NaN or
 // infinite, steps that are zero, a negative phase, rate vectors of the wrong

@@ -24,15 +24,17 @@ func compare(ctx context.Context, cfg *config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := sim.NewCluster(sim.GavelTypes(), cfg.cluster, cfg.perServer)
+	c, err := newSimCluster(cfg, tp)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s on %d K80, %d P100 and %d V100 GPUs (%d per server), %g-minute rounds\n",
-		desc, cfg.cluster[0], cfg.cluster[1], cfg.cluster[2], cfg.perServer, cfg.round/60)
+	if wl, err = c.workload(wl); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s on %s (%d per server), %g-minute rounds\n", desc, c.about, cfg.perServer, cfg.round/60)
 	var results []*sim.Result
 	for _, m := range mechs {
-		res, err := simulate(ctx, cfg, &env{c: c, w: wl, round: cfg.round, tp: tp}, m, settings(cfg, len(wl.Jobs)))
+		res, err := simulate(ctx, cfg, &env{c: c.c, w: wl, round: cfg.round, tp: tp}, m, settings(cfg, len(wl.Jobs)))
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	if err != nil {
 		return err
 	}
-	c, err := sim.NewCluster(sim.GavelTypes(), cfg.cluster, cfg.perServer)
+	c, err := newSimCluster(cfg, tp)
 	if err != nil {
 		return err
 	}
@@ -105,8 +105,8 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	if cfg.measure[1] > 0 {
 		measured = fmt.Sprintf("Jobs %d to %d", cfg.measure[0], cfg.measure[1])
 	}
-	fmt.Fprintf(w, "%s of %d Gavel-style jobs (multi-GPU: %v), mean ± standard deviation over %d seeds,\non %d K80, %d P100 and %d V100 GPUs, %g-minute rounds\n",
-		measured, cfg.jobs, cfg.multi, cfg.seeds, cfg.cluster[0], cfg.cluster[1], cfg.cluster[2], cfg.round/60)
+	fmt.Fprintf(w, "%s of %d Gavel-style jobs (multi-GPU: %v), mean ± standard deviation over %d seeds,\non %s, %g-minute rounds\n",
+		measured, cfg.jobs, cfg.multi, cfg.seeds, c.about, cfg.round/60)
 	names := make([]string, len(vs))
 	for i, v := range vs {
 		names[i] = v.name
@@ -127,7 +127,10 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 				if err != nil {
 					return err
 				}
-				res, err := v.run(ctx, &env{c: c, w: wl, round: cfg.round, tp: tp})
+				if wl, err = c.workload(wl); err != nil {
+					return err
+				}
+				res, err := v.run(ctx, &env{c: c.c, w: wl, round: cfg.round, tp: tp})
 				if err != nil {
 					return err
 				}

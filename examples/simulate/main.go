@@ -8,6 +8,10 @@
 // Gavel's simulator generates them (-jobs, -rate, -multi, -seed). The
 // cluster is -cluster K80:P100:V100 GPUs on servers of -per-server GPUs;
 // each -round seconds every mechanism decides who runs where (package sim).
+// A fourth count, K80:P100:V100:H100, adds H100s: jobs run there at the
+// rates gpufair measured on one H100 (package data's Measured row), and
+// at rates speedup.Complete estimates where it has none (jobs of several
+// GPUs), with no co-location on them (no pair was measured).
 // It prints one line per mechanism, and on request writes every job's
 // result as CSV (-csv) and plots the CDFs of JCT and rho (-plots), like
 // Themis' Figures 9 and 10 and Gavel's Figure 9(b).
@@ -20,6 +24,7 @@
 //	go run ./examples/simulate -list                 # every mechanism's name
 //	go run ./examples/simulate -mechanisms all -jobs 200 -multi
 //	go run ./examples/simulate -experiment load -plots docs/   # Gavel Figure 9 (docs/simulation.md)
+//	go run ./examples/simulate -experiment load -cluster 36:36:36:12   # the same with 12 H100s added
 //	go run ./examples/simulate -list-experiments     # the papers' evaluations (docs/reproduction.md)
 //	go run ./examples/simulate -experiment themis-fig10 -jobs 85 -seeds 1 -mechanisms themis -themis-trace trace.csv -csv apps.csv
 //
@@ -114,7 +119,7 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	timings := fs.Bool("timings", false, "print each run's wall-clock time on stderr")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.themisTracePath, "themis-trace", "", "write every Themis arbiter round to this CSV file: per app, its rank, rho, invitation and GPUs granted by kind")
-	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100")
+	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100, or K80:P100:V100:H100 to add H100s (comparisons and -experiment load)")
 	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
 	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
 	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
@@ -138,7 +143,9 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	}
 	var err error
 	if cfg.cluster, err = ints(*cluster, 3, "-cluster"); err != nil {
-		return nil, err
+		if cfg.cluster, err = ints(*cluster, 4, "-cluster"); err != nil {
+			return nil, fmt.Errorf("-cluster %q: want K80:P100:V100 or K80:P100:V100:H100, each a non-negative integer", *cluster)
+		}
 	}
 	if *measure != "" {
 		m, err := ints(*measure, 2, "-measure")
@@ -253,6 +260,11 @@ func run(ctx context.Context, cfg *config, w io.Writer) (err error) {
 	e, ok := experiments[cfg.experiment]
 	if !ok {
 		return fmt.Errorf("-experiment %q: unknown (known: %s)", cfg.experiment, strings.Join(experimentNames(), ", "))
+	}
+	if len(cfg.cluster) == 4 && cfg.experiment != "load" {
+		// The papers' evaluations run on their own clusters of Gavel's
+		// three types; H100s are a question of ours.
+		return fmt.Errorf("-experiment %s: H100s (-cluster's fourth count) are for comparisons and -experiment load only", cfg.experiment)
 	}
 	return e.run(ctx, cfg, w)
 }

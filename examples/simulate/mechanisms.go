@@ -39,10 +39,11 @@ type mechanism struct {
 	make func(e *env) (round.Scheduler, error)
 }
 
-// gpuPrices returns on-demand prices per GPU-hour of K80, P100 and V100
-// (AWS p2.xlarge and p3.2xlarge, Google Cloud's P100), for min-cost.
+// gpuPrices returns on-demand prices per GPU-hour of K80, P100, V100 and
+// H100 (AWS p2.xlarge and p3.2xlarge, Google Cloud's P100, h100Price), for
+// min-cost.
 func gpuPrices() map[topology.GPUType]float64 {
-	return map[topology.GPUType]float64{"k80": 0.9, "p100": 1.46, "v100": 3.06}
+	return map[topology.GPUType]float64{"k80": 0.9, "p100": 1.46, "v100": 3.06, h100Type: h100Price}
 }
 
 // sloFactor sets min-cost-slo's deadlines: each job should finish within
