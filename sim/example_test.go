@@ -46,3 +46,41 @@ func ExampleRun() {
 	// short  JCT 1.9 h, rho 0.95
 	// average JCT 3.4 h, max rho 0.95, utilisation 0.731
 }
+
+// The same three jobs with an H100 added, on which the model runs at 160
+// steps/s (a rate measured on one, or estimated by speedup.Complete): the
+// work is the same, and each job finishes sooner.
+func ExampleWorkload_WithType() {
+	w := &sim.Workload{Types: []topology.GPUType{"v100", "k80"}, Jobs: []sim.Job{
+		{Job: alloc.Job{ID: "short", Gang: 1, Rates: []float64{40, 10}}, Steps: 40 * 3600},
+		{Job: alloc.Job{ID: "medium", Gang: 1, Rates: []float64{40, 10}}, Steps: 2 * 40 * 3600},
+		{Job: alloc.Job{ID: "long", Gang: 1, Rates: []float64{40, 10}}, Steps: 3 * 40 * 3600},
+	}}
+	w, err := w.WithType("h100", func(*sim.Job) float64 { return 160 })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := topology.Cluster{Servers: []topology.Server{
+		{Name: "v", Type: "v100", GPUs: 1}, {Name: "k", Type: "k80", GPUs: 2}, {Name: "h", Type: "h100", GPUs: 1},
+	}}
+	s, err := stride.NewGavel(alloc.MaxMin{}, c, w.Types, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := sim.Run(context.Background(), w, c, s, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(w.Types)
+	for _, j := range res.Jobs {
+		fmt.Printf("%-6s JCT %.3g h\n", j.ID, j.JCT/3600)
+	}
+	// Output:
+	// [v100 k80 h100]
+	// long   JCT 1.31 h
+	// medium JCT 1.08 h
+	// short  JCT 0.55 h
+}
