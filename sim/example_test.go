@@ -3,8 +3,10 @@ package sim_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/sim"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -48,7 +50,7 @@ func ExampleRun() {
 }
 
 // The same three jobs with an H100 added, on which the model runs at 160
-// steps/s (a rate measured on one, or estimated by speedup.Complete): the
+// steps/s (a rate measured on one, or estimated: see MeasuredRates): the
 // work is the same, and each job finishes sooner.
 func ExampleWorkload_WithType() {
 	w := &sim.Workload{Types: []topology.GPUType{"v100", "k80"}, Jobs: []sim.Job{
@@ -83,4 +85,49 @@ func ExampleWorkload_WithType() {
 	// long   JCT 1.31 h
 	// medium JCT 1.08 h
 	// short  JCT 0.55 h
+}
+
+// Gavel's job types on an H100: the rates gpufair measured on one for
+// Gavel's one-GPU job types, and estimates for the rest, given to a
+// workload drawn as Gavel's simulator draws one.
+func ExampleMeasuredRates() {
+	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	row, err := data.LoadMeasured(data.Measured(), "h100.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rates, estimated, err := sim.MeasuredRates(tp, sim.GavelTypes(), row)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d job types, %d of their H100 rates estimated\n", len(rates), len(estimated))
+	for _, jt := range []data.JobType{{Model: "ResNet-50 (batch size 64)", Scale: 1}, {Model: "ResNet-50 (batch size 64)", Scale: 4}} {
+		fmt.Printf("%v: %.3g steps/s (estimated: %v)\n", jt, rates[jt], estimated[jt])
+	}
+	w, err := sim.Generate(tp, sim.GenerateSettings{Jobs: 3, Rate: 1}, rand.NewPCG(1, 0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, err = w.WithType("h100", func(j *sim.Job) float64 { return rates[data.JobType{Model: j.Kind, Scale: j.Gang}] })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, j := range w.Jobs {
+		fmt.Printf("%s %s: %.3g steps/s on %v\n", j.ID, j.Kind, j.Rates, w.Types)
+	}
+	// Output:
+	// 83 job types, 58 of their H100 rates estimated
+	// ResNet-50 (batch size 64) ×1: 26.6 steps/s (estimated: false)
+	// ResNet-50 (batch size 64) ×4: 49.7 steps/s (estimated: true)
+	// 0 ResNet-18 (batch size 32): [7.18 35.8 29.9 106] steps/s on [k80 p100 v100 h100]
+	// 1 ResNet-50 (batch size 16): [2.3 9.05 11.4 46.6] steps/s on [k80 p100 v100 h100]
+	// 2 Recommendation (batch size 1024): [20 30.7 13.3 261] steps/s on [k80 p100 v100 h100]
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/sim"
-	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -23,7 +21,8 @@ const h100Price = 98.32 / 8
 type simCluster struct {
 	c     topology.Cluster
 	about string // "36 K80, 36 P100 and 36 V100 GPUs"
-	// h100 holds each job type's rate on an H100 (nil without H100s).
+	// h100 holds each job type's rate on an H100, measured or estimated
+	// (sim.MeasuredRates); nil without H100s.
 	h100 map[data.JobType]float64
 }
 
@@ -35,8 +34,11 @@ func newSimCluster(cfg *config, tp *data.Throughputs) (*simCluster, error) {
 	if len(cfg.cluster) == 4 {
 		types, count = append(types, h100Type), cfg.cluster
 		s.about = fmt.Sprintf("%d K80, %d P100, %d V100 and %d H100 GPUs", count[0], count[1], count[2], count[3])
-		var err error
-		if s.h100, err = h100Rates(tp); err != nil {
+		row, err := data.LoadMeasured(data.Measured(), "h100.json")
+		if err != nil {
+			return nil, err
+		}
+		if s.h100, _, err = sim.MeasuredRates(tp, sim.GavelTypes(), row); err != nil {
 			return nil, err
 		}
 	}
@@ -46,7 +48,7 @@ func newSimCluster(cfg *config, tp *data.Throughputs) (*simCluster, error) {
 }
 
 // workload returns w over the cluster's types: with H100s, each job gains
-// its job type's H100 rate (see h100Rates).
+// its job type's H100 rate.
 func (s *simCluster) workload(w *sim.Workload) (*sim.Workload, error) {
 	if s.h100 == nil {
 		return w, nil
@@ -63,45 +65,4 @@ func (s *simCluster) workload(w *sim.Workload) (*sim.Workload, error) {
 		return nil, fmt.Errorf("job %s: no H100 rate for %s on %d GPUs", missing.ID, missing.Kind, missing.Gang)
 	}
 	return out, err
-}
-
-// h100Rates returns every job type of tp at its rate on one H100 server:
-// measured (data.Measured's h100.json) for the one-GPU job types measured
-// there, and estimated by speedup.Complete from Gavel's K80, P100 and V100
-// rates and those measurements for the others (the job types of several
-// GPUs, which were not measured on the H100, and any the row lacks).
-func h100Rates(tp *data.Throughputs) (map[data.JobType]float64, error) {
-	row, err := data.LoadMeasured(data.Measured(), "h100.json")
-	if err != nil {
-		return nil, err
-	}
-	types := append(sim.GavelTypes(), h100Type)
-	jts := tp.JobTypes()
-	names := make([]string, len(jts))
-	values := make([][]float64, len(jts))
-	for i, jt := range jts {
-		names[i] = jt.String()
-		values[i] = make([]float64, len(types))
-		for k, t := range types[:3] {
-			r, ok := tp.Isolated(string(t), jt)
-			if !ok {
-				r = math.NaN()
-			}
-			values[i][k] = r
-		}
-		r, ok := row.Rate(jt.Model)
-		if jt.Scale != 1 || !ok {
-			r = math.NaN()
-		}
-		values[i][3] = r
-	}
-	c, err := speedup.Complete(names, types, values, nil)
-	if err != nil {
-		return nil, fmt.Errorf("estimating H100 rates: %w", err)
-	}
-	out := make(map[data.JobType]float64, len(jts))
-	for i, jt := range jts {
-		out[jt] = c.Matrix.At(i, 3)
-	}
-	return out, nil
 }

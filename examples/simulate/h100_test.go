@@ -3,57 +3,12 @@ package main
 import (
 	"context"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/internal/testcases"
 )
-
-// TestH100Rates: every job type of Gavel's table gets a finite positive
-// H100 rate where it runs on a V100; the one-GPU job types measured on
-// the H100 keep their measured rates, and the rest are estimated.
-func TestH100Rates(t *testing.T) {
-	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	row, err := data.LoadMeasured(data.Measured(), "h100.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rates, err := h100Rates(tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	measured := 0
-	for _, jt := range tp.JobTypes() {
-		r, ok := rates[jt]
-		if !ok {
-			t.Fatalf("no H100 rate for %v", jt)
-		}
-		if v, _ := tp.Isolated("v100", jt); v > 0 && !(r > 0 && !math.IsInf(r, 0)) {
-			t.Errorf("%v: H100 rate %v, want finite and positive", jt, r)
-		}
-		if m, ok := row.Rate(jt.Model); ok && jt.Scale == 1 {
-			measured++
-			if r != m {
-				t.Errorf("%v: H100 rate %v, want the measured %v", jt, r, m)
-			}
-		}
-	}
-	want := 0
-	for _, j := range row.Jobs {
-		if j.Measured() {
-			want++
-		}
-	}
-	if measured != want {
-		t.Errorf("%d job types at their measured H100 rate, want the row's %d", measured, want)
-	}
-}
 
 // TestRunH100 compares max-min on Gavel-style jobs with and without two
 // H100s added to the cluster: every job finishes either way, and the

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/speedup"
+)
+
+// TestMeasuredRates completes Gavel's table with the H100 row: every job
+// type gets a finite rate, positive where it runs on a V100; the one-GPU
+// job types the row measured keep their measured rates, and exactly the
+// others are marked estimated.
+func TestMeasuredRates(t *testing.T) {
+	tp, row := gavelAndH100(t)
+	rates, estimated, err := MeasuredRates(tp, GavelTypes(), row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rates) != len(tp.JobTypes()) {
+		t.Fatalf("%d rates for %d job types", len(rates), len(tp.JobTypes()))
+	}
+	for _, jt := range tp.JobTypes() {
+		r := rates[jt]
+		if v, _ := tp.Isolated("v100", jt); v > 0 && !(r > 0 && !math.IsInf(r, 0)) {
+			t.Errorf("%v: rate %v, want finite and positive", jt, r)
+		}
+		m, ok := row.Rate(jt.Model)
+		switch measured := ok && jt.Scale == 1; {
+		case measured && (r != m || estimated[jt]):
+			t.Errorf("%v: rate %v (estimated %v), want the measured %v", jt, r, estimated[jt], m)
+		case !measured && !estimated[jt]:
+			t.Errorf("%v: not measured on the H100, yet not marked estimated", jt)
+		}
+	}
+}
+
+// TestMeasuredRatesErrors: missing inputs, a row of a type the table
+// already has, and a row that shares no job type with the table are
+// refused with errors that say so.
+func TestMeasuredRatesErrors(t *testing.T) {
+	tp, row := gavelAndH100(t)
+	v100 := *row
+	v100.GPUType = "v100"
+	stranger := *row
+	stranger.Jobs = []data.MeasuredJob{{JobType: "nothing Gavel measured", Runs: []float64{1}, Rate: 1}}
+	for _, c := range []struct {
+		name string
+		tp   *data.Throughputs
+		row  *data.MeasuredRow
+		want error
+	}{
+		{"nil throughputs", nil, row, gpufair.ErrEmpty},
+		{"nil row", tp, nil, gpufair.ErrEmpty},
+		{"a type of the table", tp, &v100, gpufair.ErrDuplicate},
+		{"no job type in common", tp, &stranger, speedup.ErrEstimate},
+	} {
+		if _, _, err := MeasuredRates(c.tp, GavelTypes(), c.row); !errors.Is(err, c.want) {
+			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
+		}
+	}
+	if _, _, err := MeasuredRates(tp, nil, row); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("no types: error %v, want %v", err, gpufair.ErrEmpty)
+	}
+}
+
+// gavelAndH100 loads Gavel's throughputs and the H100 row of package data.
+func gavelAndH100(t *testing.T) (*data.Throughputs, *data.MeasuredRow) {
+	t.Helper()
+	row, err := data.LoadMeasured(data.Measured(), "h100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gavelThroughputs(t), row
+}
