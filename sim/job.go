@@ -81,10 +81,10 @@ type Workload struct {
 // WithType returns a copy of w whose jobs can also run on GPU type t, job j
 // at rate(j) steps per second (0: not on t), to ask what a GPU type the
 // trace was not measured on would change: an H100 row measured with
-// examples/gpu-probe, say, and completed by speedup.Complete. The jobs'
-// work (Steps) is unchanged. A gang spread over servers of t runs at
-// rate(j) too, as sim.Rates keeps the one-server rate where a spread rate
-// was not measured. It returns an *gpufair.InputError if t is empty or
+// examples/gpu-probe, say, and completed by MeasuredRates. The jobs' work
+// (Steps) is unchanged. A gang spread over servers of t runs at rate(j)
+// too, as Rates keeps the one-server rate where a spread rate was not
+// measured. It returns an *gpufair.InputError if t is empty or
 // already one of w's types, or a rate is not finite and non-negative.
 func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) float64) (*Workload, error) {
 	switch {
