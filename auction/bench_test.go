@@ -55,13 +55,12 @@ func BenchmarkAuctionTables(b *testing.B) {
 		b.Run(fmt.Sprintf("gpus=%d/bidders=%d", tc.servers*4, tc.bidders), func(b *testing.B) {
 			o := racked(tc.servers, 4)
 			bids := benchBids(b, o, tc.bidders, 1)
-			out, err := AuctionTables(context.Background(), o, bids)
-			if err != nil {
+			if _, err := AuctionTables(context.Background(), o, bids); err != nil {
 				b.Fatal(err)
 			}
 			nodes := 0
 			for b.Loop() {
-				out, _ = AuctionTables(context.Background(), o, bids)
+				out, _ := AuctionTables(context.Background(), o, bids)
 				nodes += out.Nodes
 			}
 			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")

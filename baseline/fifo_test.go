@@ -50,8 +50,7 @@ func TestFIFOStateMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		snap := rapid.Bool().Draw(t, "snapshots")
 		seed := rapid.Uint64().Draw(t, "seed")
-		var m *roundtest.Machine
-		m = roundtest.New(t, testRound, snap, func(c topology.Cluster, ty []topology.GPUType) (roundtest.Scheduler, error) {
+		m := roundtest.New(t, testRound, snap, func(c topology.Cluster, ty []topology.GPUType) (roundtest.Scheduler, error) {
 			return baseline.NewFIFO(c, ty, &baseline.FIFOSettings{Round: testRound, Seed: seed})
 		})
 		decide := func(t *rapid.T) {

@@ -23,10 +23,6 @@ func (*clpModel) dropRows([]Row) []Row { return nil }
 
 func (*clpModel) close() {}
 
-func (*clpModel) run(context.Context, Settings, bool) (*Solution, error) {
-	return nil, ErrBackendUnavailable
-}
-
 func (*clpModel) runAbandonable(context.Context, Settings, bool, func()) (*Solution, error) {
 	return nil, ErrBackendUnavailable
 }

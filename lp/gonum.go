@@ -227,11 +227,9 @@ func solveGonum(_ context.Context, m *Model, set Settings) (*Solution, error) {
 // fromStd maps standard-form values back to model variables. When keep is
 // not nil, opt holds gonum's columns and is first spread into y.
 func fromStd(f *stdForm, keep []int, opt, y []float64) []float64 {
-	if keep != nil {
-		for j, k := range keep {
-			if k >= 0 {
-				y[j] = opt[k]
-			}
+	for j, k := range keep {
+		if k >= 0 {
+			y[j] = opt[k]
 		}
 	}
 	x := make([]float64, len(f.vars))

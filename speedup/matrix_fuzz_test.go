@@ -30,7 +30,7 @@ func FuzzNew(f *testing.F) {
 		return b
 	}
 	f.Add("j1,j2", "K80,V100", uint8(0), bits(1, 2, 1, 5))
-	f.Add("j1,j2", "K80,V100", uint8(1), bits(1, math.NaN(), math.Inf(-1), -0.0))
+	f.Add("j1,j2", "K80,V100", uint8(1), bits(1, math.NaN(), math.Inf(-1), math.Copysign(0, -1)))
 	f.Add("j1,j1", "K80,", uint8(0), bits(1, 2, 3, 4))
 	f.Add("", "", uint8(0), []byte{})
 	f.Add("a", "x,y,z", uint8(3), bits(-1, 5e-324, 1e308))

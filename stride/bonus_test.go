@@ -15,7 +15,7 @@ import (
 // they can use, and the rest goes to the others in proportion to their
 // tickets, which is what weight readjustment computes (Account.Share).
 // Stride realises it with each tenant's own tickets (see Fair's
-// retuneType): on one server of 4 to 8 GPUs, a tenant with one 1-GPU job
+// retuneUser): on one server of 4 to 8 GPUs, a tenant with one 1-GPU job
 // and tenants with many jobs, of 1 to 4 tickets each, get over 1,200
 // quanta their readjusted share within stride's error: each GPU's stride
 // puts a tenant at most about one quantum from its share per competing

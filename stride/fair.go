@@ -62,7 +62,7 @@ type Account struct {
 	// Effective is the tenant's tickets after weight readjustment: lower
 	// than its tickets when its jobs cannot use its whole share, whose
 	// rest is the others' bonus. Placement and load balancing use it; the
-	// stride schedulers realise the bonus by themselves (see retuneType).
+	// stride schedulers realise the bonus by themselves (see retuneUser).
 	Effective float64
 	// Share is the tenant's fair share of the type in GPUs: its
 	// effective weight's part of the type's GPUs, at most Demand.
@@ -540,7 +540,7 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 	return nil
 }
 
-// retuneType sets the weights of the jobs on type t to their tickets,
+// retuneUser sets the weights of u's jobs on type t to their tickets,
 // equation (3): the owner's tickets on t per GPU it demands there, times
 // the gang. Weights already right are left alone, so a job's stride only
 // restarts from its pass when its tickets change.
@@ -555,13 +555,6 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 // 2-GPU job would get 1.6 GPUs of its fair 2 (TestFigure1InterUserFairness).
 // Placement and load balancing use the effective tickets, where the
 // tickets a tenant cannot use would overstate a server's load.
-func (f *Fair) retuneType(t topology.GPUType) {
-	for _, u := range f.users {
-		f.retuneUser(u, t)
-	}
-}
-
-// retuneUser sets the weights of u's jobs on type t (retuneType).
 func (f *Fair) retuneUser(u *fairUser, t topology.GPUType) {
 	d := u.demand[t]
 	if d == 0 {

@@ -787,12 +787,11 @@ const starved = 1e-6
 // mover chooses migrations across types. It keeps, per tenant (in Fair's
 // tenant order), what the choice reads, and updates it after each move.
 type mover struct {
-	g      *GandivaFair
-	ts     []typeShares
-	views  []tenantView
-	index  map[alloc.TenantID]int
-	types  []topology.GPUType
-	counts []int
+	g     *GandivaFair
+	ts    []typeShares
+	views []tenantView
+	index map[alloc.TenantID]int
+	types []topology.GPUType
 	// moved holds the jobs moved so far: a job moves at most once per
 	// decision, so the moves end (two starved tenants' jobs could
 	// otherwise chase each other's share across types forever).

@@ -35,7 +35,6 @@ type gavelMachine struct {
 	cut       map[alloc.JobID]float64   // jobs whose lease ended early
 	held      map[alloc.JobID]int       // rounds in a row on the same slots
 	recv      map[alloc.JobID][]float64 // the model's received time
-	renewed   map[alloc.JobID]bool      // model: jobs whose slots may not change
 	snapEvery bool
 	pol       alloc.Policy
 	labels    map[alloc.JobID]string // space sharing: each job's label
