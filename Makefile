@@ -1,8 +1,9 @@
 # gpufair: two entry points.
 #   make demo   runs the main demonstration (examples/quickstart)
-#   make test   runs the whole test suite, with CLP (-tags clp, cgo) and again pure Go (the default
-#               LP backend, built with cgo off), the race detector over the code that runs
-#               goroutines (agents' calls, solves a deadline abandons), and each fuzz target briefly
+#   make test   runs gofmt, go vet and staticcheck, then the whole test suite, with CLP
+#               (-tags clp, cgo) and again pure Go (the default LP backend, built with cgo
+#               off), the race detector over the code that runs goroutines (agents' calls,
+#               solves a deadline abandons), and each fuzz target briefly
 #   make fuzz   runs each fuzz target for FUZZTIME (1m)
 #   make reproduce  runs every paper's evaluation in full (docs/reproduction.md; long)
 GO ?= go
@@ -20,10 +21,15 @@ deps:
 demo: deps
 	$(GO) run ./examples/quickstart
 
+# staticcheck runs on the clp build, which compiles every file the pure-Go
+# build does but the CLP stub (whose methods only satisfy an interface).
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint: deps
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(CLP) ./...
 	CGO_ENABLED=0 $(GO) vet ./...
+	$(GO) run $(STATICCHECK) $(CLP) ./...
 
 test: lint
 	$(GO) test $(CLP) -count=1 ./...
