@@ -84,10 +84,15 @@ type Workload struct {
 // examples/gpu-probe, say, and completed by MeasuredRates. The jobs' work
 // (Steps) is unchanged. A gang spread over servers of t runs at rate(j)
 // too, as Rates keeps the one-server rate where a spread rate was not
-// measured. It returns an *gpufair.InputError if t is empty or
-// already one of w's types, or a rate is not finite and non-negative.
+// measured. It returns an *gpufair.InputError if w or rate is nil, t is
+// empty or already one of w's types, or a rate is not finite and
+// non-negative.
 func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) float64) (*Workload, error) {
 	switch {
+	case w == nil:
+		return nil, gpufair.Invalid("Workload", "", gpufair.ErrEmpty, "nil workload")
+	case rate == nil:
+		return nil, gpufair.Invalid("rate", string(t), gpufair.ErrEmpty, "no rate function")
 	case t == "":
 		return nil, gpufair.Invalid("GPUType", "", gpufair.ErrEmpty, "no name for the new type")
 	case slices.Contains(w.Types, t):

@@ -58,8 +58,8 @@ func TestWorkloadWithType(t *testing.T) {
 }
 
 // TestWorkloadWithTypeErrors: a type without a name, one the workload
-// has, and rates that are not finite and non-negative are refused with an
-// error naming them.
+// has, rates that are not finite and non-negative, and nil inputs are
+// refused with an error naming them.
 func TestWorkloadWithTypeErrors(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "j", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
 	for _, c := range []struct {
@@ -80,6 +80,13 @@ func TestWorkloadWithTypeErrors(t *testing.T) {
 		if !errors.Is(err, c.sentinel) || !errors.As(err, &ie) || ie.Field != c.field {
 			t.Errorf("%s: error %v, want %v on %s", c.name, err, c.sentinel, c.field)
 		}
+	}
+	var none *Workload
+	if _, err := none.WithType("b", func(*Job) float64 { return 1 }); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("nil workload: error %v, want %v", err, gpufair.ErrEmpty)
+	}
+	if _, err := w.WithType("b", nil); !errors.Is(err, gpufair.ErrEmpty) {
+		t.Errorf("nil rate: error %v, want %v", err, gpufair.ErrEmpty)
 	}
 }
 
