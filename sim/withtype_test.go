@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
+	"pgregory.net/rapid"
 )
 
 // TestWorkloadWithType adds a type to a workload: each job gains its rate
@@ -101,4 +103,35 @@ func cloneWorkload(w *Workload) *Workload {
 		out.Jobs = append(out.Jobs, j)
 	}
 	return out
+}
+
+// TestPropertyUnusableTypeChangesNothing: a type that no job runs on,
+// added to the workload and, with servers of its own, to the cluster,
+// leaves every job's start and finish under FIFO as they were.
+func TestPropertyUnusableTypeChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := genInstance().Draw(t, "instance")
+		L := rapid.Float64Range(1, 30).Draw(t, "round")
+		set := &Settings{Round: L, Horizon: 1e5}
+		before, err := Run(context.Background(), in.w, in.c, newFIFO(in.c, in.w.Types, L), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := in.w.WithType("new", func(*Job) float64 { return 0 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := topology.Cluster{Servers: append(slices.Clone(in.c.Servers),
+			topology.Server{Name: "new-0", Type: "new", GPUs: rapid.IntRange(1, 8).Draw(t, "new GPUs")})}
+		after, err := Run(context.Background(), w, c, newFIFO(c, w.Types, L), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, j := range before.Jobs {
+			a := after.Jobs[i]
+			if a.ID != j.ID || a.Start != j.Start || a.Finish != j.Finish {
+				t.Fatalf("job %s: start %v, finish %v; with an unusable type %s: %v, %v", j.ID, j.Start, j.Finish, a.ID, a.Start, a.Finish)
+			}
+		}
+	})
 }
