@@ -58,7 +58,7 @@ func ExampleWorkload_WithType() {
 		{Job: alloc.Job{ID: "medium", Gang: 1, Rates: []float64{40, 10}}, Steps: 2 * 40 * 3600},
 		{Job: alloc.Job{ID: "long", Gang: 1, Rates: []float64{40, 10}}, Steps: 3 * 40 * 3600},
 	}}
-	w, err := w.WithType("h100", func(*sim.Job) float64 { return 160 })
+	w, err := w.WithType("h100", func(*sim.Job) (one, spread float64) { return 160, 160 })
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -101,21 +101,31 @@ func ExampleMeasuredRates() {
 		fmt.Println(err)
 		return
 	}
-	rates, estimated, err := sim.MeasuredRates(tp, sim.GavelTypes(), row)
+	rates, err := sim.MeasuredRates(tp, sim.GavelTypes(), row)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%d job types, %d of their H100 rates estimated\n", len(rates), len(estimated))
-	for _, jt := range []data.JobType{{Model: "ResNet-50 (batch size 64)", Scale: 1}, {Model: "ResNet-50 (batch size 64)", Scale: 4}} {
-		fmt.Printf("%v: %.3g steps/s (estimated: %v)\n", jt, rates[jt], estimated[jt])
+	estimated := 0
+	for _, r := range rates {
+		if r.Estimated {
+			estimated++
+		}
+	}
+	fmt.Printf("%d job types, %d of their H100 rates estimated\n", len(rates), estimated)
+	for _, jt := range []data.JobType{{Model: "ResNet-50 (batch size 64)", Scale: 1}, {Model: "LM (batch size 20)", Scale: 8}} {
+		r := rates[jt]
+		fmt.Printf("%v: %.3g steps/s, %.3g spread over servers (estimated: %v)\n", jt, r.One, r.Spread, r.Estimated)
 	}
 	w, err := sim.Generate(tp, sim.GenerateSettings{Jobs: 3, Rate: 1}, rand.NewPCG(1, 0))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	w, err = w.WithType("h100", func(j *sim.Job) float64 { return rates[data.JobType{Model: j.Kind, Scale: j.Gang}] })
+	w, err = w.WithType("h100", func(j *sim.Job) (float64, float64) {
+		r := rates[data.JobType{Model: j.Kind, Scale: j.Gang}]
+		return r.One, r.Spread
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -125,8 +135,8 @@ func ExampleMeasuredRates() {
 	}
 	// Output:
 	// 83 job types, 58 of their H100 rates estimated
-	// ResNet-50 (batch size 64) ×1: 26.6 steps/s (estimated: false)
-	// ResNet-50 (batch size 64) ×4: 49.7 steps/s (estimated: true)
+	// ResNet-50 (batch size 64) ×1: 26.6 steps/s, 26.6 spread over servers (estimated: false)
+	// LM (batch size 20) ×8: 1.23e+03 steps/s, 145 spread over servers (estimated: true)
 	// 0 ResNet-18 (batch size 32): [7.18 35.8 29.9 106] steps/s on [k80 p100 v100 h100]
 	// 1 ResNet-50 (batch size 16): [2.3 9.05 11.4 46.6] steps/s on [k80 p100 v100 h100]
 	// 2 Recommendation (batch size 1024): [20 30.7 13.3 261] steps/s on [k80 p100 v100 h100]

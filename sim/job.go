@@ -78,16 +78,16 @@ type Workload struct {
 	Jobs  []Job
 }
 
-// WithType returns a copy of w whose jobs can also run on GPU type t, job j
-// at rate(j) steps per second (0: not on t), to ask what a GPU type the
-// trace was not measured on would change: an H100 row measured with
-// examples/gpu-probe, say, and completed by MeasuredRates. The jobs' work
-// (Steps) is unchanged. A gang spread over servers of t runs at rate(j)
-// too, as Rates keeps the one-server rate where a spread rate was not
-// measured. It returns an *gpufair.InputError if w or rate is nil, t is
-// empty or already one of w's types, or a rate is not finite and
-// non-negative.
-func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) float64) (*Workload, error) {
+// WithType returns a copy of w whose jobs can also run on GPU type t, to
+// ask what a GPU type the trace was not measured on would change: an H100
+// row measured with examples/gpu-probe, say, and completed by
+// MeasuredRates. rate(j) gives job j's steps per second on t: on one
+// server (0: not on t), and with its gang spread over servers, which
+// counts only for the jobs that have spread rates (Job.Spread). The jobs'
+// work (Steps) is unchanged. It returns an *gpufair.InputError if w or rate
+// is nil, t is empty or already one of w's types, or a rate is not finite
+// and non-negative.
+func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) (one, spread float64)) (*Workload, error) {
 	switch {
 	case w == nil:
 		return nil, gpufair.Invalid("Workload", "", gpufair.ErrEmpty, "nil workload")
@@ -101,13 +101,16 @@ func (w *Workload) WithType(t topology.GPUType, rate func(j *Job) float64) (*Wor
 	out := &Workload{Types: append(slices.Clone(w.Types), t), Jobs: slices.Clone(w.Jobs)}
 	for i := range out.Jobs {
 		j := &out.Jobs[i]
-		r := rate(j)
-		if !finiteNonNeg(r) {
+		r, spread := rate(j)
+		switch {
+		case !finiteNonNeg(r):
 			return nil, gpufair.Invalid("Rates", string(j.ID), gpufair.ErrValue, "rate %v on %s", r, t)
+		case j.Spread != nil && !finiteNonNeg(spread):
+			return nil, gpufair.Invalid("Spread", string(j.ID), gpufair.ErrValue, "spread rate %v on %s", spread, t)
 		}
 		j.Rates = append(slices.Clone(j.Rates), r)
 		if j.Spread != nil {
-			j.Spread = append(slices.Clone(j.Spread), r)
+			j.Spread = append(slices.Clone(j.Spread), spread)
 		}
 	}
 	return out, nil

@@ -13,10 +13,11 @@ import (
 // TestMeasuredRates completes Gavel's table with the H100 row: every job
 // type gets a finite rate, positive where it runs on a V100; the one-GPU
 // job types the row measured keep their measured rates, and exactly the
-// others are marked estimated.
+// others are marked estimated; a spread gang of several GPUs is slowed as
+// on the V100, and a one-GPU job type not at all.
 func TestMeasuredRates(t *testing.T) {
 	tp, row := gavelAndH100(t)
-	rates, estimated, err := MeasuredRates(tp, GavelTypes(), row)
+	rates, err := MeasuredRates(tp, GavelTypes(), row)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,16 +26,28 @@ func TestMeasuredRates(t *testing.T) {
 	}
 	for _, jt := range tp.JobTypes() {
 		r := rates[jt]
-		if v, _ := tp.Isolated("v100", jt); v > 0 && !(r > 0 && !math.IsInf(r, 0)) {
-			t.Errorf("%v: rate %v, want finite and positive", jt, r)
+		if v, _ := tp.Isolated("v100", jt); v > 0 && !(r.One > 0 && !math.IsInf(r.One, 0)) {
+			t.Errorf("%v: rate %v, want finite and positive", jt, r.One)
 		}
 		m, ok := row.Rate(jt.Model)
 		switch measured := ok && jt.Scale == 1; {
-		case measured && (r != m || estimated[jt]):
-			t.Errorf("%v: rate %v (estimated %v), want the measured %v", jt, r, estimated[jt], m)
-		case !measured && !estimated[jt]:
+		case measured && (r.One != m || r.Estimated):
+			t.Errorf("%v: rate %v (estimated %v), want the measured %v", jt, r.One, r.Estimated, m)
+		case !measured && !r.Estimated:
 			t.Errorf("%v: not measured on the H100, yet not marked estimated", jt)
 		}
+		want := r.One
+		if v, _ := tp.Isolated("v100", jt); jt.Scale > 1 && v > 0 {
+			spread, _ := tp.Isolated("v100_unconsolidated", jt)
+			want = r.One * spread / v
+		}
+		if math.Abs(r.Spread-want) > 1e-12*want {
+			t.Errorf("%v: spread rate %v, want %v", jt, r.Spread, want)
+		}
+	}
+	lm := rates[data.JobType{Model: "LM (batch size 20)", Scale: 8}]
+	if !(lm.Spread < 0.2*lm.One) {
+		t.Errorf("LM (batch size 20) ×8 spread at %v of its one-server rate, want the V100's 0.12", lm.Spread/lm.One)
 	}
 }
 
@@ -58,11 +71,11 @@ func TestMeasuredRatesErrors(t *testing.T) {
 		{"a type of the table", tp, &v100, gpufair.ErrDuplicate},
 		{"no job type in common", tp, &stranger, speedup.ErrEstimate},
 	} {
-		if _, _, err := MeasuredRates(c.tp, GavelTypes(), c.row); !errors.Is(err, c.want) {
+		if _, err := MeasuredRates(c.tp, GavelTypes(), c.row); !errors.Is(err, c.want) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
 		}
 	}
-	if _, _, err := MeasuredRates(tp, nil, row); !errors.Is(err, gpufair.ErrEmpty) {
+	if _, err := MeasuredRates(tp, nil, row); !errors.Is(err, gpufair.ErrEmpty) {
 		t.Errorf("no types: error %v, want %v", err, gpufair.ErrEmpty)
 	}
 }

@@ -24,11 +24,11 @@ func TestWorkloadWithType(t *testing.T) {
 		{Job: alloc.Job{ID: "k", Gang: 1, Rates: []float64{1}}, Steps: 10, Kind: "fast"},
 	}}
 	before := cloneWorkload(w)
-	got, err := w.WithType("b", func(j *Job) float64 {
+	got, err := w.WithType("b", func(j *Job) (float64, float64) {
 		if j.Kind == "fast" {
-			return 5
+			return 5, 7 // k has no spread rates: 7 is not kept
 		}
-		return 0
+		return 0, 1
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestWorkloadWithType(t *testing.T) {
 		t.Errorf("WithType changed its receiver (-before +after):\n%s", diff)
 	}
 	want := &Workload{Types: []topology.GPUType{"a", "b"}, Jobs: []Job{
-		{Job: alloc.Job{ID: "j", Gang: 2, Rates: []float64{4, 0}}, Steps: 30, Spread: []float64{2, 0}},
+		{Job: alloc.Job{ID: "j", Gang: 2, Rates: []float64{4, 0}}, Steps: 30, Spread: []float64{2, 1}},
 		{Job: alloc.Job{ID: "k", Gang: 1, Rates: []float64{1, 5}}, Steps: 10, Kind: "fast"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -45,7 +45,7 @@ func TestWorkloadWithType(t *testing.T) {
 	}
 
 	// A workload of no types gains its first; it runs at the new rate.
-	only, err := (&Workload{Jobs: []Job{{Job: alloc.Job{ID: "k", Gang: 1}, Steps: 10}}}).WithType("b", func(*Job) float64 { return 5 })
+	only, err := (&Workload{Jobs: []Job{{Job: alloc.Job{ID: "k", Gang: 1}, Steps: 10}}}).WithType("b", func(*Job) (float64, float64) { return 5, 5 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,27 +64,30 @@ func TestWorkloadWithType(t *testing.T) {
 // refused with an error naming them.
 func TestWorkloadWithTypeErrors(t *testing.T) {
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{{Job: alloc.Job{ID: "j", Gang: 1, Rates: []float64{1}}, Steps: 1}}}
+	w.Jobs[0].Spread = []float64{0.5}
 	for _, c := range []struct {
-		name     string
-		t        topology.GPUType
-		rate     float64
-		sentinel error
-		field    string
+		name         string
+		t            topology.GPUType
+		rate, spread float64
+		sentinel     error
+		field        string
 	}{
-		{"no name", "", 1, gpufair.ErrEmpty, "GPUType"},
-		{"a type it has", "a", 1, gpufair.ErrDuplicate, "GPUType"},
-		{"NaN", "b", math.NaN(), gpufair.ErrValue, "Rates"},
-		{"+Inf", "b", math.Inf(1), gpufair.ErrValue, "Rates"},
-		{"negative", "b", -1, gpufair.ErrValue, "Rates"},
+		{"no name", "", 1, 1, gpufair.ErrEmpty, "GPUType"},
+		{"a type it has", "a", 1, 1, gpufair.ErrDuplicate, "GPUType"},
+		{"NaN", "b", math.NaN(), 1, gpufair.ErrValue, "Rates"},
+		{"+Inf", "b", math.Inf(1), 1, gpufair.ErrValue, "Rates"},
+		{"negative", "b", -1, 1, gpufair.ErrValue, "Rates"},
+		{"NaN spread", "b", 1, math.NaN(), gpufair.ErrValue, "Spread"},
+		{"negative spread", "b", 1, -1, gpufair.ErrValue, "Spread"},
 	} {
-		_, err := w.WithType(c.t, func(*Job) float64 { return c.rate })
+		_, err := w.WithType(c.t, func(*Job) (float64, float64) { return c.rate, c.spread })
 		var ie *gpufair.InputError
 		if !errors.Is(err, c.sentinel) || !errors.As(err, &ie) || ie.Field != c.field {
 			t.Errorf("%s: error %v, want %v on %s", c.name, err, c.sentinel, c.field)
 		}
 	}
 	var none *Workload
-	if _, err := none.WithType("b", func(*Job) float64 { return 1 }); !errors.Is(err, gpufair.ErrEmpty) {
+	if _, err := none.WithType("b", func(*Job) (float64, float64) { return 1, 1 }); !errors.Is(err, gpufair.ErrEmpty) {
 		t.Errorf("nil workload: error %v, want %v", err, gpufair.ErrEmpty)
 	}
 	if _, err := w.WithType("b", nil); !errors.Is(err, gpufair.ErrEmpty) {
@@ -117,7 +120,7 @@ func TestPropertyUnusableTypeChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := in.w.WithType("new", func(*Job) float64 { return 0 })
+		w, err := in.w.WithType("new", func(*Job) (float64, float64) { return 0, 0 })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,9 +21,9 @@ const h100Price = 98.32 / 8
 type simCluster struct {
 	c     topology.Cluster
 	about string // "36 K80, 36 P100 and 36 V100 GPUs"
-	// h100 holds each job type's rate on an H100, measured or estimated
+	// h100 holds each job type's rates on an H100, measured or estimated
 	// (sim.MeasuredRates); nil without H100s.
-	h100 map[data.JobType]float64
+	h100 map[data.JobType]sim.TypeRate
 }
 
 // newSimCluster builds cfg's cluster; tp is Gavel's throughputs, which the
@@ -38,7 +38,7 @@ func newSimCluster(cfg *config, tp *data.Throughputs) (*simCluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.h100, _, err = sim.MeasuredRates(tp, sim.GavelTypes(), row); err != nil {
+		if s.h100, err = sim.MeasuredRates(tp, sim.GavelTypes(), row); err != nil {
 			return nil, err
 		}
 	}
@@ -54,12 +54,12 @@ func (s *simCluster) workload(w *sim.Workload) (*sim.Workload, error) {
 		return w, nil
 	}
 	var missing *sim.Job
-	out, err := w.WithType(h100Type, func(j *sim.Job) float64 {
+	out, err := w.WithType(h100Type, func(j *sim.Job) (float64, float64) {
 		r, ok := s.h100[data.JobType{Model: j.Kind, Scale: j.Gang}]
 		if !ok && missing == nil {
 			missing = j
 		}
-		return r
+		return r.One, r.Spread
 	})
 	if missing != nil {
 		return nil, fmt.Errorf("job %s: no H100 rate for %s on %d GPUs", missing.ID, missing.Kind, missing.Gang)

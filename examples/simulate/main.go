@@ -10,8 +10,9 @@
 // each -round seconds every mechanism decides who runs where (package sim).
 // A fourth count, K80:P100:V100:H100, adds H100s: jobs run there at the
 // rates gpufair measured on one H100 (package data's Measured row), and
-// at rates speedup.Complete estimates where it has none (jobs of several
-// GPUs), with no co-location on them (no pair was measured).
+// at rates estimated where it has none (jobs of several GPUs; a gang
+// spread over servers slowed as on a V100: sim.MeasuredRates), with no
+// co-location on them (no pair was measured).
 // It prints one line per mechanism, and on request writes every job's
 // result as CSV (-csv) and plots the CDFs of JCT and rho (-plots), like
 // Themis' Figures 9 and 10 and Gavel's Figure 9(b).
