@@ -8,6 +8,7 @@ import (
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/speedup"
+	"pgregory.net/rapid"
 )
 
 // TestMeasuredRates completes Gavel's table with the H100 row: every job
@@ -88,4 +89,42 @@ func gavelAndH100(t *testing.T) (*data.Throughputs, *data.MeasuredRow) {
 		t.Fatal(err)
 	}
 	return gavelThroughputs(t), row
+}
+
+// TestPropertyMeasuredRatesKeepsMeasuredCells: with any subset of the H100
+// row's job types measured, MeasuredRates keeps exactly those rates, marks
+// every other job type estimated, and gives each a finite rate that is
+// positive where the job type runs on a V100.
+func TestPropertyMeasuredRatesKeepsMeasuredCells(t *testing.T) {
+	tp, full := gavelAndH100(t)
+	rapid.Check(t, func(t *rapid.T) {
+		row := *full
+		row.Jobs = nil
+		for _, j := range full.Jobs {
+			if j.Measured() && rapid.Bool().Draw(t, j.JobType) {
+				row.Jobs = append(row.Jobs, j)
+			}
+		}
+		if len(row.Jobs) == 0 {
+			row.Jobs = full.Jobs[:1]
+		}
+		rates, err := MeasuredRates(tp, GavelTypes(), &row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, jt := range tp.JobTypes() {
+			r := rates[jt]
+			m, ok := row.Rate(jt.Model)
+			measured := ok && jt.Scale == 1
+			if measured != !r.Estimated || measured && r.One != m {
+				t.Fatalf("%v: rate %v, estimated %v; the row has %v (%v)", jt, r.One, r.Estimated, m, ok)
+			}
+			if math.IsNaN(r.One) || math.IsInf(r.One, 0) || math.IsNaN(r.Spread) || math.IsInf(r.Spread, 0) {
+				t.Fatalf("%v: rates %v", jt, r)
+			}
+			if v, _ := tp.Isolated("v100", jt); v > 0 && !(r.One > 0) {
+				t.Fatalf("%v: rate %v on the H100, %v on the V100", jt, r.One, v)
+			}
+		}
+	})
 }
