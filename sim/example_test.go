@@ -122,10 +122,7 @@ func ExampleMeasuredRates() {
 		fmt.Println(err)
 		return
 	}
-	w, err = w.WithType("h100", func(j *sim.Job) (float64, float64) {
-		r := rates[data.JobType{Model: j.Kind, Scale: j.Gang}]
-		return r.One, r.Spread
-	})
+	w, err = w.WithType("h100", rates.Of)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -23,6 +23,18 @@ type TypeRate struct {
 	Estimated bool
 }
 
+// TypeRates are MeasuredRates' rates, by job type.
+type TypeRates map[data.JobType]TypeRate
+
+// Of returns job j's rates by its job type (its Kind at Gang GPUs, as
+// Generate and ReadTrace make them), in the form Workload.WithType takes:
+// w.WithType(t, rates.Of). A job type that r lacks gives 0, 0: the job
+// does not run on the new type.
+func (r TypeRates) Of(j *Job) (one, spread float64) {
+	tr := r[data.JobType{Model: j.Kind, Scale: j.Gang}]
+	return tr.One, tr.Spread
+}
+
 // MeasuredRates returns the rate of every job type of tp on the GPU type
 // that row was measured on (row.GPUType, which must not be one of types),
 // to give a workload that type with Workload.WithType. A one-GPU job type
@@ -40,7 +52,7 @@ type TypeRate struct {
 // gang runs at its one-server rate, as Rates has it.
 //
 // Errors name the input at fault; Complete's wrap speedup.ErrEstimate.
-func MeasuredRates(tp *data.Throughputs, types []topology.GPUType, row *data.MeasuredRow) (map[data.JobType]TypeRate, error) {
+func MeasuredRates(tp *data.Throughputs, types []topology.GPUType, row *data.MeasuredRow) (TypeRates, error) {
 	switch {
 	case tp == nil:
 		return nil, gpufair.Invalid("Throughputs", "", gpufair.ErrEmpty, "nil throughputs")
@@ -75,7 +87,7 @@ func MeasuredRates(tp *data.Throughputs, types []topology.GPUType, row *data.Mea
 	if err != nil {
 		return nil, fmt.Errorf("sim: estimating rates on %s: %w", row.GPUType, err)
 	}
-	out := make(map[data.JobType]TypeRate, len(jts))
+	out := make(TypeRates, len(jts))
 	for i, jt := range jts {
 		one := c.Matrix.At(i, last)
 		out[jt] = TypeRate{One: one, Spread: one * spreadFactor(tp, types, jt), Estimated: c.Estimated[i][last]}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/speedup"
 	"pgregory.net/rapid"
@@ -15,7 +16,8 @@ import (
 // type gets a finite rate, positive where it runs on a V100; the one-GPU
 // job types the row measured keep their measured rates, and exactly the
 // others are marked estimated; a spread gang of several GPUs is slowed as
-// on the V100, and a one-GPU job type not at all.
+// on the V100, and a one-GPU job type not at all; Of finds a job's rates
+// by its job type.
 func TestMeasuredRates(t *testing.T) {
 	tp, row := gavelAndH100(t)
 	rates, err := MeasuredRates(tp, GavelTypes(), row)
@@ -49,6 +51,12 @@ func TestMeasuredRates(t *testing.T) {
 	lm := rates[data.JobType{Model: "LM (batch size 20)", Scale: 8}]
 	if !(lm.Spread < 0.2*lm.One) {
 		t.Errorf("LM (batch size 20) ×8 spread at %v of its one-server rate, want the V100's 0.12", lm.Spread/lm.One)
+	}
+	if one, spread := rates.Of(&Job{Job: alloc.Job{Gang: 8}, Kind: "LM (batch size 20)"}); one != lm.One || spread != lm.Spread {
+		t.Errorf("Of(LM (batch size 20) on 8 GPUs) = %v, %v, want %v, %v", one, spread, lm.One, lm.Spread)
+	}
+	if one, spread := rates.Of(&Job{Job: alloc.Job{Gang: 3}, Kind: "LM (batch size 20)"}); one != 0 || spread != 0 {
+		t.Errorf("Of a job type the table lacks = %v, %v, want 0, 0", one, spread)
 	}
 }
 

@@ -23,7 +23,7 @@ type simCluster struct {
 	about string // "36 K80, 36 P100 and 36 V100 GPUs"
 	// h100 holds each job type's rates on an H100, measured or estimated
 	// (sim.MeasuredRates); nil without H100s.
-	h100 map[data.JobType]sim.TypeRate
+	h100 sim.TypeRates
 }
 
 // newSimCluster builds cfg's cluster; tp is Gavel's throughputs, which the
@@ -53,16 +53,10 @@ func (s *simCluster) workload(w *sim.Workload) (*sim.Workload, error) {
 	if s.h100 == nil {
 		return w, nil
 	}
-	var missing *sim.Job
-	out, err := w.WithType(h100Type, func(j *sim.Job) (float64, float64) {
-		r, ok := s.h100[data.JobType{Model: j.Kind, Scale: j.Gang}]
-		if !ok && missing == nil {
-			missing = j
+	for _, j := range w.Jobs {
+		if _, ok := s.h100[data.JobType{Model: j.Kind, Scale: j.Gang}]; !ok {
+			return nil, fmt.Errorf("job %s: no H100 rate for %s on %d GPUs", j.ID, j.Kind, j.Gang)
 		}
-		return r.One, r.Spread
-	})
-	if missing != nil {
-		return nil, fmt.Errorf("job %s: no H100 rate for %s on %d GPUs", missing.ID, missing.Kind, missing.Gang)
 	}
-	return out, err
+	return w.WithType(h100Type, s.h100.Of)
 }
