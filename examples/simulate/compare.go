@@ -31,7 +31,7 @@ func compare(ctx context.Context, cfg *config, w io.Writer) error {
 	if wl, err = c.workload(wl); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s on %s (%d per server), %g-minute rounds\n", desc, c.about, cfg.perServer, cfg.round/60)
+	fmt.Fprintf(w, "%s on %s, %g-minute rounds\n", desc, c.about, cfg.round/60)
 	var results []*sim.Result
 	for _, m := range mechs {
 		res, err := simulate(ctx, cfg, &env{c: c.c, w: wl, round: cfg.round, tp: tp}, m, settings(cfg, len(wl.Jobs)))

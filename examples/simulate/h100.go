@@ -17,10 +17,11 @@ const h100Type topology.GPUType = "h100"
 const h100Price = 98.32 / 8
 
 // simCluster is the cluster -cluster asks for: Gavel's K80s, P100s and
-// V100s, and H100s where it names a fourth count.
+// V100s on servers of -per-server GPUs, and H100s on servers of
+// -h100-per-server where it names a fourth count.
 type simCluster struct {
 	c     topology.Cluster
-	about string // "36 K80, 36 P100 and 36 V100 GPUs"
+	about string // "36 K80, 36 P100 and 36 V100 GPUs (4 per server)"
 	// h100 holds each job type's rates on an H100, measured or estimated
 	// (sim.MeasuredRates); nil without H100s.
 	h100 sim.TypeRates
@@ -29,22 +30,30 @@ type simCluster struct {
 // newSimCluster builds cfg's cluster; tp is Gavel's throughputs, which the
 // H100 rates are completed from.
 func newSimCluster(cfg *config, tp *data.Throughputs) (*simCluster, error) {
-	types, count := sim.GavelTypes(), cfg.cluster[:3]
-	s := &simCluster{about: fmt.Sprintf("%d K80, %d P100 and %d V100 GPUs", count[0], count[1], count[2])}
-	if len(cfg.cluster) == 4 {
-		types, count = append(types, h100Type), cfg.cluster
-		s.about = fmt.Sprintf("%d K80, %d P100, %d V100 and %d H100 GPUs", count[0], count[1], count[2], count[3])
-		row, err := data.LoadMeasured(data.Measured(), "h100.json")
-		if err != nil {
-			return nil, err
-		}
-		if s.h100, err = sim.MeasuredRates(tp, sim.GavelTypes(), row); err != nil {
-			return nil, err
-		}
+	count := cfg.cluster
+	c, err := sim.NewCluster(sim.GavelTypes(), count[:3], cfg.perServer)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	s.c, err = sim.NewCluster(types, count, cfg.perServer)
-	return s, err
+	s := &simCluster{c: c, about: fmt.Sprintf("%d K80, %d P100 and %d V100 GPUs (%d per server)", count[0], count[1], count[2], cfg.perServer)}
+	if len(count) < 4 {
+		return s, nil
+	}
+	h, err := sim.NewCluster([]topology.GPUType{h100Type}, count[3:], cfg.h100PerServer)
+	if err != nil {
+		return nil, err
+	}
+	s.c.Servers = append(s.c.Servers, h.Servers...)
+	s.about = fmt.Sprintf("%d K80, %d P100, %d V100 GPUs (%d per server) and %d H100s (%d per server)",
+		count[0], count[1], count[2], cfg.perServer, count[3], cfg.h100PerServer)
+	row, err := data.LoadMeasured(data.Measured(), "h100.json")
+	if err != nil {
+		return nil, err
+	}
+	if s.h100, err = sim.MeasuredRates(tp, sim.GavelTypes(), row); err != nil {
+		return nil, err
+	}
+	return s, s.c.Validate()
 }
 
 // workload returns w over the cluster's types: with H100s, each job gains

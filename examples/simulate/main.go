@@ -8,11 +8,12 @@
 // Gavel's simulator generates them (-jobs, -rate, -multi, -seed). The
 // cluster is -cluster K80:P100:V100 GPUs on servers of -per-server GPUs;
 // each -round seconds every mechanism decides who runs where (package sim).
-// A fourth count, K80:P100:V100:H100, adds H100s: jobs run there at the
-// rates gpufair measured on one H100 (package data's Measured row), and
-// at rates estimated where it has none (jobs of several GPUs; a gang
-// spread over servers slowed as on a V100: sim.MeasuredRates), with no
-// co-location on them (no pair was measured).
+// A fourth count, K80:P100:V100:H100, adds H100s on servers of
+// -h100-per-server GPUs (8): jobs run there at the rates gpufair measured
+// on one H100 (package data's Measured row), and at rates estimated where
+// it has none (jobs of several GPUs; a gang spread over servers slowed as
+// on a V100: sim.MeasuredRates), with no co-location on them (no pair was
+// measured).
 // It prints one line per mechanism, and on request writes every job's
 // result as CSV (-csv) and plots the CDFs of JCT and rho (-plots), like
 // Themis' Figures 9 and 10 and Gavel's Figure 9(b).
@@ -62,19 +63,22 @@ type config struct {
 	mechanisms string
 	cluster    []int
 	perServer  int
-	round      float64
-	measure    [2]int
-	csv        string
-	plots      string
-	plotPrefix string
-	experiment string
-	rates      []float64 // -experiment load
-	seeds      int       // -experiment load
-	sizes      []float64 // jobs of each static trace, -experiment gavel-makespan
-	rounds     []float64 // round lengths in seconds, -experiment gavel-fig15
-	cdfRate    float64   // the rate of a sweep's CDF plots; 0: the last
-	oefRounds  int       // rounds of the driven OEF experiments; 0: oefRounds
-	appScale   string    // Themis' app sizes (themisScale); "": the trace's
+	// h100PerServer is the GPUs of each H100 server (-cluster's fourth
+	// count).
+	h100PerServer int
+	round         float64
+	measure       [2]int
+	csv           string
+	plots         string
+	plotPrefix    string
+	experiment    string
+	rates         []float64 // -experiment load
+	seeds         int       // -experiment load
+	sizes         []float64 // jobs of each static trace, -experiment gavel-makespan
+	rounds        []float64 // round lengths in seconds, -experiment gavel-fig15
+	cdfRate       float64   // the rate of a sweep's CDF plots; 0: the last
+	oefRounds     int       // rounds of the driven OEF experiments; 0: oefRounds
+	appScale      string    // Themis' app sizes (themisScale); "": the trace's
 	// contentions are -experiment themis-fig14's; nil: 1, 2, 4.
 	contentions []float64
 	progress    io.Writer // nil: no bar
@@ -122,6 +126,7 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.StringVar(&cfg.themisTracePath, "themis-trace", "", "write every Themis arbiter round to this CSV file: per app, its rank, rho, invitation and GPUs granted by kind")
 	cluster := fs.String("cluster", "36:36:36", "GPUs of each type, K80:P100:V100, or K80:P100:V100:H100 to add H100s (comparisons and -experiment load)")
 	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
+	fs.IntVar(&cfg.h100PerServer, "h100-per-server", 8, "GPUs per H100 server, with -cluster's fourth count (HGX H100 boards and AWS p5.48xlarge hold 8)")
 	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
 	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
 	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
