@@ -824,8 +824,8 @@ func (s *simplex) setBump(bump []bool) {
 }
 
 // setLower lists the entries off the bump of the column basic at position
-// p, none for a logical. Rows that join the bump later stay listed, and
-// the solves pass over them.
+// p, none for a logical. A row that joins the bump later is taken out of
+// the lists (grow), so that the solves need not test each entry's row.
 func (s *simplex) setLower(p int) {
 	j := s.head[p]
 	if j < 0 || j >= s.n {
@@ -873,9 +873,7 @@ func (s *simplex) lower(v []float64) {
 			continue
 		}
 		for _, e := range s.lowerOf[p] {
-			if !s.inBump[e.row] {
-				v[e.row] -= e.val * a
-			}
+			v[e.row] -= e.val * a
 		}
 	}
 }
@@ -885,9 +883,7 @@ func (s *simplex) btran(v []float64) {
 	for _, p := range s.bumpRows {
 		sum := v[p]
 		for _, e := range s.lowerOf[p] {
-			if !s.inBump[e.row] {
-				sum -= e.val * v[e.row]
-			}
+			sum -= e.val * v[e.row]
 		}
 		v[p] = sum
 	}
@@ -927,9 +923,24 @@ func (s *simplex) bumpEntries(r int) []spxEntry {
 // w = B₁₁⁻¹c and σ = e − dᵀw = (B⁻¹a_q)ᵣ: the row eta of d, then the
 // pivot's column eta as on any bump row.
 func (s *simplex) grow(r int) {
-	s.eta.pushRow(r, s.bumpEntries(r))
+	d := s.bumpEntries(r)
+	s.eta.pushRow(r, d)
 	s.inBump[r] = true
 	s.bumpRows = append(s.bumpRows, r)
+	for _, e := range d {
+		s.lowerOf[e.row] = dropRow(s.lowerOf[e.row], r)
+	}
+}
+
+// dropRow removes row r's entry from es, keeping the others' order (the
+// order of btran's sums).
+func dropRow(es []spxEntry, r int) []spxEntry {
+	for i, e := range es {
+		if e.row == r {
+			return append(es[:i], es[i+1:]...)
+		}
+	}
+	return es
 }
 
 // fillLogicals makes each free row's logical variable basic in it.
