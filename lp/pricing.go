@@ -95,6 +95,9 @@ func (s *simplex) pivotRow() {
 			r := s.rho[i]
 			for _, e := range s.rowEnt[s.rowStart[i]:s.rowStart[i+1]] {
 				j := e.row
+				if s.where[j] >= 0 {
+					continue
+				}
 				if !s.inRow[j] {
 					s.inRow[j] = true
 					s.alphaNZ = append(s.alphaNZ, j)
@@ -102,18 +105,9 @@ func (s *simplex) pivotRow() {
 				s.alpha[j] += e.val * r
 			}
 		}
-		// Basic columns are summed too and dropped here, once each: a
-		// test of every entry's column cost more than the sums it saved.
-		nonbasic := s.alphaNZ[:0]
 		for _, j := range s.alphaNZ {
 			s.inRow[j] = false
-			if s.where[j] >= 0 {
-				s.alpha[j] = 0
-				continue
-			}
-			nonbasic = append(nonbasic, j)
 		}
-		s.alphaNZ = nonbasic
 	}
 	for _, i := range s.rhoNZ {
 		if j := s.n + i; s.where[j] < 0 {
