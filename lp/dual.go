@@ -230,6 +230,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			s.dualWeights[q] = max(weight/(wr*wr), 1)
 			if weight > devexReset {
 				s.resetDualWeights()
+				s.markAllRows()
 			}
 		}
 		s.updateReducedCosts(q, r)
@@ -351,18 +352,20 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 // order among ties), with that infeasibility and the bound; r < 0 when
 // none is left outside skip.
 //
-// It scans only the rows marked in s.maybeInfeasible (markRow), the rows
-// whose basic value has moved since they were last found feasible, and
-// unmarks those it finds feasible; the pivots are those of a scan of every
-// row (the same iterations on the OEF, max-min and water-filling
-// benchmarks). A scan of every row was about a tenth of the pure-Go
-// simplex's time on cooperative OEF with distinct rows; the exact noisy
-// 2,000 jobs, whose warm rounds leave few rows infeasible, went from 15.4
-// and 15.5 s to 14.4 and 13.9 s (1,024 users × 10 types, whose cold solve
-// keeps most rows infeasible, 27.9 and 28.0 s).
+// Each row's squared infeasibility and weight are kept by row (violSq,
+// violWeight) for the rows marked infeasible in s.infeasible, and brought
+// up to date only for the rows marked in s.maybeInfeasible (markRow), those
+// whose basic value or weight has changed since; the pivots are those of a
+// scan of every row (the same iterations on the OEF, max-min and
+// water-filling benchmarks). A scan of every row was about a tenth of the
+// pure-Go simplex's time on cooperative OEF with distinct rows; the exact
+// noisy 2,000 jobs, whose warm rounds leave few rows infeasible, went from
+// 15.4 and 15.5 s to 14.4 and 13.9 s (1,024 users × 10 types, whose cold
+// solve keeps most rows infeasible, 27.9 and 28.0 s). Reading the
+// infeasible rows' values by row rather than through head, x, lo, up and
+// dualWeights took a further 4% from 256 users × 10 types
+// (docs/benchmarks/lp.md).
 func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
-	r = -1
-	var best float64
 	for w, word := range s.maybeInfeasible {
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
@@ -370,40 +373,66 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 			i := w*64 + b
 			j := s.head[i]
 			x, lo, up := s.x[j], s.lo[j], s.up[j]
-			below, above := lo-x, x-up
-			isBelow, isAbove := below > tol(lo), above > tol(up)
-			if !isBelow && !isAbove {
-				s.maybeInfeasible[w] &^= 1 << b
+			switch below, above := lo-x, x-up; {
+			case below > tol(lo):
+				s.violSq[i] = below * below
+			case above > tol(up):
+				s.violSq[i] = above * above
+			default:
+				s.infeasible[w] &^= 1 << b
 				continue
 			}
-			if skip[j] {
-				continue
-			}
-			if isBelow && below*below > best*s.dualWeights[j] {
-				r, worst, best, target = i, below, below*below/s.dualWeights[j], lo
-			} else if isAbove && above*above > best*s.dualWeights[j] {
-				r, worst, best, target = i, above, above*above/s.dualWeights[j], up
+			s.violWeight[i] = s.dualWeights[j]
+			s.infeasible[w] |= 1 << b
+		}
+		s.maybeInfeasible[w] = 0
+	}
+	r = -1
+	var best float64
+	for w, word := range s.infeasible {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			i := w*64 + b
+			if s.violSq[i] > best*s.violWeight[i] && (len(skip) == 0 || !skip[s.head[i]]) {
+				r, best = i, s.violSq[i]/s.violWeight[i]
 			}
 		}
 	}
-	return r, worst, target
+	if r < 0 {
+		return r, 0, 0
+	}
+	j := s.head[r]
+	if below := s.lo[j] - s.x[j]; below > tol(s.lo[j]) {
+		return r, below, s.lo[j]
+	}
+	return r, s.x[j] - s.up[j], s.up[j]
 }
 
-// markRow marks row i as one whose basic variable may be infeasible.
+// markRow marks row i as one whose basic variable's value or weight may
+// have changed.
 func (s *simplex) markRow(i int) { s.maybeInfeasible[i/64] |= 1 << (i % 64) }
 
-// markAllRows marks every row, after the basic values were recomputed.
+// markAllRows marks every row, after the basic values were recomputed or
+// the weights reset.
 func (s *simplex) markAllRows() {
 	n := (s.m + 63) / 64
 	if cap(s.maybeInfeasible) < n {
 		s.maybeInfeasible = make([]uint64, n)
+		s.infeasible = make([]uint64, n)
 	}
 	s.maybeInfeasible = s.maybeInfeasible[:n]
+	s.infeasible = s.infeasible[:n]
 	for w := range s.maybeInfeasible {
 		s.maybeInfeasible[w] = ^uint64(0)
 	}
 	if rem := s.m % 64; rem != 0 {
 		s.maybeInfeasible[n-1] = 1<<rem - 1
+	}
+	clear(s.infeasible)
+	if len(s.violSq) < s.m {
+		s.violSq = make([]float64, s.m)
+		s.violWeight = make([]float64, s.m)
 	}
 }
 

@@ -218,8 +218,11 @@ type simplex struct {
 	shifts    []shift
 	isShifted []bool
 	// maybeInfeasible marks, one bit a row, the rows the dual phase must
-	// look at for its leaving variable (leavingRow).
-	maybeInfeasible []uint64
+	// look at again for its leaving variable, infeasible those it found
+	// infeasible, with the square of the infeasibility and the row's
+	// weight in violSq and violWeight (leavingRow).
+	maybeInfeasible, infeasible []uint64
+	violSq, violWeight          []float64
 	// perturbs counts the perturbations of this run (perturb); -1 when
 	// it may perturb no more.
 	perturbs int
