@@ -185,11 +185,24 @@ func (f *etaFile) ftran2(v, u []float64) {
 		if v[r] == 0 && u[r] == 0 {
 			continue
 		}
+		// One of the two is often zero on the pivot (the entering
+		// column is sparser than ρ): the loop then leaves it alone.
 		a, b := f.scalePivot(k, v), f.scalePivot(k, u)
-		for p := f.start[k]; p < f.start[k+1]; p++ {
-			i := f.idx[p]
-			v[i] -= f.val[p] * a
-			u[i] -= f.val[p] * b
+		idx, val := f.idx[f.start[k]:f.start[k+1]], f.val[f.start[k]:f.start[k+1]]
+		switch {
+		case a != 0 && b != 0:
+			for p, i := range idx {
+				v[i] -= val[p] * a
+				u[i] -= val[p] * b
+			}
+		case a != 0:
+			for p, i := range idx {
+				v[i] -= val[p] * a
+			}
+		default:
+			for p, i := range idx {
+				u[i] -= val[p] * b
+			}
 		}
 	}
 }

@@ -864,8 +864,24 @@ func (s *simplex) ftran(v []float64) {
 // ftran2 is ftran for v and u, in one pass over the file.
 func (s *simplex) ftran2(v, u []float64) {
 	s.eta.ftran2(v, u)
-	s.lower(v)
-	s.lower(u)
+	for _, p := range s.bumpRows {
+		a, b := v[p], u[p]
+		switch {
+		case a != 0 && b != 0:
+			for _, e := range s.lowerOf[p] {
+				v[e.row] -= e.val * a
+				u[e.row] -= e.val * b
+			}
+		case a != 0:
+			for _, e := range s.lowerOf[p] {
+				v[e.row] -= e.val * a
+			}
+		case b != 0:
+			for _, e := range s.lowerOf[p] {
+				u[e.row] -= e.val * b
+			}
+		}
+	}
 }
 
 // lower subtracts B₂₁x₁ from v's rows off the bump.
