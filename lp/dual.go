@@ -137,10 +137,10 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if math.Abs(a) <= spxZeroTol {
 				continue
 			}
-			canUp, canDown := s.x[j] < s.up[j], s.x[j] > s.lo[j]
 			// Moving j in a direction it may take must push the
-			// leaving variable towards its bound.
-			if !(canUp && sgn*a > 0) && !(canDown && sgn*a < 0) {
+			// leaving variable towards its bound. (Only the bound of
+			// that direction is read: these loads miss the cache.)
+			if up := sgn*a > 0; up && !(s.x[j] < s.up[j]) || !up && !(sgn*a < 0 && s.x[j] > s.lo[j]) {
 				continue
 			}
 			// A dual blocker: the variable, |d_j|, α_rj and their ratio.
