@@ -69,6 +69,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 	defer s.unbox(boxes)
 	s.computeBasic()
 	s.markAllRows()
+	s.setAllMoves()
 	limit := s.iters + dualMaxShare*s.m + 100
 	s.dOK = false
 	kept := s.steepest && s.weightsKept && s.weightsAt == s.iters && !s.repaired && len(s.dualWeights) == s.n+s.m
@@ -92,6 +93,7 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			s.resetDualWeights()
 		}
 		s.markAllRows()
+		s.setAllMoves() // a repair moves a column that left
 		return nil
 	}
 	skip := make(map[int]bool)
@@ -138,9 +140,8 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 				continue
 			}
 			// Moving j in a direction it may take must push the
-			// leaving variable towards its bound. (Only the bound of
-			// that direction is read: these loads miss the cache.)
-			if up := sgn*a > 0; up && !(s.x[j] < s.up[j]) || !up && !(sgn*a < 0 && s.x[j] > s.lo[j]) {
+			// leaving variable towards its bound.
+			if mv := s.moves[j]; sgn*a > 0 && mv&moveUp == 0 || !(sgn*a > 0) && !(sgn*a < 0 && mv&moveDown != 0) {
 				continue
 			}
 			// A dual blocker: the variable, |d_j|, α_rj and their ratio.
@@ -234,7 +235,42 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			}
 		}
 		s.updateReducedCosts(q, r)
+		out := s.head[r]
 		s.basisChange(q, r, target, nil)
+		s.setMoves(out)
+	}
+}
+
+// moveUp and moveDown mark in s.moves the directions in which a nonbasic
+// variable may move: below its upper bound, above its lower bound.
+const (
+	moveUp uint8 = 1 << iota
+	moveDown
+)
+
+// setMoves records the directions in which variable j may move. The dual
+// phase's ratio test reads them for every column of the pivot row, where
+// reading x, lo and up missed the cache; they are set for every variable
+// when the phase starts and after each refactorisation, and for each
+// variable that a pivot or a bound flip moves.
+func (s *simplex) setMoves(j int) {
+	var m uint8
+	if s.x[j] < s.up[j] {
+		m |= moveUp
+	}
+	if s.x[j] > s.lo[j] {
+		m |= moveDown
+	}
+	s.moves[j] = m
+}
+
+// setAllMoves is setMoves for every variable.
+func (s *simplex) setAllMoves() {
+	if len(s.moves) != s.n+s.m {
+		s.moves = make([]uint8, s.n+s.m)
+	}
+	for j := range s.moves {
+		s.setMoves(j)
 	}
 }
 
@@ -329,6 +365,7 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 		}
 		delta := to - s.x[j]
 		s.x[j] = to
+		s.setMoves(j)
 		if j >= s.n {
 			s.w[j-s.n] += delta
 			continue

@@ -223,6 +223,9 @@ type simplex struct {
 	// weight in violSq and violWeight (leavingRow).
 	maybeInfeasible, infeasible []uint64
 	violSq, violWeight          []float64
+	// moves holds, during the dual phase, the directions each variable
+	// may move in (setMoves).
+	moves []uint8
 	// perturbs counts the perturbations of this run (perturb); -1 when
 	// it may perturb no more.
 	perturbs int
