@@ -141,7 +141,14 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			}
 			// Moving j in a direction it may take must push the
 			// leaving variable towards its bound.
-			if mv := s.moves[j]; sgn*a > 0 && mv&moveUp == 0 || !(sgn*a > 0) && !(sgn*a < 0 && mv&moveDown != 0) {
+			var need uint8
+			switch sa := sgn * a; {
+			case sa > 0:
+				need = moveUp
+			case sa < 0:
+				need = moveDown
+			}
+			if s.moves[j]&need == 0 {
 				continue
 			}
 			// A dual blocker: the variable, |d_j|, α_rj and their ratio.
@@ -448,7 +455,7 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 
 // markRow marks row i as one whose basic variable's value or weight may
 // have changed.
-func (s *simplex) markRow(i int) { s.maybeInfeasible[i/64] |= 1 << (i % 64) }
+func (s *simplex) markRow(i int) { s.maybeInfeasible[uint(i)/64] |= 1 << (uint(i) % 64) }
 
 // markAllRows marks every row, after the basic values were recomputed or
 // the weights reset.
