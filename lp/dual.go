@@ -407,7 +407,7 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 // 15.4 and 15.5 s to 14.4 and 13.9 s (1,024 users × 10 types, whose cold
 // solve keeps most rows infeasible, 27.9 and 28.0 s). Reading the
 // infeasible rows' values by row rather than through head, x, lo, up and
-// dualWeights took a further 4% from 256 users × 10 types
+// dualWeights took a further 3.6% from 256 users × 10 types
 // (docs/benchmarks/lp.md).
 func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 	for w, word := range s.maybeInfeasible {
