@@ -240,11 +240,11 @@ const maxBlockLanes = 32
 // vector l at v[i*lanes+l]. One pass over the etas for all of them reads
 // each entry once instead of once a vector.
 func (f *etaFile) btranBlock(v []float64, lanes int) {
-	var buf [maxBlockLanes]float64
-	s := buf[:lanes]
 	for k := len(f.piv) - 1; k >= 0; k-- {
+		// The pivot's lanes are summed in place: an eta holds no entry
+		// on its own pivot row, so they overlap none of the others.
 		r := f.piv[k] * lanes
-		copy(s, v[r:r+lanes])
+		s := v[r : r+lanes : r+lanes]
 		for p := f.start[k]; p < f.start[k+1]; p++ {
 			a, i := f.val[p], f.idx[p]*lanes
 			x := v[i : i+lanes : i+lanes]
@@ -254,8 +254,8 @@ func (f *etaFile) btranBlock(v []float64, lanes int) {
 			}
 		}
 		d := 1 / f.pval[k]
-		for l, x := range s {
-			v[r+l] = x * d
+		for l := range s {
+			s[l] *= d
 		}
 	}
 }
