@@ -222,13 +222,20 @@ func (s *simplex) dualPhase(ctx context.Context, maxIter int) (bool, error) {
 			if wi != 0 {
 				j := s.head[i]
 				s.x[j] -= wi * step
-				s.markRow(i)
 				a := wi / wr
 				switch {
 				case !steep:
 					s.dualWeights[j] = max(s.dualWeights[j], a*a*weight)
 				case i != r:
 					s.dualWeights[j] = max(s.dualWeights[j]-2*a*s.tau[i]+a*a*weight, steepMin)
+				}
+				// Row r changes hands below: leavingRow looks at it
+				// again. The others are brought up to date here, while
+				// their values are at hand.
+				if i == r {
+					s.markRow(i)
+				} else {
+					s.noteRow(i, j)
 				}
 			}
 		}
@@ -397,9 +404,10 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 // none is left outside skip.
 //
 // Each row's squared infeasibility and weight are kept by row (violSq,
-// violWeight) for the rows marked infeasible in s.infeasible, and brought
-// up to date only for the rows marked in s.maybeInfeasible (markRow), those
-// whose basic value or weight has changed since; the pivots are those of a
+// violWeight) for the rows marked infeasible in s.infeasible (noteRow),
+// brought up to date by the pivot's update of the basic values and, here,
+// for the rows marked in s.maybeInfeasible (markRow), those whose basic
+// value or weight has changed otherwise since; the pivots are those of a
 // scan of every row (the same iterations on the OEF, max-min and
 // water-filling benchmarks). A scan of every row was about a tenth of the
 // pure-Go simplex's time on cooperative OEF with distinct rows; the exact
@@ -412,22 +420,9 @@ func (s *simplex) flip(flips []blocker, sgn float64) {
 func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 	for w, word := range s.maybeInfeasible {
 		for word != 0 {
-			b := bits.TrailingZeros64(word)
+			i := w*64 + bits.TrailingZeros64(word)
 			word &= word - 1
-			i := w*64 + b
-			j := s.head[i]
-			x, lo, up := s.x[j], s.lo[j], s.up[j]
-			switch below, above := lo-x, x-up; {
-			case below > tol(lo):
-				s.violSq[i] = below * below
-			case above > tol(up):
-				s.violSq[i] = above * above
-			default:
-				s.infeasible[w] &^= 1 << b
-				continue
-			}
-			s.violWeight[i] = s.dualWeights[j]
-			s.infeasible[w] |= 1 << b
+			s.noteRow(i, s.head[i])
 		}
 		s.maybeInfeasible[w] = 0
 	}
@@ -451,6 +446,24 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 		return r, below, s.lo[j]
 	}
 	return r, s.x[j] - s.up[j], s.up[j]
+}
+
+// noteRow records whether row i's basic variable j is infeasible and, if
+// it is, its squared infeasibility and weight, for leavingRow.
+func (s *simplex) noteRow(i, j int) {
+	x, lo, up := s.x[j], s.lo[j], s.up[j]
+	w, bit := uint(i)/64, uint64(1)<<(uint(i)%64)
+	switch below, above := lo-x, x-up; {
+	case below > tol(lo):
+		s.violSq[i] = below * below
+	case above > tol(up):
+		s.violSq[i] = above * above
+	default:
+		s.infeasible[w] &^= bit
+		return
+	}
+	s.violWeight[i] = s.dualWeights[j]
+	s.infeasible[w] |= bit
 }
 
 // markRow marks row i as one whose basic variable's value or weight may
