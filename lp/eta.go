@@ -249,7 +249,17 @@ func (f *etaFile) btranBlock(v []float64, lanes int) {
 			a, i := f.val[p], f.idx[p]*lanes
 			x := v[i : i+lanes : i+lanes]
 			x = x[:len(s)]
-			for l := range s {
+			// Four lanes a step: a quarter less time than one a step
+			// (a scratch benchmark of this loop alone), the same sums.
+			l := 0
+			for ; l+4 <= len(s); l += 4 {
+				ss, xx := s[l:l+4:l+4], x[l:l+4:l+4]
+				ss[0] -= a * xx[0]
+				ss[1] -= a * xx[1]
+				ss[2] -= a * xx[2]
+				ss[3] -= a * xx[3]
+			}
+			for ; l < len(s); l++ {
 				s[l] -= a * x[l]
 			}
 		}
