@@ -91,11 +91,16 @@ func (s *simplex) pivotRow() {
 			}
 		}
 	} else {
+		if !s.basicOK {
+			s.syncBasic()
+		} else if checkIsBasic {
+			s.verifyBasic()
+		}
 		for _, i := range s.rhoNZ {
 			r := s.rho[i]
 			for _, e := range s.rowEnt[s.rowStart[i]:s.rowStart[i+1]] {
 				j := e.row
-				if s.where[j] >= 0 {
+				if s.isBasic[j] {
 					continue
 				}
 				if !s.inRow[j] {
@@ -115,6 +120,37 @@ func (s *simplex) pivotRow() {
 			s.alphaNZ = append(s.alphaNZ, j)
 		}
 	}
+}
+
+// checkIsBasic makes pivotRow compare isBasic with where whenever it
+// relies on it, counting the checks and the variables that disagree in
+// isBasicChecks and isBasicWrong (for tests).
+var (
+	checkIsBasic                bool
+	isBasicChecks, isBasicWrong int
+)
+
+// verifyBasic counts a check of isBasic against where, and each variable
+// where they disagree.
+func (s *simplex) verifyBasic() {
+	isBasicChecks++
+	for j, p := range s.where {
+		if s.isBasic[j] != (p >= 0) {
+			isBasicWrong++
+		}
+	}
+}
+
+// syncBasic sets isBasic from where. Every change of where but a pivot's
+// (basisChange, which keeps isBasic) clears basicOK.
+func (s *simplex) syncBasic() {
+	if len(s.isBasic) != len(s.where) {
+		s.isBasic = make([]bool, len(s.where))
+	}
+	for j, p := range s.where {
+		s.isBasic[j] = p >= 0
+	}
+	s.basicOK = true
 }
 
 // computeReducedCosts sets s.y = B⁻ᵀc_B for the objective and s.d to the

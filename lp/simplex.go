@@ -191,6 +191,10 @@ type simplex struct {
 	alpha          []float64
 	alphaNZ, rhoNZ []int
 	inRow          []bool
+	// isBasic[j] is where[j] >= 0 while basicOK (syncBasic): the pivot
+	// row's test of each entry's column, in a byte rather than an int.
+	isBasic []bool
+	basicOK bool
 	// A by row, for the pivot row (buildRows): row i is
 	// rowEnt[rowStart[i]:rowStart[i+1]], each entry naming its column.
 	rowStart []int
@@ -288,6 +292,7 @@ func newSimplex(ctx context.Context, m *Model) (*simplex, error) {
 // pivot rule; those left without a row stay nonbasic, and the rows left
 // without a column take their logicals back.
 func (s *simplex) crash(b Basis) {
+	s.basicOK = false
 	if len(b.Vars) == 0 || len(b.Tight) == 0 {
 		return
 	}
@@ -354,6 +359,7 @@ func (s *simplex) illConditioned() bool {
 // column that was basic at the bound its cost favours; the next run
 // refactorises.
 func (s *simplex) restartFromSlacks() {
+	s.basicOK = false
 	for i, j := range s.head {
 		if j < s.n {
 			s.where[j] = -1
@@ -382,6 +388,7 @@ func restingValue(lo, up, c float64) float64 {
 // addRows appends the rows of m not yet loaded, scaled, each with its
 // logical variable basic; the next run refactorises.
 func (s *simplex) addRows(ctx context.Context, m *Model) error {
+	s.basicOK = false
 	if s.cnorm != nil && len(m.rows) == s.loaded {
 		return nil
 	}
@@ -553,6 +560,7 @@ func (s *simplex) dropRows(rows []Row) []Row {
 // basic, with their logicals; the other variables keep their values and
 // basic or nonbasic status, and the next run refactorises.
 func (s *simplex) removeRows(gone []bool) {
+	s.basicOK = false
 	n := s.n
 	newRow := make([]int, s.m)
 	m := 0
@@ -677,6 +685,7 @@ func (s *simplex) column(j int, w []float64) {
 // cooperative OEF's warm rounds (650 rows) the factor fell from 15,800
 // nonzeros to 7,700.
 func (s *simplex) refactor(ctx context.Context) error {
+	s.basicOK = false
 	m, n := s.m, s.n
 	s.eta.reset()
 	s.upper.reset()
@@ -967,6 +976,7 @@ func dropRow(es []spxEntry, r int) []spxEntry {
 
 // fillLogicals makes each free row's logical variable basic in it.
 func (s *simplex) fillLogicals(free []bool) {
+	s.basicOK = false
 	for i, f := range free {
 		if f {
 			s.head[i] = s.n + i
@@ -1635,6 +1645,9 @@ func (s *simplex) basisChange(q, r int, at float64, nz []int) {
 	s.obj += s.cost[out] * (at - s.x[out])
 	s.x[out] = at
 	s.where[out] = -1
+	if s.basicOK {
+		s.isBasic[out], s.isBasic[q] = false, true
+	}
 	if !s.inBump[r] {
 		s.grow(r)
 	}
