@@ -93,7 +93,7 @@ func (s *simplex) pivotRow() {
 	} else {
 		if !s.basicOK {
 			s.syncBasic()
-		} else if checkIsBasic {
+		} else if s.checkBasic {
 			s.verifyBasic()
 		}
 		for _, i := range s.rhoNZ {
@@ -122,21 +122,13 @@ func (s *simplex) pivotRow() {
 	}
 }
 
-// checkIsBasic makes pivotRow compare isBasic with where whenever it
-// relies on it, counting the checks and the variables that disagree in
-// isBasicChecks and isBasicWrong (for tests).
-var (
-	checkIsBasic                bool
-	isBasicChecks, isBasicWrong int
-)
-
-// verifyBasic counts a check of isBasic against where, and each variable
-// where they disagree.
+// verifyBasic counts a check of isBasic against where (for tests, when
+// checkBasic is set), and each variable where they disagree.
 func (s *simplex) verifyBasic() {
-	isBasicChecks++
+	s.basicChecks++
 	for j, p := range s.where {
 		if s.isBasic[j] != (p >= 0) {
-			isBasicWrong++
+			s.basicWrong++
 		}
 	}
 }

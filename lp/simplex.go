@@ -195,6 +195,11 @@ type simplex struct {
 	// row's test of each entry's column, in a byte rather than an int.
 	isBasic []bool
 	basicOK bool
+	// checkBasic makes pivotRow compare isBasic with where whenever it
+	// relies on it, counting the checks and the variables that disagree
+	// (verifyBasic; for tests).
+	checkBasic              bool
+	basicChecks, basicWrong int
 	// A by row, for the pivot row (buildRows): row i is
 	// rowEnt[rowStart[i]:rowStart[i+1]], each entry naming its column.
 	rowStart []int
