@@ -453,10 +453,12 @@ func (s *simplex) leavingRow(skip map[int]bool) (r int, worst, target float64) {
 func (s *simplex) noteRow(i, j int) {
 	x, lo, up := s.x[j], s.lo[j], s.up[j]
 	w, bit := uint(i)/64, uint64(1)<<(uint(i)%64)
+	// Most rows are within their bounds: the tolerances (tol > 0) are
+	// worked out only for a value past one.
 	switch below, above := lo-x, x-up; {
-	case below > tol(lo):
+	case below > 0 && below > tol(lo):
 		s.violSq[i] = below * below
-	case above > tol(up):
+	case above > 0 && above > tol(up):
 		s.violSq[i] = above * above
 	default:
 		s.infeasible[w] &^= bit
