@@ -164,13 +164,17 @@ func (f *etaFile) ftran(v []float64) {
 			f.rowStep(k, v)
 			continue
 		}
-		a := f.scalePivot(k, v)
-		if a == 0 {
-			continue
+		if a := f.scalePivot(k, v); a != 0 {
+			f.subtract(k, v, a)
 		}
-		for p := f.start[k]; p < f.start[k+1]; p++ {
-			v[f.idx[p]] -= f.val[p] * a
-		}
+	}
+}
+
+// subtract takes a times eta k's off-pivot entries from v.
+func (f *etaFile) subtract(k int, v []float64, a float64) {
+	val := f.val[f.start[k]:f.start[k+1]]
+	for p, i := range f.idx[f.start[k]:f.start[k+1]] {
+		v[i] -= val[p] * a
 	}
 }
 
@@ -188,21 +192,17 @@ func (f *etaFile) ftran2(v, u []float64) {
 		// One of the two is often zero on the pivot (the entering
 		// column is sparser than ρ): the loop then leaves it alone.
 		a, b := f.scalePivot(k, v), f.scalePivot(k, u)
-		idx, val := f.idx[f.start[k]:f.start[k+1]], f.val[f.start[k]:f.start[k+1]]
 		switch {
 		case a != 0 && b != 0:
+			idx, val := f.idx[f.start[k]:f.start[k+1]], f.val[f.start[k]:f.start[k+1]]
 			for p, i := range idx {
 				v[i] -= val[p] * a
 				u[i] -= val[p] * b
 			}
 		case a != 0:
-			for p, i := range idx {
-				v[i] -= val[p] * a
-			}
+			f.subtract(k, v, a)
 		default:
-			for p, i := range idx {
-				u[i] -= val[p] * b
-			}
+			f.subtract(k, u, b)
 		}
 	}
 }

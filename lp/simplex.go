@@ -890,13 +890,9 @@ func (s *simplex) ftran2(v, u []float64) {
 				u[e.row] -= e.val * b
 			}
 		case a != 0:
-			for _, e := range s.lowerOf[p] {
-				v[e.row] -= e.val * a
-			}
+			s.lowerStep(v, p, a)
 		case b != 0:
-			for _, e := range s.lowerOf[p] {
-				u[e.row] -= e.val * b
-			}
+			s.lowerStep(u, p, b)
 		}
 	}
 }
@@ -904,13 +900,17 @@ func (s *simplex) ftran2(v, u []float64) {
 // lower subtracts B₂₁x₁ from v's rows off the bump.
 func (s *simplex) lower(v []float64) {
 	for _, p := range s.bumpRows {
-		a := v[p]
-		if a == 0 {
-			continue
+		if a := v[p]; a != 0 {
+			s.lowerStep(v, p, a)
 		}
-		for _, e := range s.lowerOf[p] {
-			v[e.row] -= e.val * a
-		}
+	}
+}
+
+// lowerStep takes a times the column basic at bump position p, off the
+// bump, from v.
+func (s *simplex) lowerStep(v []float64, p int, a float64) {
+	for _, e := range s.lowerOf[p] {
+		v[e.row] -= e.val * a
 	}
 }
 
