@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/gpufair/gpufair/internal/stat"
 )
@@ -18,6 +20,10 @@ var measured embed.FS
 //
 //	h100.json    Gavel's 26 job types on an NVIDIA H100 80GB HBM3 (2026-11-28)
 //	h100.log     gpu-probe's output from those runs, as printed
+//	h200.json    the same on an NVIDIA H200 (2026-11-28): h200-part1.json
+//	             and h200-part2.json, two gpu-probe -rows runs on one machine
+//	             (1 and 2 runs of each job type), merged by MergeMeasured
+//	h200.log     gpu-probe's output from those two runs
 //
 // Read a row with LoadMeasured. Unlike Gavel's files these were measured with
 // gpufair's own profiler (examples/gpu-probe) and job loops
@@ -34,7 +40,7 @@ type MeasuredRow struct {
 	CUDA     string        `json:"cuda"`
 	Software string        `json:"software"` // the framework and libraries the jobs ran on
 	Host     string        `json:"host"`
-	Date     string        `json:"date"` // when it was measured, as YYYY-MM-DD
+	Date     string        `json:"date"` // when it was measured, as YYYY-MM-DD (a merged row's dates joined by "; ")
 	Unit     string        `json:"unit"`
 	Command  string        `json:"command"` // the profiler's command line
 	Method   string        `json:"method"`  // how a rate was taken
@@ -124,4 +130,72 @@ func (j MeasuredJob) check(seen map[string]bool) error {
 		return fmt.Errorf("rate %v is not the median of its runs, %v", j.Rate, m)
 	}
 	return nil
+}
+
+// MergeMeasured joins rows measured on the same GPU type, product, driver,
+// software, host and unit, for example two profiler runs that one machine's
+// time did not fit into one: each job type's runs are those of every row in
+// order, and its rate is their median. Job types come in the order the rows
+// first list them, and one not measured in any row keeps the first row's note.
+// Where the rows differ in date, command or method, the merged row lists each
+// distinct value, joined by "; ". The rows are not modified. An error names
+// the first row, by its index, that cannot join the first, and why.
+func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("data: no rows to merge")
+	}
+	for i, r := range rows {
+		if r == nil {
+			return nil, fmt.Errorf("data: row %d is nil", i)
+		}
+	}
+	first := rows[0]
+	out := &MeasuredRow{GPUType: first.GPUType, Product: first.Product, Driver: first.Driver, CUDA: first.CUDA,
+		Software: first.Software, Host: first.Host, Unit: first.Unit}
+	var dates, commands, methods []string
+	at := map[string]int{} // job type → index in out.Jobs
+	for i, r := range rows {
+		for _, f := range [...]struct{ name, got, want string }{
+			{"gpu_type", r.GPUType, first.GPUType}, {"product", r.Product, first.Product},
+			{"driver", r.Driver, first.Driver}, {"cuda", r.CUDA, first.CUDA},
+			{"software", r.Software, first.Software}, {"host", r.Host, first.Host}, {"unit", r.Unit, first.Unit},
+		} {
+			if f.got != f.want {
+				return nil, fmt.Errorf("data: row %d's %s %q is not row 0's %q: its runs measure something else", i, f.name, f.got, f.want)
+			}
+		}
+		dates, commands, methods = appendNew(dates, r.Date), appendNew(commands, r.Command), appendNew(methods, r.Method)
+		for _, j := range r.Jobs {
+			k, ok := at[j.JobType]
+			if !ok {
+				at[j.JobType] = len(out.Jobs)
+				j.Runs = slices.Clone(j.Runs)
+				out.Jobs = append(out.Jobs, j)
+				continue
+			}
+			m := &out.Jobs[k]
+			if j.Job != m.Job || j.Batch != m.Batch {
+				return nil, fmt.Errorf("data: row %d runs %q as job %q at batch %d, an earlier row as %q at batch %d",
+					i, j.JobType, j.Job, j.Batch, m.Job, m.Batch)
+			}
+			m.Runs = append(m.Runs, j.Runs...)
+		}
+	}
+	for k := range out.Jobs {
+		j := &out.Jobs[k]
+		j.Rate = stat.Median(j.Runs)
+		if j.Measured() {
+			j.Note = ""
+		}
+	}
+	out.Date, out.Command, out.Method = strings.Join(dates, "; "), strings.Join(commands, "; "), strings.Join(methods, "; ")
+	return out, nil
+}
+
+// appendNew appends s to xs unless xs holds it or it is empty.
+func appendNew(xs []string, s string) []string {
+	if s == "" || slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
 }

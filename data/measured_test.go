@@ -9,66 +9,81 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpufair/gpufair/data"
 )
 
-// TestMeasuredH100 checks the H100 row against Gavel's table: one entry for
-// each of Gavel's 26 job types at scale 1 and for nothing else, each at the
-// batch size its name gives, all measured but the one whose note says why
-// not, with the provenance filled in.
-func TestMeasuredH100(t *testing.T) {
-	r, err := data.LoadMeasured(data.Measured(), "h100.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for field, v := range map[string]string{"gpu_type": r.GPUType, "product": r.Product, "driver": r.Driver,
-		"cuda": r.CUDA, "software": r.Software, "host": r.Host, "date": r.Date, "unit": r.Unit,
-		"command": r.Command, "method": r.Method} {
-		if v == "" {
-			t.Errorf("no %s", field)
-		}
-	}
-	if r.GPUType != "h100" || !strings.Contains(r.Product, "H100") {
-		t.Errorf("GPU type %q, product %q", r.GPUType, r.Product)
-	}
+// TestMeasuredRows checks each measured row against Gavel's table: one entry
+// for each of Gavel's 26 job types at scale 1 and for nothing else, each at
+// the batch size its name gives, all measured but those whose note says why
+// not, with the provenance filled in. The H100 row lacks Transformer (batch
+// size 128); gpu-probe wrote the H200 row before it took -cuda, so its CUDA
+// version is in its software field only.
+func TestMeasuredRows(t *testing.T) {
 	gavel, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{}
-	for _, j := range gavel.JobTypes() {
-		if j.Scale == 1 {
-			want[j.Model] = true
-		}
-	}
-	measured := 0
-	for _, j := range r.Jobs {
-		if !want[j.JobType] {
-			t.Errorf("%q is not one of Gavel's job types at scale 1", j.JobType)
-		}
-		delete(want, j.JobType)
-		if strings.Contains(j.JobType, "batch size") && !strings.Contains(j.JobType, fmt.Sprintf("(batch size %d)", j.Batch)) {
-			t.Errorf("%q ran at batch %d", j.JobType, j.Batch)
-		}
-		rate, ok := r.Rate(j.JobType)
-		switch {
-		case j.Measured():
-			measured++
-			if !ok || rate != j.Rate || rate <= 0 {
-				t.Errorf("%q: Rate() = %v, %v; want %v", j.JobType, rate, ok, j.Rate)
+	for _, tc := range []struct {
+		file, gpuType, product string
+		notMeasured            []string
+	}{
+		{"h100.json", "h100", "H100", []string{"Transformer (batch size 128)"}},
+		{"h200.json", "h200", "H200", nil},
+	} {
+		t.Run(tc.gpuType, func(t *testing.T) {
+			r, err := data.LoadMeasured(data.Measured(), tc.file)
+			if err != nil {
+				t.Fatal(err)
 			}
-		case ok || j.Note == "":
-			t.Errorf("%q: not measured, yet Rate() = %v, %v and note %q", j.JobType, rate, ok, j.Note)
-		}
-	}
-	if len(want) > 0 {
-		t.Errorf("Gavel's job types missing from the row: %v", want)
-	}
-	if measured != 25 {
-		t.Errorf("%d job types measured, want 25 (all but Transformer (batch size 128))", measured)
-	}
-	if _, ok := r.Rate("Transformer (batch size 128)"); ok {
-		t.Error("Transformer (batch size 128) was not measured, yet has a rate")
+			for field, v := range map[string]string{"gpu_type": r.GPUType, "product": r.Product, "driver": r.Driver,
+				"software": r.Software, "host": r.Host, "date": r.Date, "unit": r.Unit,
+				"command": r.Command, "method": r.Method} {
+				if v == "" {
+					t.Errorf("no %s", field)
+				}
+			}
+			if r.CUDA == "" && !strings.Contains(r.Software, "CUDA") {
+				t.Errorf("no CUDA version in cuda or software %q", r.Software)
+			}
+			if r.GPUType != tc.gpuType || !strings.Contains(r.Product, tc.product) {
+				t.Errorf("GPU type %q, product %q", r.GPUType, r.Product)
+			}
+			want := map[string]bool{}
+			for _, j := range gavel.JobTypes() {
+				if j.Scale == 1 {
+					want[j.Model] = true
+				}
+			}
+			var notMeasured []string
+			for _, j := range r.Jobs {
+				if !want[j.JobType] {
+					t.Errorf("%q is not one of Gavel's job types at scale 1", j.JobType)
+				}
+				delete(want, j.JobType)
+				if strings.Contains(j.JobType, "batch size") && !strings.Contains(j.JobType, fmt.Sprintf("(batch size %d)", j.Batch)) {
+					t.Errorf("%q ran at batch %d", j.JobType, j.Batch)
+				}
+				rate, ok := r.Rate(j.JobType)
+				switch {
+				case j.Measured():
+					if !ok || rate != j.Rate || rate <= 0 {
+						t.Errorf("%q: Rate() = %v, %v; want %v", j.JobType, rate, ok, j.Rate)
+					}
+				case ok || j.Note == "":
+					t.Errorf("%q: not measured, yet Rate() = %v, %v and note %q", j.JobType, rate, ok, j.Note)
+				default:
+					notMeasured = append(notMeasured, j.JobType)
+				}
+			}
+			if len(want) > 0 {
+				t.Errorf("Gavel's job types missing from the row: %v", want)
+			}
+			if !slices.Equal(notMeasured, tc.notMeasured) {
+				t.Errorf("job types not measured: %q, want %q", notMeasured, tc.notMeasured)
+			}
+		})
 	}
 }
 
@@ -155,6 +170,119 @@ func TestMeasuredH100MatchesLog(t *testing.T) {
 		}
 		if ok && (p.Rate != j.Rate || !slices.Equal(p.Runs, j.Runs)) {
 			t.Errorf("%s: row %v %v, log %v %v", j.JobType, j.Rate, j.Runs, p.Rate, p.Runs)
+		}
+	}
+}
+
+// TestMeasuredH200IsMerged checks that h200.json is what MergeMeasured makes
+// of the two rows gpu-probe wrote, and that those rows hold the runs
+// gpu-probe printed (h200.log, to the 4 significant digits it prints): three
+// runs of each job type, the first from the first command.
+func TestMeasuredH200IsMerged(t *testing.T) {
+	var parts []*data.MeasuredRow
+	for _, name := range []string{"h200-part1.json", "h200-part2.json"} {
+		r, err := data.LoadMeasured(data.Measured(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, r)
+	}
+	merged, err := data.MergeMeasured(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := data.LoadMeasured(data.Measured(), "h200.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(merged, h200); diff != "" {
+		t.Errorf("h200.json is not the merge of its parts (-merged +file):\n%s", diff)
+	}
+	for _, j := range h200.Jobs {
+		if len(j.Runs) != 3 {
+			t.Errorf("%s: %d runs, want 3", j.JobType, len(j.Runs))
+		}
+	}
+	log, err := fs.ReadFile(data.Measured(), "h200.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The log prints, for each part in turn, "<job type>: profiling …" and
+	// then "  h200: <rate> (runs [<runs>])".
+	var printed []string
+	cur := ""
+	for _, line := range strings.Split(string(log), "\n") {
+		if name, _, ok := strings.Cut(line, ": profiling "); ok {
+			cur = name
+		} else if rest, ok := strings.CutPrefix(line, "  h200: "); ok && cur != "" {
+			printed = append(printed, cur+": "+rest)
+			cur = ""
+		}
+	}
+	var want []string
+	for _, p := range parts {
+		for _, j := range p.Jobs {
+			runs := make([]string, len(j.Runs))
+			for i, x := range j.Runs {
+				runs[i] = strconv.FormatFloat(x, 'g', 4, 64)
+			}
+			want = append(want, fmt.Sprintf("%s: %s (runs [%s])", j.JobType, strconv.FormatFloat(j.Rate, 'g', 4, 64), strings.Join(runs, " ")))
+		}
+	}
+	if diff := cmp.Diff(want, printed); diff != "" {
+		t.Errorf("the parts' runs are not those printed (-parts +log):\n%s", diff)
+	}
+}
+
+func TestMergeMeasured(t *testing.T) {
+	a := &data.MeasuredRow{GPUType: "h200", Product: "P", Driver: "1", Software: "S", Host: "vm", Unit: "steps/s",
+		Date: "2026-11-28", Command: "run 1", Method: "m", Jobs: []data.MeasuredJob{
+			{JobType: "A", Job: "a", Batch: 16, Runs: []float64{4}, Rate: 4},
+			{JobType: "B", Job: "b", Runs: []float64{}, Note: "not measured: timeout"},
+			{JobType: "C", Job: "c", Runs: []float64{}, Note: "not measured: out of memory"},
+		}}
+	b := *a
+	b.Date, b.Command = "2026-11-29", "run 2"
+	b.Jobs = []data.MeasuredJob{
+		{JobType: "C", Job: "c", Runs: []float64{}, Note: "not measured: out of memory again"},
+		{JobType: "A", Job: "a", Batch: 16, Runs: []float64{1, 2}, Rate: 1.5},
+		{JobType: "B", Job: "b", Runs: []float64{7}, Rate: 7},
+		{JobType: "D", Job: "d", Runs: []float64{3}, Rate: 3},
+	}
+	before := fmt.Sprint(a, b)
+	got, err := data.MergeMeasured(a, &b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &data.MeasuredRow{GPUType: "h200", Product: "P", Driver: "1", Software: "S", Host: "vm", Unit: "steps/s",
+		Date: "2026-11-28; 2026-11-29", Command: "run 1; run 2", Method: "m", Jobs: []data.MeasuredJob{
+			{JobType: "A", Job: "a", Batch: 16, Runs: []float64{4, 1, 2, 4}, Rate: 3},
+			{JobType: "B", Job: "b", Runs: []float64{7}, Rate: 7},
+			{JobType: "C", Job: "c", Runs: []float64{}, Note: "not measured: out of memory"},
+			{JobType: "D", Job: "d", Runs: []float64{3}, Rate: 3},
+		}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged row (-want +got):\n%s", diff)
+	}
+	if after := fmt.Sprint(a, b); after != before {
+		t.Errorf("the rows changed: %s, then %s", before, after)
+	}
+
+	other := b
+	other.Software = "T"
+	batch := b
+	batch.Jobs = []data.MeasuredJob{{JobType: "A", Job: "a", Batch: 32, Runs: []float64{1}, Rate: 1}}
+	for name, tc := range map[string]struct {
+		rows []*data.MeasuredRow
+		want string
+	}{
+		"none":           {nil, "no rows"},
+		"nil":            {[]*data.MeasuredRow{a, nil}, "row 1 is nil"},
+		"other software": {[]*data.MeasuredRow{a, a, &other}, `row 2's software "T"`},
+		"other batch":    {[]*data.MeasuredRow{a, &batch}, `row 1 runs "A" as job "a" at batch 32`},
+	} {
+		if _, err := data.MergeMeasured(tc.rows...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
 	}
 }

@@ -1,20 +1,20 @@
 // Package gpu probes real NVIDIA devices through NVML and measures a
 // workload's throughput on each GPU type to fill a speedup matrix.
 //
-// # Status: one real GPU, and go-nvml's mock for the rest
+// # Status: single-GPU machines, and go-nvml's mock for the rest
 //
 // The tests drive the probe through go-nvml's mock
 // (github.com/NVIDIA/go-nvml/pkg/nvml/mock, including its DGX A100 model,
 // completed by package nvmlmock), and TestProbeLocalAgreesWithNvidiaSMI
 // checks ProbeLocal against nvidia-smi wherever a driver is present. That
-// test has passed on one machine: a single NVIDIA H100 80GB HBM3, driver
-// 580.159.04, in a virtual machine. There the probe and nvidia-smi agreed
-// on UUID, name, memory, PCI bus id and compute capability; NVML knew no
-// NUMA node, and MIG was off. The profiler ran
-// examples/gpu-probe/train.py and Gavel's 26 job types there
-// (docs/benchmarks/gpu.md; the rates are package data's Measured row). That
-// machine's NVML answers, recorded by nvmlmock.Record, are a fixture under
-// testdata that TestProbeRecordedH100 replays on any machine. Several GPUs,
+// test has passed on virtual machines with one GPU each, driver 580.159.04:
+// NVIDIA H100 80GB HBM3s and H200s. There the probe and nvidia-smi agreed on
+// UUID, name, memory, PCI bus id and compute capability; NVML knew no NUMA
+// node, and MIG was off. The profiler ran examples/gpu-probe/train.py and
+// Gavel's 26 job types on both types (docs/benchmarks/gpu.md; the rates are
+// package data's Measured rows). One machine of each type had its NVML
+// answers recorded by nvmlmock.Record, as fixtures under testdata that
+// TestProbeRecorded replays on any machine. Several GPUs,
 // NVLink and NVSwitch fabrics, and MIG on real hardware have been seen only
 // through the mock: a real driver's answers to those queries may differ
 // from it. On a machine without a driver, as on CI, ProbeLocal returns

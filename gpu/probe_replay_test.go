@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -116,36 +117,49 @@ func TestReplayRefusesWhatWasNotRecorded(t *testing.T) {
 	}
 }
 
-// TestProbeRecordedH100 replays the NVML answers recorded on a real machine
-// (testdata/h100-vm: one NVIDIA H100 80GB HBM3 in a virtual machine, driver
-// 580.159.04, recorded by gpu-probe -record on 2026-11-28 with nvidia-smi's
-// view of the same device beside it) and checks the probe's reading of them:
-// it agrees with nvidia-smi, types the device h100, and reads the queries
-// that machine did not support (NUMA node, NVLink) as unknown and none.
-func TestProbeRecordedH100(t *testing.T) {
-	b, err := os.ReadFile("testdata/h100-vm/nvml.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gpu.Probe(replayJSON(t, b), &gpu.Settings{Name: "vm"})
-	if err != nil {
-		t.Fatalf("Probe: %v", err)
-	}
-	smi, err := os.ReadFile("testdata/h100-vm/nvidia-smi.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agreesWithNvidiaSMI(t, h, string(smi))
-	want := &gpu.Host{Name: "vm", Driver: "580.159.04", Devices: []gpu.Device{{
-		Index: 0, UUID: "GPU-954b5441-0aff-f935-6875-53ec485da414", Name: "NVIDIA H100 80GB HBM3", Type: "h100",
-		MemoryBytes: 85520809984, ComputeCapability: gpu.ComputeCapability{Major: 9}, PCIBusID: "0000:00:06.0",
-		NUMANode: -1, MIG: gpu.MIG{Supported: true},
-	}}}
-	if diff := cmp.Diff(want, h); diff != "" {
-		t.Errorf("probe of the recorded H100 (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]topology.Server{{Name: "vm", Type: "h100", GPUs: 1}}, h.Servers()); diff != "" {
-		t.Errorf("Servers() (-want +got):\n%s", diff)
+// TestProbeRecorded replays the NVML answers recorded on real machines by
+// gpu-probe -record, each with nvidia-smi's view of the same device beside
+// it, and checks the probe's reading of them: it agrees with nvidia-smi, types
+// the device, and reads the queries those machines did not support (NUMA
+// node, NVLink) as unknown and none. Both are one GPU in a virtual machine,
+// driver 580.159.04, recorded on 2026-11-28: testdata/h100-vm an NVIDIA H100
+// 80GB HBM3, testdata/h200-vm an NVIDIA H200.
+func TestProbeRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		dir         string
+		uuid, name  string
+		typ         topology.GPUType
+		memoryBytes uint64
+	}{
+		{"h100-vm", "GPU-954b5441-0aff-f935-6875-53ec485da414", "NVIDIA H100 80GB HBM3", "h100", 85520809984},
+		{"h200-vm", "GPU-6bd0145e-e041-4ea6-732b-2b6fede0cd28", "NVIDIA H200", "h200", 150754820096},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", tc.dir, "nvml.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := gpu.Probe(replayJSON(t, b), &gpu.Settings{Name: "vm"})
+			if err != nil {
+				t.Fatalf("Probe: %v", err)
+			}
+			smi, err := os.ReadFile(filepath.Join("testdata", tc.dir, "nvidia-smi.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreesWithNvidiaSMI(t, h, string(smi))
+			want := &gpu.Host{Name: "vm", Driver: "580.159.04", Devices: []gpu.Device{{
+				Index: 0, UUID: tc.uuid, Name: tc.name, Type: tc.typ,
+				MemoryBytes: tc.memoryBytes, ComputeCapability: gpu.ComputeCapability{Major: 9}, PCIBusID: "0000:00:06.0",
+				NUMANode: -1, MIG: gpu.MIG{Supported: true},
+			}}}
+			if diff := cmp.Diff(want, h); diff != "" {
+				t.Errorf("probe of the recording (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]topology.Server{{Name: "vm", Type: tc.typ, GPUs: 1}}, h.Servers()); diff != "" {
+				t.Errorf("Servers() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -153,11 +167,13 @@ func TestProbeRecordedH100(t *testing.T) {
 // driver would not give. Replay must refuse a value it cannot decode, and
 // Probe must not panic on what Replay takes.
 func FuzzReplay(f *testing.F) {
-	b, err := os.ReadFile("testdata/h100-vm/nvml.json")
-	if err != nil {
-		f.Fatal(err)
+	for _, dir := range []string{"h100-vm", "h200-vm"} {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, "nvml.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
 	}
-	f.Add(b)
 	f.Add([]byte(`{"calls": [{"call": "Init()"}, {"call": "DeviceGetCount()", "value": -1}, {"call": "Shutdown()"}]}`))
 	f.Add([]byte(`{"calls": [{"call": "Init()"}, {"call": "DeviceGetCount()", "value": 2}, {"call": "DeviceGetHandleByIndex(0)"},
 		{"call": "dev0.GetMigMode()", "value": [1, 0]}, {"call": "dev0.GetMaxMigDeviceCount()", "value": -3}]}`))

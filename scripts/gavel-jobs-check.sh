@@ -13,11 +13,12 @@
 # versions), nvml.json (the transcript), nvidia-smi.csv, profile.log and a
 # measured row for each GPU type, <type>.json.
 #
-# Each run of a job is a fresh Python process: on an H100 machine with 16
-# cores a run took about 11 s, PyTorch's start included, so the 26 job types
-# take about 5 minutes with REPEATS=1 and 14 with REPEATS=3. PROFILE_LIMIT
-# (seconds) stops the profiling where the machine's time is short; what was
-# measured until then is in profile.log.
+# Each run of a job is a fresh Python process: on H100 and H200 machines
+# with 16 cores a run took 9 to 11 s, PyTorch's start included, so the 26 job
+# types take about 4.5 minutes with REPEATS=1 and 14 with REPEATS=3.
+# PROFILE_LIMIT (seconds) stops the profiling where the machine's time is
+# short; what was measured until then is in profile.log and the rows. Rows
+# of later runs on the same machine join the first with gpu-probe -merge.
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-/tmp}
 REPEATS=${REPEATS:-3}
@@ -38,6 +39,7 @@ nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap --for
 # row (data.LoadMeasured), after each job type.
 sw=$(python3 -c 'import sys, torch, torchvision; print("PyTorch", torch.__version__, "(CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version(), "), torchvision", torchvision.__version__, "Python", sys.version.split()[0])')
 timeout "${PROFILE_LIMIT:-900}" .dev/gpu-probe -repeats "$REPEATS" -timeout 60s \
-	-workloads examples/gpu-probe/gavel_jobs.tsv -rows "$out" -software "$sw" >"$out/profile.log" 2>&1
+	-workloads examples/gpu-probe/gavel_jobs.tsv -rows "$out" -software "$sw" \
+	-cuda "$(python3 -c 'import torch; print(torch.version.cuda)')" >"$out/profile.log" 2>&1
 echo "profile exit $?" >>"$out/profile.log"
 cat "$out/device.log" "$out/profile.log"

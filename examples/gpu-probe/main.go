@@ -12,7 +12,8 @@
 // Usage:
 //
 //	gpu-probe [-name host] [-mock dgxa100] [-record file] [-repeats n] [-timeout d] [command args...]
-//	gpu-probe [flags] -workloads file [-rows dir] [-software text] [-unit text]
+//	gpu-probe [flags] -workloads file [-rows dir] [-software text] [-cuda version] [-unit text]
+//	gpu-probe -merge out.json row.json...
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/train.py
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/gavel_jobs.py --job resnet50 --batch 64
 //
@@ -26,7 +27,12 @@
 // command, split at spaces); gavel_jobs.tsv beside this file lists Gavel's 26
 // job types. With -rows dir it writes dir/<type>.json for each GPU type after
 // each workload: a row that data.LoadMeasured reads, with the driver, the
-// date, this command line, -software and -unit as its provenance.
+// date, this command line, -software, -cuda and -unit as its provenance.
+//
+// -merge out.json joins the rows named after it, written by -rows on one
+// machine in profiler runs one after the other, into one row
+// (data.MergeMeasured: each job type's runs are all the rows' runs, its rate
+// their median) and writes it to out.json, without probing anything.
 //
 // -mock dgxa100 prints go-nvml's mocked DGX A100 instead of probing, so the
 // output can be seen without hardware (a command given then runs on this
@@ -56,10 +62,19 @@ func main() {
 	workloads := flag.String("workloads", "", "profile the workloads this file lists (tab-separated: job type, job, batch, command)")
 	rowsDir := flag.String("rows", "", "with -workloads, write a measured row for each GPU type to this directory")
 	software := flag.String("software", "", "with -rows, the software the workloads ran on, for the rows' provenance")
+	cuda := flag.String("cuda", "", "with -rows, the CUDA version the workloads ran on (NVML's probe does not ask for it)")
 	unit := flag.String("unit", "training steps per second", "with -rows, what the workloads' rates count")
 	repeats := flag.Int("repeats", 3, "runs of the command per GPU type")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit on each run of the command")
+	merge := flag.String("merge", "", "join the measured rows given as arguments into this file, and probe nothing")
 	flag.Parse()
+	if *merge != "" {
+		if *workloads != "" || *rowsDir != "" || *mock != "" || *record != "" {
+			fmt.Fprintln(os.Stderr, "gpu-probe: -merge only joins rows: give it no -workloads, -rows, -mock or -record")
+			os.Exit(2)
+		}
+		os.Exit(mergeRows(*merge, flag.Args()))
+	}
 	prof := gpu.Profiler{Repeats: *repeats, Timeout: *timeout}
 	var ws []workload
 	if *workloads != "" {
@@ -77,7 +92,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gpu-probe: -rows writes the rows of -workloads: give both")
 		os.Exit(2)
 	}
-	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, unit: *unit}))
+	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, cuda: *cuda, unit: *unit}))
 }
 
 func run(name, mock, record string, prof gpu.Profiler, argv []string, ws []workload, rows rowSettings) int {

@@ -59,14 +59,14 @@ func TestProfileRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := run("smoke", "dgxa100", "", gpu.Profiler{Repeats: 3}, nil, ws, rowSettings{dir: dir, software: "none", unit: "steps/s"}); got != 1 {
+	if got := run("smoke", "dgxa100", "", gpu.Profiler{Repeats: 3}, nil, ws, rowSettings{dir: dir, software: "none", cuda: "13.0", unit: "steps/s"}); got != 1 {
 		t.Errorf("exit status %d, want 1 (one workload failed)", got)
 	}
 	r, err := data.LoadMeasured(os.DirFS(dir), "a100.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.GPUType != "a100" || r.Driver == "" || r.Host != "smoke" || r.Software != "none" || r.Unit != "steps/s" || len(r.Jobs) != 2 {
+	if r.GPUType != "a100" || r.Driver == "" || r.Host != "smoke" || r.Software != "none" || r.CUDA != "13.0" || r.Unit != "steps/s" || len(r.Jobs) != 2 {
 		t.Fatalf("row %+v", r)
 	}
 	if a := r.Jobs[0]; a.JobType != "Job A" || a.Job != "a" || a.Batch != 16 || a.Rate != 12.5 || len(a.Runs) != 3 {
@@ -74,6 +74,56 @@ func TestProfileRows(t *testing.T) {
 	}
 	if b := r.Jobs[1]; b.Measured() || !strings.Contains(b.Note, "not measured") {
 		t.Errorf("failed job %+v", b)
+	}
+}
+
+// TestMergeRows joins two rows that -rows wrote into a third and reads it
+// back; no row, a row that is not there, and rows of two GPU types fail.
+func TestMergeRows(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, row string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one := write("1.json", `{"gpu_type": "h200", "jobs": [{"job_type": "A", "batch": 1, "runs": [2], "rate": 2}]}`)
+	two := write("2.json", `{"gpu_type": "h200", "jobs": [{"job_type": "A", "batch": 1, "runs": [4, 9], "rate": 6.5}]}`)
+	other := write("3.json", `{"gpu_type": "h100", "jobs": [{"job_type": "A", "batch": 1, "runs": [4], "rate": 4}]}`)
+	out := filepath.Join(dir, "h200.json")
+	if got := mergeRows(out, []string{one, two}); got != 0 {
+		t.Fatalf("exit status %d", got)
+	}
+	r, err := data.LoadMeasured(os.DirFS(dir), "h200.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Jobs[0]; len(r.Jobs) != 1 || a.Rate != 4 || len(a.Runs) != 3 {
+		t.Errorf("merged row %+v", r)
+	}
+	for _, tc := range []struct {
+		paths []string
+		want  int
+	}{
+		{nil, 2},
+		{[]string{one, filepath.Join(dir, "none.json")}, 1},
+		{[]string{one, other}, 1},
+	} {
+		if got := mergeRows(filepath.Join(dir, "bad.json"), tc.paths); got != tc.want {
+			t.Errorf("merge %q: exit status %d, want %d", tc.paths, got, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.json")); err == nil {
+		t.Error("a failed merge wrote a row")
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	got := commandLine([]string{"gpu-probe", "-repeats", "2", "-software", "PyTorch 2.11 (CUDA 13.0)", "-cuda", "", "it's"})
+	want := `gpu-probe -repeats 2 -software 'PyTorch 2.11 (CUDA 13.0)' -cuda '' 'it'\''s'`
+	if got != want {
+		t.Errorf("commandLine = %s, want %s", got, want)
 	}
 }
 

@@ -70,6 +70,7 @@ func readWorkloads(path string) ([]workload, error) {
 type rowSettings struct {
 	dir      string // where <type>.json goes; "" writes none
 	software string
+	cuda     string
 	unit     string
 }
 
@@ -84,8 +85,8 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 	for _, t := range targets {
 		rows[t.Type] = &data.MeasuredRow{
 			GPUType: string(t.Type), Product: productOf(h, t.UUID), Driver: h.Driver,
-			Software: set.software, Host: h.Name, Date: time.Now().UTC().Format(time.DateOnly), Unit: set.unit,
-			Command: strings.Join(os.Args, " "),
+			CUDA: set.cuda, Software: set.software, Host: h.Name, Date: time.Now().UTC().Format(time.DateOnly), Unit: set.unit,
+			Command: commandLine(os.Args),
 			Method: fmt.Sprintf("gpu.Profiler: %d runs of each command with CUDA_VISIBLE_DEVICES set to one device of the type, "+
 				"each run's rate its last \"rate:\" line; the rate is the median of the runs", max(prof.Repeats, 1)),
 		}
@@ -123,6 +124,20 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 	return status
 }
 
+// commandLine joins args as a shell would read them back: an argument that
+// is empty or holds anything but letters, digits and -_./=:,+ is single-quoted.
+func commandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+") == "" {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}
+
 // productOf returns the product name of the device with UUID uuid.
 func productOf(h *gpu.Host, uuid string) string {
 	for _, d := range h.Devices {
@@ -145,4 +160,32 @@ func writeRow(path string, r *data.MeasuredRow) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// mergeRows reads the measured rows at paths, joins them
+// (data.MergeMeasured) and writes the result to out; it returns the exit
+// status, 2 when no row is given.
+func mergeRows(out string, paths []string) int {
+	if len(paths) == 0 {
+		fmt.Fprintln(os.Stderr, "gpu-probe: -merge needs the rows to join as arguments")
+		return 2
+	}
+	rows := make([]*data.MeasuredRow, len(paths))
+	for i, p := range paths {
+		r, err := data.LoadMeasured(os.DirFS(filepath.Dir(p)), filepath.Base(p))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+			return 1
+		}
+		rows[i] = r
+	}
+	m, err := data.MergeMeasured(rows...)
+	if err == nil {
+		err = writeRow(out, m)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+		return 1
+	}
+	return 0
 }
