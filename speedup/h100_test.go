@@ -11,30 +11,37 @@ import (
 	"github.com/gpufair/gpufair/topology"
 )
 
-// loadWithH100 is Gavel's 26 job types at scale 1 on K80, P100 and V100 (from
-// simulation_throughputs.json) with a fourth column, the H100 rates gpufair
-// measured (data.Measured's h100.json); the one job type not measured there is
-// NaN. Rows are labelled by Gavel's model key.
-func loadWithH100(t testing.TB) (rows []string, types []topology.GPUType, values [][]float64) {
+// loadWithMeasured is Gavel's 26 job types at scale 1 on K80, P100 and V100
+// (from simulation_throughputs.json) with a column for each of the rows
+// gpufair measured that files name (data.Measured's h100.json, h200.json), in
+// that order; a job type a row did not measure is NaN. Rows are labelled by
+// Gavel's model key.
+func loadWithMeasured(t testing.TB, files ...string) (rows []string, types []topology.GPUType, values [][]float64) {
 	t.Helper()
 	gavel, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h100, err := data.LoadMeasured(data.Measured(), "h100.json")
-	if err != nil {
-		t.Fatal(err)
+	var measured []*data.MeasuredRow
+	for _, f := range files {
+		r, err := data.LoadMeasured(data.Measured(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		measured = append(measured, r)
 	}
 	old := []string{"k80", "p100", "v100"}
 	for _, g := range old {
 		types = append(types, topology.GPUType(g))
 	}
-	types = append(types, "h100")
+	for _, r := range measured {
+		types = append(types, topology.GPUType(r.GPUType))
+	}
 	for _, j := range gavel.JobTypes() {
 		if j.Scale != 1 {
 			continue
 		}
-		row := make([]float64, 0, 4)
+		row := make([]float64, 0, len(types))
 		for _, g := range old {
 			v, ok := gavel.Isolated(g, j)
 			if !ok {
@@ -42,11 +49,14 @@ func loadWithH100(t testing.TB) (rows []string, types []topology.GPUType, values
 			}
 			row = append(row, v)
 		}
-		v, ok := h100.Rate(j.Model)
-		if !ok {
-			v = math.NaN()
+		for _, r := range measured {
+			v, ok := r.Rate(j.Model)
+			if !ok {
+				v = math.NaN()
+			}
+			row = append(row, v)
 		}
-		rows, values = append(rows, j.Model), append(values, append(row, v))
+		rows, values = append(rows, j.Model), append(values, row)
 	}
 	return rows, types, values
 }
@@ -90,23 +100,31 @@ var newTypeProtocols = []protocol{
 // scaledFromPrevious is the baseline a scheduler without an estimator would
 // use for a new GPU type: each missing cell of the last column is the row's
 // rate on the type before it times the median ratio between the two types
-// over the rows measured on both.
+// over the rows measured on both. Where the row lacks the type before, the
+// nearest earlier type it has takes its place.
 func scaledFromPrevious(_ []string, _ []topology.GPUType, values [][]float64) ([][]float64, error) {
 	last := len(values[0]) - 1
-	var ratios []float64
-	for _, r := range values {
-		if r[last] > 0 && r[last-1] > 0 {
-			ratios = append(ratios, r[last]/r[last-1])
-		}
-	}
-	slices.Sort(ratios)
-	ratio := quantile(ratios, 0.5)
 	out := make([][]float64, len(values))
 	for i, r := range values {
 		out[i] = slices.Clone(r)
-		if math.IsNaN(r[last]) {
-			out[i][last] = r[last-1] * ratio
+		if !math.IsNaN(r[last]) {
+			continue
 		}
+		k := last - 1
+		for k >= 0 && !(r[k] > 0) {
+			k--
+		}
+		var ratios []float64
+		for _, o := range values {
+			if o[last] > 0 && k >= 0 && o[k] > 0 {
+				ratios = append(ratios, o[last]/o[k])
+			}
+		}
+		if len(ratios) == 0 {
+			return nil, fmt.Errorf("%w: no row measured on the new type and an older one", speedup.ErrEstimate)
+		}
+		slices.Sort(ratios)
+		out[i][last] = r[k] * quantile(ratios, 0.5)
 	}
 	return out, nil
 }
@@ -120,28 +138,11 @@ func scaledFromPrevious(_ []string, _ []topology.GPUType, values [][]float64) ([
 // bounds are a little above what the default estimator achieves, so that a
 // change to it that makes it worse fails here.
 func TestCompleteH100(t *testing.T) {
-	rows, types, values := loadWithH100(t)
+	rows, types, values := loadWithMeasured(t, "h100.json")
 	if len(rows) != 26 {
 		t.Fatalf("%d rows, want Gavel's 26 job types at scale 1", len(rows))
 	}
-	def := estimator{"log, effects (default)", completeWith(speedup.CompleteSettings{})}
-	for _, tc := range []struct {
-		p         protocol
-		maxMedian float64
-	}{
-		{newTypeProtocols[0], 0.45},
-		{newTypeProtocols[1], 0.55},
-	} {
-		errs, refused := relErrors(t, def, tc.p, rows, types, values)
-		if refused > 0 || len(errs) == 0 {
-			t.Fatalf("%s: %d estimates, %d masks refused", tc.p.name, len(errs), refused)
-		}
-		med := quantile(errs, 0.5)
-		t.Logf("%s: median relative error %.3f (p90 %.2f) over %d hidden cells", tc.p.name, med, quantile(errs, 0.9), len(errs))
-		if med > tc.maxMedian {
-			t.Errorf("%s: median relative error %.3f, want at most %.2f", tc.p.name, med, tc.maxMedian)
-		}
-	}
+	checkNewType(t, rows, types, values, 0.45, 0.55)
 	// The one job type not measured on the H100 is estimated, from every
 	// measured cell.
 	c, err := speedup.Complete(rows, types, values, nil)
@@ -155,15 +156,45 @@ func TestCompleteH100(t *testing.T) {
 	t.Logf("Transformer (batch size 128) on the H100, estimated: %.2f steps/s (V100 %.2f)", c.Matrix.At(i, 3), values[i][2])
 }
 
+// checkNewType has the default estimator predict the last column of values
+// under each of newTypeProtocols and fails if its median relative error
+// exceeds maxMedian (one bound for each protocol, in their order).
+func checkNewType(t *testing.T, rows []string, types []topology.GPUType, values [][]float64, maxMedian ...float64) {
+	t.Helper()
+	def := estimator{"log, effects (default)", completeWith(speedup.CompleteSettings{})}
+	for k, p := range newTypeProtocols {
+		errs, refused := relErrors(t, def, p, rows, types, values)
+		if refused > 0 || len(errs) == 0 {
+			t.Fatalf("%s: %d estimates, %d masks refused", p.name, len(errs), refused)
+		}
+		med := quantile(errs, 0.5)
+		t.Logf("%s: median relative error %.3f (p90 %.2f) over %d hidden cells", p.name, med, quantile(errs, 0.9), len(errs))
+		if med > maxMedian[k] {
+			t.Errorf("%s: median relative error %.3f, want at most %.2f", p.name, med, maxMedian[k])
+		}
+	}
+}
+
 // TestCompleteH100Report prints every estimator's errors on the H100 column
 // beside the scaled-V100 baseline, for docs/benchmarks/gpu.md. Run with
 // go test ./speedup -run H100Report -v -estimate.report.
 func TestCompleteH100Report(t *testing.T) {
+	newTypeReport(t, "h100.json")
+}
+
+// newTypeReport prints, when -estimate.report is set, every estimator's
+// errors on the last of the measured rows' columns (files, as for
+// loadWithMeasured) beside the baseline that scales the type before it, then
+// each measured cell of that column beside the default estimate with the
+// cell hidden.
+func newTypeReport(t *testing.T, files ...string) {
 	if !*estimateReport {
 		t.Skip("run with -estimate.report")
 	}
-	rows, types, values := loadWithH100(t)
-	es := append(estimators(), estimator{"V100 × median H100/V100 ratio", scaledFromPrevious})
+	rows, types, values := loadWithMeasured(t, files...)
+	last := len(types) - 1
+	baseline := fmt.Sprintf("%s × median %s/%s ratio", types[last-1], types[last], types[last-1])
+	es := append(estimators(), estimator{baseline, scaledFromPrevious})
 	for _, e := range es {
 		line := "| " + e.name + " |"
 		for _, p := range newTypeProtocols {
@@ -176,8 +207,8 @@ func TestCompleteH100Report(t *testing.T) {
 		}
 		t.Log(line)
 	}
-	// Each measured H100 cell against the default estimate with it hidden.
-	last := len(types) - 1
+	// Each measured cell of the last column against the default estimate
+	// with it hidden.
 	for i, r := range values {
 		if math.IsNaN(r[last]) {
 			continue
