@@ -1,6 +1,7 @@
 package speedup_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -80,4 +81,68 @@ func ExampleComplete_newGPUType() {
 	// ResNet-50 (batch size 64) ×1 on h100: 26.6 steps/s (estimated: false)
 	// ResNet-50 (batch size 64) ×4 on h100: 49.7 steps/s (estimated: true)
 	// Transformer (batch size 128) ×1 on h100: 20.4 steps/s (estimated: true)
+}
+
+// An H200 added beside Gavel's three types and the H100 row: which model
+// should estimate its missing rates? SelectSettings holds out each measured
+// H200 cell in turn and keeps the model that predicted them best. Here that
+// is a linear rank-1 fit, which follows the H100 closely, not the default
+// additive log model, which gives each job one effect over all four older
+// types (docs/benchmarks/gpu.md).
+func ExampleSelectSettings() {
+	gavel, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	types := []topology.GPUType{"k80", "p100", "v100", "h100", "h200"}
+	var measured []*data.MeasuredRow
+	for _, f := range []string{"h100.json", "h200.json"} {
+		r, err := data.LoadMeasured(data.Measured(), f)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		measured = append(measured, r)
+	}
+	var rows []string
+	var values [][]float64
+	var h200 [][2]int // the measured H200 cells, to hold out
+	for _, j := range gavel.JobTypes() {
+		if j.Scale != 1 {
+			continue
+		}
+		row := make([]float64, 0, len(types))
+		for _, g := range types[:3] {
+			r, _ := gavel.Isolated(string(g), j)
+			row = append(row, r)
+		}
+		for _, m := range measured {
+			r, ok := m.Rate(j.Model)
+			if !ok {
+				r = math.NaN()
+			}
+			row = append(row, r)
+		}
+		if row[4] > 0 {
+			h200 = append(h200, [2]int{len(rows), 4})
+		}
+		rows, values = append(rows, j.Model), append(values, row)
+	}
+	sel, err := speedup.SelectSettings(context.Background(), rows, types, values, h200, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, v := range sel.Validations[:1] {
+		fmt.Printf("default (%v space, rank %d): median error %.2f\n", v.Settings.Space, v.Settings.Rank, v.Median)
+	}
+	for _, v := range sel.Validations {
+		if v.Settings == sel.Best {
+			fmt.Printf("chosen (%v space, rank %d, effects %v): median error %.2f\n", v.Settings.Space, v.Settings.Rank, !v.Settings.NoEffects, v.Median)
+		}
+	}
+	// Output:
+	// default (log space, rank 0): median error 0.23
+	// chosen (linear space, rank 1, effects false): median error 0.07
 }

@@ -1,6 +1,8 @@
 package speedup_test
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -47,4 +49,74 @@ func TestCompleteH200(t *testing.T) {
 // go test ./speedup -run H200Report -v -estimate.report.
 func TestCompleteH200Report(t *testing.T) {
 	newTypeReport(t, "h100.json", "h200.json")
+}
+
+// TestSelectNewTypeReport compares, for the H100 and the H200 columns, the
+// default estimator with the model SelectSettings chooses: each measured
+// cell of the column is hidden in turn, SelectSettings chooses among
+// Candidates by holding out the column's other measured cells, and the chosen
+// model estimates the hidden one. Run with
+// go test ./speedup -run SelectNewTypeReport -v -estimate.report.
+func TestSelectNewTypeReport(t *testing.T) {
+	if !*estimateReport {
+		t.Skip("run with -estimate.report")
+	}
+	for _, files := range [][]string{{"h100.json"}, {"h100.json", "h200.json"}} {
+		rows, types, values := loadWithMeasured(t, files...)
+		last := len(types) - 1
+		var column [][2]int
+		for i, r := range values {
+			if r[last] > 0 {
+				column = append(column, [2]int{i, last})
+			}
+		}
+		var def, chosen []float64
+		picks := map[string]int{}
+		for _, c := range column {
+			hidden := make([][]float64, len(values))
+			for i := range values {
+				hidden[i] = slices.Clone(values[i])
+			}
+			want := values[c[0]][c[1]]
+			hidden[c[0]][c[1]] = math.NaN()
+			var rest [][2]int
+			for _, o := range column {
+				if o != c {
+					rest = append(rest, o)
+				}
+			}
+			sel, err := speedup.SelectSettings(context.Background(), rows, types, hidden, rest, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			picks[fmt.Sprintf("%+v", sel.Best)]++
+			relErr := func(s speedup.CompleteSettings) float64 {
+				comp, err := speedup.Complete(rows, types, hidden, &s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return math.Abs(comp.Matrix.At(c[0], c[1])-want) / want
+			}
+			def, chosen = append(def, relErr(speedup.CompleteSettings{})), append(chosen, relErr(sel.Best))
+		}
+		t.Logf("%s: default %.3f (%.2f), selected %.3f (%.2f) over %d cells; picks %v", types[last],
+			quantile(def, 0.5), quantile(def, 0.9), quantile(chosen, 0.5), quantile(chosen, 0.9), len(column), picks)
+	}
+}
+
+// BenchmarkSelectSettings chooses among Candidates for the H200 column of
+// Gavel's 26 job types on five types: 7 models × 26 held-out cells.
+func BenchmarkSelectSettings(b *testing.B) {
+	rows, types, values := loadWithMeasured(b, "h100.json", "h200.json")
+	var column [][2]int
+	for i, r := range values {
+		if r[4] > 0 {
+			column = append(column, [2]int{i, 4})
+		}
+	}
+	for b.Loop() {
+		if _, err := speedup.SelectSettings(context.Background(), rows, types, values, column, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
