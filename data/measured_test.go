@@ -1,6 +1,7 @@
 package data_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -10,8 +11,11 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/internal/stat"
 )
 
 // TestMeasuredRows checks each measured row against Gavel's table: one entry
@@ -285,4 +289,60 @@ func TestMergeMeasured(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
 	}
+}
+
+// TestMergeMeasuredProperties merges random rows of one GPU type: each job
+// type's runs are the rows' runs in order, its rate their median, the job
+// types come in the order first listed, and the merged row, written as JSON,
+// reads back through LoadMeasured unchanged.
+func TestMergeMeasuredProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		names := []string{"A", "B", "C", "D"}
+		rows := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) *data.MeasuredRow {
+			r := &data.MeasuredRow{GPUType: "h200", Command: rapid.SampledFrom([]string{"one", "two"}).Draw(t, "command")}
+			for _, n := range rapid.Permutation(names).Draw(t, "order")[:rapid.IntRange(1, 4).Draw(t, "jobs")] {
+				runs := rapid.SliceOfN(rapid.Float64Range(0.5, 500), 0, 3).Draw(t, "runs")
+				j := data.MeasuredJob{JobType: n, Job: strings.ToLower(n), Batch: 8, Runs: runs, Rate: stat.Median(runs)}
+				if len(runs) == 0 {
+					j.Note = "not measured: " + n
+				}
+				r.Jobs = append(r.Jobs, j)
+			}
+			return r
+		}), 1, 4).Draw(t, "rows")
+		m, err := data.MergeMeasured(rows...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		runs := map[string][]float64{}
+		for _, r := range rows {
+			for _, j := range r.Jobs {
+				if _, ok := runs[j.JobType]; !ok {
+					order = append(order, j.JobType)
+				}
+				runs[j.JobType] = append(runs[j.JobType], j.Runs...)
+			}
+		}
+		if len(m.Jobs) != len(order) {
+			t.Fatalf("%d job types merged, want %d", len(m.Jobs), len(order))
+		}
+		for k, j := range m.Jobs {
+			want := runs[j.JobType]
+			if j.JobType != order[k] || !slices.Equal(j.Runs, want) || j.Rate != stat.Median(want) || (j.Note != "") == (len(want) > 0) {
+				t.Fatalf("job %d: %+v; want %s with runs %v", k, j, order[k], want)
+			}
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := data.LoadMeasured(fstest.MapFS{"m.json": {Data: b}}, "m.json")
+		if err != nil {
+			t.Fatalf("the merged row does not read back: %v", err)
+		}
+		if diff := cmp.Diff(m, back, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("read back (-merged +read):\n%s", diff)
+		}
+	})
 }
