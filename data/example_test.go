@@ -46,3 +46,27 @@ func ExampleLoadMeasured() {
 	// ResNet-50 (batch size 64): 26.64 training steps per second
 	// Transformer (batch size 128): not measured
 }
+
+// Two profiler runs on one H200, the first with one run of each job type and
+// the second with two, joined into the row that Measured holds as h200.json.
+func ExampleMergeMeasured() {
+	var parts []*data.MeasuredRow
+	for _, name := range []string{"h200-part1.json", "h200-part2.json"} {
+		r, err := data.LoadMeasured(data.Measured(), name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		parts = append(parts, r)
+	}
+	h200, err := data.MergeMeasured(parts...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, j := range h200.Jobs[8:9] {
+		fmt.Printf("%s on %s: runs %.2f, rate %.2f %s\n", j.JobType, h200.GPUType, j.Runs, j.Rate, h200.Unit)
+	}
+	// Output:
+	// ResNet-50 (batch size 128) on h200: runs [16.54 16.48 16.49], rate 16.49 training steps per second
+}
