@@ -6,4 +6,12 @@
 // vectors the mechanisms consume: relative to the slowest type (OEF's speedup
 // vectors, w_l^1 = 1), relative to the fastest, or relative to the throughput
 // of an equal share of the cluster (Gavel's normaliser).
+//
+// A matrix with cells not measured (a new job profiled on one type, a new
+// GPU type profiled with a few jobs) is completed by Complete, Gavel's
+// low-rank matrix completion, with the model CompleteSettings chooses. No
+// model is the most accurate on every matrix (docs/benchmarks/gpu.md), so
+// SelectSettings chooses one by cross-validation: it holds out measured
+// cells, for a new type its column, and keeps the model that predicted them
+// best.
 package speedup
