@@ -17,12 +17,16 @@
 # with 16 cores a run took 9 to 11 s, PyTorch's start included, so the 26 job
 # types take about 4.5 minutes with REPEATS=1 and 14 with REPEATS=3.
 # PROFILE_LIMIT (seconds) stops the profiling where the machine's time is
-# short; what was measured until then is in profile.log and the rows. Rows
-# of later runs on the same machine join the first with gpu-probe -merge.
+# short; what was measured until then is in profile.log and the rows.
+#
+# Three runs of each job type in 15 minutes of device time, as the H200 row
+# was measured: REPEATS=1, then, at once on the same machine (a fresh $OUT),
+# PROFILE_ONLY=1 REPEATS=2, which skips the probe and the tests; then, here,
+# gpu-probe -merge OUT.json FIRST.json SECOND.json joins the two rows.
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-/tmp}
 REPEATS=${REPEATS:-3}
-{
+[ -n "$PROFILE_ONLY" ] || {
 	date -u
 	nvidia-smi -L
 	nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap,clocks.max.sm,power.limit --format=csv
@@ -34,7 +38,7 @@ REPEATS=${REPEATS:-3}
 	echo "== gpu package tests"
 	(cd gpu && ../.dev/gpu.test -test.count=1 2>&1 | tail -3)
 } >"$out/device.log" 2>&1
-nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap --format=csv,noheader,nounits >"$out/nvidia-smi.csv"
+[ -n "$PROFILE_ONLY" ] || nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id,compute_cap --format=csv,noheader,nounits >"$out/nvidia-smi.csv"
 # Gavel's job types, one gpu-probe run: it writes $out/<type>.json, a measured
 # row (data.LoadMeasured), after each job type.
 sw=$(python3 -c 'import sys, torch, torchvision; print("PyTorch", torch.__version__, "(CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version(), "), torchvision", torchvision.__version__, "Python", sys.version.split()[0])')
@@ -42,4 +46,5 @@ timeout "${PROFILE_LIMIT:-900}" .dev/gpu-probe -repeats "$REPEATS" -timeout 60s 
 	-workloads examples/gpu-probe/gavel_jobs.tsv -rows "$out" -software "$sw" \
 	-cuda "$(python3 -c 'import torch; print(torch.version.cuda)')" >"$out/profile.log" 2>&1
 echo "profile exit $?" >>"$out/profile.log"
-cat "$out/device.log" "$out/profile.log"
+[ -n "$PROFILE_ONLY" ] || cat "$out/device.log"
+cat "$out/profile.log"
