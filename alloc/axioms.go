@@ -79,12 +79,12 @@ func checkValuations(a *Allocation, vals []Valuation) error {
 		}
 		switch v := v.(type) {
 		case Linear:
-			if err := checkLinear(a, i, v); err != nil {
+			if err := checkLinear(a, "Valuations", i, v); err != nil {
 				return err
 			}
 		case BestOf:
 			for _, l := range v {
-				if err := checkLinear(a, i, l); err != nil {
+				if err := checkLinear(a, "Valuations", i, l); err != nil {
 					return err
 				}
 			}
@@ -93,14 +93,15 @@ func checkValuations(a *Allocation, vals []Valuation) error {
 	return nil
 }
 
-// checkLinear checks that l has one finite, non-negative rate per type of a.
-func checkLinear(a *Allocation, i int, l Linear) error {
+// checkLinear checks that l, row i's valuation in the input named field,
+// has one finite, non-negative rate per type of a.
+func checkLinear(a *Allocation, field string, i int, l Linear) error {
 	if len(l) != len(a.Types) {
-		return gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrShape, "%d rates for %d types", len(l), len(a.Types))
+		return gpufair.Invalid(field, rowLabel(a, i), gpufair.ErrShape, "%d rates for %d types", len(l), len(a.Types))
 	}
 	for k, r := range l {
 		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
-			return gpufair.Invalid("Valuations", rowLabel(a, i), gpufair.ErrValue, "rate %v on %q", r, a.Types[k])
+			return gpufair.Invalid(field, rowLabel(a, i), gpufair.ErrValue, "rate %v on %q", r, a.Types[k])
 		}
 	}
 	return nil

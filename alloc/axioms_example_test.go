@@ -3,6 +3,7 @@ package alloc_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
@@ -73,4 +74,44 @@ func ExampleAllocation_ByOwner() {
 	// Output:
 	// [[1 1] [1 1]]
 	// sharing incentive: true, margins [0 0]
+}
+
+// An envy-free allocation, made from median rates, held to every rate
+// between each job's slowest and fastest profiling runs. The README's three
+// jobs, each its own tenant's, profiled three times, with cooperative OEF's
+// allocation of one K80 and one V100: envy-free on the medians, and not for
+// every rate the runs allow.
+func ExampleEnvyFreenessWithin() {
+	c, _ := alloc.NewCapacity([]topology.GPUType{"K80", "V100"}, []float64{1, 1})
+	runs := [][][]float64{ // steps/s of each run, on each type
+		{{1.0, 1.0, 1.0}, {3.8, 4.0, 4.1}},
+		{{1.0, 0.9, 1.1}, {2.0, 2.0, 2.1}},
+		{{1.0, 1.0, 1.0}, {9.0, 10.0, 10.5}},
+	}
+	var tenants []alloc.Tenant
+	var jobs []alloc.Job
+	var lo, hi []alloc.Linear
+	for i, job := range runs {
+		median, slowest, fastest := make([]float64, 2), make(alloc.Linear, 2), make(alloc.Linear, 2)
+		for k, rs := range job {
+			median[k], slowest[k], fastest[k] = rs[1], slices.Min(rs), slices.Max(rs)
+		}
+		id := string(rune('a' + i))
+		tenants = append(tenants, alloc.Tenant{ID: alloc.TenantID(id), Weight: 1})
+		jobs = append(jobs, alloc.Job{ID: alloc.JobID(id), Owner: alloc.TenantID(id), Gang: 1, Weight: 1, Rates: median})
+		lo, hi = append(lo, slowest), append(hi, fastest)
+	}
+	p, _ := alloc.NewJobProblem(c, tenants, jobs)
+	a, err := alloc.OEF{Mode: alloc.Cooperative}.Allocate(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	onMedians, _ := alloc.EnvyFreeness(a, p.Valuations(), nil)
+	within, _ := alloc.EnvyFreenessWithin(a, lo, hi, nil)
+	fmt.Printf("on the medians: envy-free %v (largest envy %.3f)\n", onMedians.Holds, max(0, onMedians.MaxEnvy))
+	fmt.Printf("within the runs: envy-free %v (%s may envy %s by %.3f)\n", within.Holds, a.Rows[within.Envier], a.Rows[within.Envied], within.MaxEnvy)
+	// Output:
+	// on the medians: envy-free true (largest envy 0.000)
+	// within the runs: envy-free false (b may envy a by 0.046)
 }

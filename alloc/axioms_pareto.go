@@ -91,7 +91,7 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Capacity, vals []Lin
 		return nil, gpufair.Invalid("Valuations", "", gpufair.ErrShape, "%d valuations for %d rows", len(vals), len(a.GPUs))
 	}
 	for i, l := range vals {
-		if err := checkLinear(a, i, l); err != nil {
+		if err := checkLinear(a, "Valuations", i, l); err != nil {
 			return nil, err
 		}
 	}

@@ -14,5 +14,7 @@
 // Mechanism) each return a report with margins and a witness, within the
 // relative tolerance AxiomTol; Audit runs them on an allocation from any
 // scheduler. Rows are users or jobs; Allocation.ByOwner and OwnerValuations
-// turn job rows into user rows.
+// turn job rows into user rows. Rates measured on real GPUs vary from run to
+// run; EnvyFreenessWithin gives the worst envy over every rate within
+// per-cell bounds, such as a job's slowest and fastest runs.
 package alloc

@@ -97,6 +97,18 @@ func TestMeasuredNoiseReport(t *testing.T) {
 	p := oefProblem(t, count, nil, jobs)
 	a, _ := allocateTimed(t, alloc.OEF{Mode: alloc.Cooperative}, p)
 	auditDraws(t, "measured jobs, exact cooperative OEF, each rate one of its runs", p, a, oneRun)
+	// The worst case over every rate between a cell's slowest and fastest
+	// runs.
+	lo, hi := make([]alloc.Linear, len(jobs)), make([]alloc.Linear, len(jobs))
+	for i, j := range jobs {
+		lo[i], hi[i] = slices.Clone(j.rates), slices.Clone(j.rates)
+		for k, rs := range runs[i] {
+			if rs != nil {
+				lo[i][k], hi[i][k] = slices.Min(rs), slices.Max(rs)
+			}
+		}
+	}
+	worstWithin(t, "measured jobs, exact cooperative OEF, rates anywhere between their slowest and fastest runs", a, lo, hi)
 
 	// The 2,000 jobs of BenchmarkOEFCooperativeScale's noisy instance, each
 	// of their rates moved as a real run moves from its median: by one of
@@ -121,7 +133,28 @@ func TestMeasuredNoiseReport(t *testing.T) {
 		name := fmt.Sprintf("2,000 noisy jobs, cooperative OEF with EnvyTolerance %g (%.2g s)", tol, took.Seconds())
 		auditDraws(t, name+", rates moved as runs", p, a, runLike)
 		auditDraws(t, name+", rates moved by up to 1%", p, a, withinOne)
+		lo, hi := p.Throughputs.Values(), p.Throughputs.Values()
+		wlo, whi := make([]alloc.Linear, len(lo)), make([]alloc.Linear, len(hi))
+		for i := range lo {
+			for k := range lo[i] {
+				lo[i][k] *= 0.99
+				hi[i][k] *= 1.01
+			}
+			wlo[i], whi[i] = lo[i], hi[i]
+		}
+		worstWithin(t, name+", rates anywhere within 1%", a, wlo, whi)
 	}
+}
+
+// worstWithin logs the worst envy of a over every rate within [lo, hi]
+// (EnvyFreenessWithin).
+func worstWithin(t *testing.T, name string, a *alloc.Allocation, lo, hi []alloc.Linear) {
+	start := time.Now()
+	r, err := alloc.EnvyFreenessWithin(a, lo, hi, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: worst envy %.4f (row %d of row %d; %.2g s)", name, r.MaxEnvy, r.Envier, r.Envied, time.Since(start).Seconds())
 }
 
 // allocateTimed returns pol's allocation of p and how long it took.
