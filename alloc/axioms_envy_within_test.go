@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -207,4 +208,41 @@ func TestEnvyFreenessWithinWorthlessOwn(t *testing.T) {
 			t.Errorf("bundles %v: a's worst envy of b is %v, want +Inf", gpus, r.Envy[0][1])
 		}
 	}
+}
+
+// BenchmarkEnvyFreenessWithin compares the worst envy within ±1% bounds with
+// EnvyFreeness at the midpoints, on the noisy instance's 2,000 jobs and 4
+// types with a random allocation: both look at all 4 million pairs.
+func BenchmarkEnvyFreenessWithin(b *testing.B) {
+	p := oefProblem(b, []float64{160, 280, 280, 280}, nil, oefNoisyJobs(2000, 1))
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := alloc.NewAllocation(p.JobIDs(), p.Capacity)
+	for i := range a.GPUs {
+		for k := range a.GPUs[i] {
+			a.GPUs[i][k] = rng.Float64() * 0.3
+		}
+	}
+	rates := p.Throughputs.Values()
+	lo, hi := make([]alloc.Linear, len(rates)), make([]alloc.Linear, len(rates))
+	for i, r := range rates {
+		lo[i], hi[i] = make(alloc.Linear, len(r)), make(alloc.Linear, len(r))
+		for k, x := range r {
+			lo[i][k], hi[i][k] = 0.99*x, 1.01*x
+		}
+	}
+	b.Run("within", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := alloc.EnvyFreenessWithin(a, lo, hi, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("midpoints", func(b *testing.B) {
+		vals := p.Valuations()
+		for b.Loop() {
+			if _, err := alloc.EnvyFreeness(a, vals, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
