@@ -1,8 +1,6 @@
 package alloc
 
-import (
-	"github.com/gpufair/gpufair"
-)
+import "github.com/gpufair/gpufair"
 
 // EnvyFreenessWithin measures the worst envy between every pair of rows when
 // each row's rates are known only within bounds: row i's true rate on type k
