@@ -74,6 +74,20 @@ func FuzzAudit(f *testing.F) {
 		if weighted {
 			w = x[m+2*n*m:]
 		}
+		// The worst envy with every rate up to twice as high: an input
+		// error or a bound at least the envy at the rates themselves.
+		lo, hi := make([]alloc.Linear, n), make([]alloc.Linear, n)
+		for i, v := range vals {
+			lo[i] = v.(alloc.Linear)
+			hi[i] = make(alloc.Linear, len(lo[i]))
+			for k, x := range lo[i] {
+				hi[i][k] = 2 * x
+			}
+		}
+		within, werr := alloc.EnvyFreenessWithin(a, lo, hi, w)
+		if ie := (*gpufair.InputError)(nil); werr != nil && !errors.As(werr, &ie) {
+			t.Fatalf("EnvyFreenessWithin() error %v (%T) is not an gpufair.InputError", werr, werr)
+		}
 		r, err := alloc.Audit(context.Background(), a, c, vals, w, nil)
 		if err != nil {
 			var ie *gpufair.InputError
@@ -81,6 +95,9 @@ func FuzzAudit(f *testing.F) {
 				t.Fatalf("Audit() error %v (%T) is neither an gpufair.InputError nor an lp error", err, err)
 			}
 			return
+		}
+		if werr == nil && n > 1 && within.MaxEnvy < r.Envy.MaxEnvy-1e-9*max(1, math.Abs(r.Envy.MaxEnvy)) {
+			t.Fatalf("worst envy %v within [rates, 2·rates] below the envy %v at the rates", within.MaxEnvy, r.Envy.MaxEnvy)
 		}
 		if r.SharingIncentive.Holds != (r.SharingIncentive.Margin[r.SharingIncentive.Worst] >= -alloc.AxiomTol) {
 			t.Fatalf("SI verdict %v disagrees with its worst margin %v", r.SharingIncentive.Holds, r.SharingIncentive.Margin)
