@@ -80,7 +80,9 @@ func ExampleAllocation_ByOwner() {
 // between each job's slowest and fastest profiling runs. The README's three
 // jobs, each its own tenant's, profiled three times, with cooperative OEF's
 // allocation of one K80 and one V100: envy-free on the medians, and not for
-// every rate the runs allow.
+// every rate the runs allow, nor sharing-incentive (SharingIncentiveWithin):
+// with its slowest K80 run and fastest V100 run, b, which holds the K80,
+// would rather have a third of each GPU.
 func ExampleEnvyFreenessWithin() {
 	c, _ := alloc.NewCapacity([]topology.GPUType{"K80", "V100"}, []float64{1, 1})
 	runs := [][][]float64{ // steps/s of each run, on each type
@@ -111,7 +113,10 @@ func ExampleEnvyFreenessWithin() {
 	within, _ := alloc.EnvyFreenessWithin(a, lo, hi, nil)
 	fmt.Printf("on the medians: envy-free %v (largest envy %.3f)\n", onMedians.Holds, max(0, onMedians.MaxEnvy))
 	fmt.Printf("within the runs: envy-free %v (%s may envy %s by %.3f)\n", within.Holds, a.Rows[within.Envier], a.Rows[within.Envied], within.MaxEnvy)
+	si, _ := alloc.SharingIncentiveWithin(a, c, lo, hi, nil)
+	fmt.Printf("within the runs: sharing-incentive %v (smallest margin %.3f, %s's)\n", si.Holds, si.Margin[si.Worst], a.Rows[si.Worst])
 	// Output:
 	// on the medians: envy-free true (largest envy 0.000)
 	// within the runs: envy-free false (b may envy a by 0.046)
+	// within the runs: sharing-incentive false (smallest margin -0.030, b's)
 }

@@ -15,6 +15,7 @@
 // relative tolerance AxiomTol; Audit runs them on an allocation from any
 // scheduler. Rows are users or jobs; Allocation.ByOwner and OwnerValuations
 // turn job rows into user rows. Rates measured on real GPUs vary from run to
-// run; EnvyFreenessWithin gives the worst envy over every rate within
-// per-cell bounds, such as a job's slowest and fastest runs.
+// run; EnvyFreenessWithin and SharingIncentiveWithin check the two axioms
+// for every rate within per-cell bounds, such as a job's slowest and fastest
+// runs.
 package alloc

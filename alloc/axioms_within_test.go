@@ -49,10 +49,24 @@ func withinInstance(t *rapid.T) (a *alloc.Allocation, lo, hi []alloc.Linear, wei
 	return a, lo, hi, weights
 }
 
-// TestEnvyFreenessWithinIsTheWorstVertex checks EnvyFreenessWithin against
-// brute force: for each pair, the envy at every vertex of the envier's box
-// of rates (EnvyFreeness with those rates) is at most the bound, and one
-// vertex reaches it. A ratio of linear functions peaks at a vertex of a box,
+// capacityOf returns a cluster that holds a: each type's count its column's
+// sum plus one.
+func capacityOf(a *alloc.Allocation) alloc.Capacity {
+	c := alloc.Capacity{Types: a.Types, Count: make([]float64, len(a.Types))}
+	for k := range c.Count {
+		c.Count[k] = 1
+		for _, b := range a.GPUs {
+			c.Count[k] += b[k]
+		}
+	}
+	return c
+}
+
+// TestEnvyFreenessWithinIsTheWorstVertex checks EnvyFreenessWithin and
+// SharingIncentiveWithin against brute force: for each pair, the envy at
+// every vertex of the envier's box of rates (EnvyFreeness with those rates)
+// is at most the bound, and one vertex reaches it; for each row, likewise
+// its sharing-incentive margin is at least the bound. A ratio of linear functions peaks at a vertex of a box,
 // so this is the worst envy over all rates in the box; rates drawn inside the
 // box stay under the bound too.
 func TestEnvyFreenessWithinIsTheWorstVertex(t *testing.T) {
@@ -62,7 +76,13 @@ func TestEnvyFreenessWithinIsTheWorstVertex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c := capacityOf(a)
+		si, err := alloc.SharingIncentiveWithin(a, c, lo, hi, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n, types := len(a.GPUs), len(a.Types)
+		siReached := make([]bool, n)
 		reached := make([][]bool, n)
 		for i := range reached {
 			reached[i] = make([]bool, n)
@@ -71,6 +91,19 @@ func TestEnvyFreenessWithinIsTheWorstVertex(t *testing.T) {
 			ef, err := alloc.EnvyFreeness(a, vals, weights)
 			if err != nil {
 				t.Fatal(err)
+			}
+			at, err := alloc.SharingIncentive(a, c, vals, weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range at.Margin {
+				w := si.Margin[i]
+				if m < w-1e-12*max(1, math.Abs(w)) {
+					t.Fatalf("%s: row %d's sharing-incentive margin %v, below the bound %v", what, i, m, w)
+				}
+				if m == w || math.Abs(m-w) <= 1e-12*max(1, math.Abs(w)) {
+					siReached[i] = true
+				}
 			}
 			for i := range n {
 				for j := range n {
@@ -103,6 +136,9 @@ func TestEnvyFreenessWithinIsTheWorstVertex(t *testing.T) {
 					t.Fatalf("no vertex reaches row %d's bound %v on row %d", i, got.Envy[i][j], j)
 				}
 			}
+			if !siReached[i] {
+				t.Fatalf("no vertex reaches row %d's sharing-incentive bound %v", i, si.Margin[i])
+			}
 		}
 		vals := make([]alloc.Valuation, n)
 		for i := range n {
@@ -122,8 +158,8 @@ func TestEnvyFreenessWithinIsTheWorstVertex(t *testing.T) {
 	})
 }
 
-// TestEnvyFreenessWithinPointBounds checks that with lo = hi the bound is
-// EnvyFreeness with those rates.
+// TestEnvyFreenessWithinPointBounds checks that with lo = hi the bounds are
+// EnvyFreeness and SharingIncentive with those rates.
 func TestEnvyFreenessWithinPointBounds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a, lo, _, weights := withinInstance(t)
@@ -148,6 +184,20 @@ func TestEnvyFreenessWithinPointBounds(t *testing.T) {
 		}
 		if got.Holds != want.Holds || got.Envier != want.Envier && math.Abs(got.MaxEnvy-want.MaxEnvy) > 1e-12 {
 			t.Fatalf("report %+v, EnvyFreeness %+v", got, want)
+		}
+		c := capacityOf(a)
+		siGot, err := alloc.SharingIncentiveWithin(a, c, lo, lo, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		siWant, err := alloc.SharingIncentive(a, c, vals, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range siWant.Margin {
+			if g := siGot.Margin[i]; g != w && math.Abs(g-w) > 1e-12*max(1, math.Abs(w)) {
+				t.Fatalf("row %d's margin %v, SharingIncentive %v", i, g, w)
+			}
 		}
 	})
 }
@@ -175,6 +225,13 @@ func TestEnvyFreenessWithinErrors(t *testing.T) {
 		if !errors.As(err, &ie) || !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want an InputError wrapping %v containing %q", name, err, tc.is, tc.want)
 		}
+	}
+	small := alloc.Capacity{Types: a.Types, Count: []float64{0.5, 1}}
+	if _, err := alloc.SharingIncentiveWithin(a, small, lo, hi, nil); err == nil {
+		t.Errorf("an allocation over the cluster: error %v", err)
+	}
+	if _, err := alloc.SharingIncentiveWithin(a, capacityOf(a), lo, hi[:1], nil); !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("one row of upper bounds for two rows: error %v", err)
 	}
 	// Each row gets its own type: envy-free for the rates at either end
 	// alone, not for every rate between. b values a's K80 at 1 to 2 and its
