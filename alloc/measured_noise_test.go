@@ -108,7 +108,7 @@ func TestMeasuredNoiseReport(t *testing.T) {
 			}
 		}
 	}
-	worstWithin(t, "measured jobs, exact cooperative OEF, rates anywhere between their slowest and fastest runs", a, lo, hi)
+	worstWithin(t, "measured jobs, exact cooperative OEF, rates anywhere between their slowest and fastest runs", a, p.Capacity, lo, hi)
 
 	// The 2,000 jobs of BenchmarkOEFCooperativeScale's noisy instance, each
 	// of their rates moved as a real run moves from its median: by one of
@@ -142,19 +142,25 @@ func TestMeasuredNoiseReport(t *testing.T) {
 			}
 			wlo[i], whi[i] = lo[i], hi[i]
 		}
-		worstWithin(t, name+", rates anywhere within 1%", a, wlo, whi)
+		worstWithin(t, name+", rates anywhere within 1%", a, p.Capacity, wlo, whi)
 	}
 }
 
 // worstWithin logs the worst envy of a over every rate within [lo, hi]
-// (EnvyFreenessWithin).
-func worstWithin(t *testing.T, name string, a *alloc.Allocation, lo, hi []alloc.Linear) {
+// (EnvyFreenessWithin) and the smallest sharing-incentive margin on c
+// (SharingIncentiveWithin).
+func worstWithin(t *testing.T, name string, a *alloc.Allocation, c alloc.Capacity, lo, hi []alloc.Linear) {
 	start := time.Now()
 	r, err := alloc.EnvyFreenessWithin(a, lo, hi, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: worst envy %.4f (row %d of row %d; %.2g s)", name, r.MaxEnvy, r.Envier, r.Envied, time.Since(start).Seconds())
+	took := time.Since(start)
+	si, err := alloc.SharingIncentiveWithin(a, c, lo, hi, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: worst envy %.4f (row %d of row %d; %.2g s), smallest sharing-incentive margin %.4f", name, r.MaxEnvy, r.Envier, r.Envied, took.Seconds(), si.Margin[si.Worst])
 }
 
 // allocateTimed returns pol's allocation of p and how long it took.
