@@ -35,6 +35,19 @@ func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []flo
 	if err := checkRowInputs(a, vals, weights); err != nil {
 		return nil, err
 	}
+	return siReport(a, c, weights, func(i int, share []float64) (own, s float64, err error) {
+		if s, err = value(a, i, vals[i], share); err != nil {
+			return 0, 0, err
+		}
+		own, err = value(a, i, vals[i], a.GPUs[i])
+		return own, s, err
+	})
+}
+
+// siReport builds the report of SharingIncentive from values, which gives
+// row i's value of its own bundle and of share, its weighted equal share of
+// c (values may keep share only until it returns).
+func siReport(a *Allocation, c Capacity, weights []float64, values func(i int, share []float64) (own, s float64, err error)) (*SharingIncentiveReport, error) {
 	n := len(a.GPUs)
 	var total float64
 	for i := range n {
@@ -42,16 +55,12 @@ func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []flo
 	}
 	r := &SharingIncentiveReport{Margin: make([]float64, n), Own: make([]float64, n), Share: make([]float64, n)}
 	share := make([]float64, len(c.Count))
-	for i, v := range vals {
+	for i := range n {
 		f := weightOf(weights, i) / total
 		for k, m := range c.Count {
 			share[k] = f * m
 		}
-		s, err := value(a, i, v, share)
-		if err != nil {
-			return nil, err
-		}
-		own, err := value(a, i, v, a.GPUs[i])
+		own, s, err := values(i, share)
 		if err != nil {
 			return nil, err
 		}

@@ -101,27 +101,11 @@ func SharingIncentiveWithin(a *Allocation, c Capacity, lo, hi []Linear, weights 
 	if err := checkBounds(a, lo, hi); err != nil {
 		return nil, err
 	}
-	n := len(a.GPUs)
-	var total float64
-	for i := range n {
-		total += weightOf(weights, i)
-	}
-	r := &SharingIncentiveReport{Margin: make([]float64, n), Own: make([]float64, n), Share: make([]float64, n)}
-	share := make([]float64, len(c.Count))
 	order, key := make([]int, len(c.Count)), make([]float64, len(c.Count))
-	for i := range n {
-		f := weightOf(weights, i) / total
-		for k, m := range c.Count {
-			share[k] = f * m
-		}
-		_, own, s := worstEnvy(a.GPUs[i], share, 1, lo[i], hi[i], order, key)
-		r.Own[i], r.Share[i], r.Margin[i] = own, s, relativeEnvy(s, own)
-		if r.Margin[i] < r.Margin[r.Worst] {
-			r.Worst = i
-		}
-	}
-	r.Holds = r.Margin[r.Worst] >= -AxiomTol
-	return r, nil
+	return siReport(a, c, weights, func(i int, share []float64) (own, s float64, err error) {
+		_, own, s = worstEnvy(a.GPUs[i], share, 1, lo[i], hi[i], order, key)
+		return own, s, nil
+	})
 }
 
 // worstEnvy returns the largest relativeEnvy(rate·own, w·rate·other) over
