@@ -3,7 +3,8 @@
 // Gavel's authors (data/gavel), and prints one table per mechanism: each
 // tenant's GPUs of each type, its training rate, that rate relative to an
 // equal 1/n share of every type, the total, and the fairness audit (sharing
-// incentive, envy-freeness, Pareto efficiency) with its margins.
+// incentive, envy-freeness, Pareto efficiency) with its margins, then the
+// first two again for every rate up to 5% off the measured one.
 //
 //	go run ./examples/quickstart      (or: make demo)
 //	go run ./examples/quickstart -h100 4
@@ -93,7 +94,8 @@ func run(ctx context.Context, w io.Writer, h100 int) error {
 		fmt.Fprintln(w, "(data/measured/h100.json): comparable in model and batch, not in every detail.")
 	}
 	fmt.Fprintln(w, "Tables show each tenant's GPUs of each type (averaged over time), its rate, and that rate")
-	fmt.Fprintln(w, "relative to an equal 1/n share of every type; the audit holds tenants to the fairness axioms.")
+	fmt.Fprintln(w, "relative to an equal 1/n share of every type; the audit holds tenants to the fairness axioms,")
+	fmt.Fprintln(w, "at the rates given and at every rate up to 5% off them, as repeated profiling runs may be.")
 	for _, m := range mechanisms(in) {
 		a, err := m.run(ctx, in)
 		if err != nil {
