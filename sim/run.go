@@ -68,6 +68,9 @@ type jobState struct {
 	// until then.
 	arrival float64
 	gated   bool
+	// told is what the scheduler is told of the job's rates
+	// (Settings.Profiled); nil means its Rates.
+	told []float64
 }
 
 // phasing is the barrier between the phases of one owner's jobs (Job.Phase):
@@ -173,9 +176,35 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 		r.jobs[i] = jobState{job: j, remaining: j.Steps, lastRound: -1, start: math.NaN(), finish: math.NaN(), placedAt: -1, arrival: j.Arrival}
 		r.index[j.ID] = i
 	}
+	if err := r.profile(); err != nil {
+		return nil, err
+	}
 	r.initPhases()
 	r.skipGated()
 	return r, nil
+}
+
+// profile sets what the scheduler is told of each job's rates from
+// Settings.Profiled, and checks it.
+func (r *run) profile() error {
+	if r.set.Profiled == nil {
+		return nil
+	}
+	for i := range r.jobs {
+		js := &r.jobs[i]
+		told := slices.Clone(r.set.Profiled(js.job))
+		id := string(js.job.ID)
+		if len(told) != len(r.types) {
+			return gpufair.Invalid("Settings.Profiled", id, gpufair.ErrShape, "%d rates for %d types", len(told), len(r.types))
+		}
+		for k, x := range told {
+			if !finiteNonNeg(x) || (x > 0) != (js.job.Rates[k] > 0) {
+				return gpufair.Invalid("Settings.Profiled", id, gpufair.ErrValue, "rate %v on %s, where the job runs at %v", x, r.types[k], js.job.Rates[k])
+			}
+		}
+		js.told = told
+	}
+	return nil
 }
 
 // initPhases builds the barriers of the owners whose jobs have several
@@ -384,6 +413,9 @@ func (r *run) arrive(i int) {
 	aj := j.Job
 	aj.Weight = j.weight()
 	aj.Rates = slices.Clone(j.Rates)
+	if js.told != nil {
+		aj.Rates = slices.Clone(js.told)
+	}
 	r.pending = append(r.pending, round.Arrive(js.arrival, aj, j.Steps))
 	r.active = append(r.active, i)
 }
