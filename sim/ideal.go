@@ -112,7 +112,7 @@ func (r *run) solveIdeal(ctx context.Context, pol alloc.Policy, capa alloc.Capac
 		j := r.jobs[i].job
 		jobs[a] = j.Job
 		jobs[a].Weight = j.weight()
-		jobs[a].Rates = j.Rates
+		jobs[a].Rates = r.jobs[i].toldRates()
 	}
 	p, err := alloc.NewJobProblem(capa, nil, jobs)
 	if err != nil {
@@ -125,8 +125,9 @@ func (r *run) solveIdeal(ctx context.Context, pol alloc.Policy, capa alloc.Capac
 	theta, gpus = slices.Grow(theta[:0], len(jobs))[:len(jobs)], slices.Grow(gpus[:0], len(jobs))[:len(jobs)]
 	for a, j := range jobs {
 		theta[a], gpus[a] = 0, 0
+		run := r.jobs[r.active[a]].job.Rates // the rates the job runs at, whatever pol was told
 		for k, g := range x.GPUs[a] {
-			theta[a] += g / float64(j.Gang) * j.Rates[k]
+			theta[a] += g / float64(j.Gang) * run[k]
 			gpus[a] += g
 		}
 	}

@@ -121,3 +121,49 @@ func TestProfileNoise(t *testing.T) {
 		}
 	}
 }
+
+// spyPolicy records the rates of the jobs it was asked to allocate, then
+// defers to max-min.
+type spyPolicy struct{ rates map[string][]float64 }
+
+func (spyPolicy) Name() string { return "spy" }
+
+func (s spyPolicy) Allocate(ctx context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
+	for i, id := range p.Throughputs.Rows() {
+		s.rates[id] = p.Throughputs.Values()[i]
+	}
+	return alloc.MaxMin{}.Allocate(ctx, p)
+}
+
+// TestIdealProfiled: Ideal's policy is told the profiled rates, and the jobs
+// run at their own. Max-min is blind to a common scale of a job's rates, so
+// halving them all changes no finish.
+func TestIdealProfiled(t *testing.T) {
+	w := &Workload{Types: []topology.GPUType{"k80", "v100"}, Jobs: []Job{
+		{Job: alloc.Job{ID: "A", Gang: 1, Rates: []float64{1, 4}}, Steps: 4000},
+		{Job: alloc.Job{ID: "B", Gang: 1, Rates: []float64{1, 2}}, Arrival: 100, Steps: 4000},
+	}}
+	c := servers(topology.Server{Name: "s", Type: "k80", GPUs: 1}, topology.Server{Name: "t", Type: "v100", GPUs: 1})
+	halve := func(j *Job) []float64 { return []float64{j.Rates[0] / 2, j.Rates[1] / 2} }
+	ideal := func(profiled func(*Job) []float64) (*Result, map[string][]float64) {
+		spy := spyPolicy{rates: map[string][]float64{}}
+		res, err := Ideal(context.Background(), w, c, spy, &Settings{Round: 60, Profiled: profiled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, spy.rates
+	}
+	base, told := ideal(nil)
+	if !slices.Equal(told["A"], []float64{1, 4}) || !slices.Equal(told["B"], []float64{1, 2}) {
+		t.Errorf("told %v without Profiled", told)
+	}
+	halved, told := ideal(halve)
+	if !slices.Equal(told["A"], []float64{0.5, 2}) || !slices.Equal(told["B"], []float64{0.5, 1}) {
+		t.Errorf("told %v, want the rates halved", told)
+	}
+	for i := range base.Jobs {
+		if b, h := base.Jobs[i], halved.Jobs[i]; math.Abs(b.Finish-h.Finish) > 1e-6*b.Finish || h.Done != h.Steps {
+			t.Errorf("job %s finishes at %v told halved rates, %v told its own (done %v)", b.ID, h.Finish, b.Finish, h.Done)
+		}
+	}
+}

@@ -184,6 +184,14 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	return r, nil
 }
 
+// toldRates returns the rates the scheduler is told of the job.
+func (js *jobState) toldRates() []float64 {
+	if js.told != nil {
+		return js.told
+	}
+	return js.job.Rates
+}
+
 // profile sets what the scheduler is told of each job's rates from
 // Settings.Profiled, and checks it.
 func (r *run) profile() error {
@@ -412,10 +420,7 @@ func (r *run) arrive(i int) {
 	j := js.job
 	aj := j.Job
 	aj.Weight = j.weight()
-	aj.Rates = slices.Clone(j.Rates)
-	if js.told != nil {
-		aj.Rates = slices.Clone(js.told)
-	}
+	aj.Rates = slices.Clone(js.toldRates())
 	r.pending = append(r.pending, round.Arrive(js.arrival, aj, j.Steps))
 	r.active = append(r.active, i)
 }

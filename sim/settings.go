@@ -63,9 +63,9 @@ type Settings struct {
 	// Profiled, if not nil, gives the rates the scheduler is told when job
 	// j arrives, one per Workload type, in place of j.Rates, at which the
 	// job still runs: a scheduler that allocates from profiles measured
-	// with error (ProfileNoise). Each rate must be finite and non-negative,
-	// and positive exactly where j.Rates is; Run calls it once per job,
-	// before the first round.
+	// with error (ProfileNoise). Ideal's policy is told them too. Each rate
+	// must be finite and non-negative, and positive exactly where j.Rates
+	// is; Run and Ideal call it once per job, before the first round.
 	Profiled func(j *Job) []float64
 }
 
