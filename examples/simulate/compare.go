@@ -94,6 +94,9 @@ func settings(cfg *config, n int) *sim.Settings {
 	if cfg.measure[1] > 0 {
 		s.MeasureFrom, s.MeasureTo, s.StopWhenMeasured = cfg.measure[0], min(cfg.measure[1], n), true
 	}
+	if cfg.profileNoise > 0 {
+		s.Profiled, _ = sim.ProfileNoise(cfg.profileNoise, cfg.seed) // the flag was checked
+	}
 	return s
 }
 

@@ -67,18 +67,21 @@ type config struct {
 	// count).
 	h100PerServer int
 	round         float64
-	measure       [2]int
-	csv           string
-	plots         string
-	plotPrefix    string
-	experiment    string
-	rates         []float64 // -experiment load
-	seeds         int       // -experiment load
-	sizes         []float64 // jobs of each static trace, -experiment gavel-makespan
-	rounds        []float64 // round lengths in seconds, -experiment gavel-fig15
-	cdfRate       float64   // the rate of a sweep's CDF plots; 0: the last
-	oefRounds     int       // rounds of the driven OEF experiments; 0: oefRounds
-	appScale      string    // Themis' app sizes (themisScale); "": the trace's
+	// profileNoise tells each mechanism every rate off by up to this
+	// fraction (sim.ProfileNoise, seeded with seed); 0: the rates themselves.
+	profileNoise float64
+	measure      [2]int
+	csv          string
+	plots        string
+	plotPrefix   string
+	experiment   string
+	rates        []float64 // -experiment load
+	seeds        int       // -experiment load
+	sizes        []float64 // jobs of each static trace, -experiment gavel-makespan
+	rounds       []float64 // round lengths in seconds, -experiment gavel-fig15
+	cdfRate      float64   // the rate of a sweep's CDF plots; 0: the last
+	oefRounds    int       // rounds of the driven OEF experiments; 0: oefRounds
+	appScale     string    // Themis' app sizes (themisScale); "": the trace's
 	// contentions are -experiment themis-fig14's; nil: 1, 2, 4.
 	contentions []float64
 	progress    io.Writer // nil: no bar
@@ -128,6 +131,7 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	fs.IntVar(&cfg.perServer, "per-server", 4, "GPUs per server")
 	fs.IntVar(&cfg.h100PerServer, "h100-per-server", 8, "GPUs per H100 server, with -cluster's fourth count (HGX H100 boards and AWS p5.48xlarge hold 8)")
 	fs.Float64Var(&cfg.round, "round", 360, "round length in seconds")
+	fs.Float64Var(&cfg.profileNoise, "profile-noise", 0, "tell the mechanisms each rate off by up to this fraction, drawn per job from -seed (comparisons and -experiment load); jobs run at their true rates")
 	measure := fs.String("measure", "", "measure jobs FROM:TO of the arrival order only, and stop when they finish (Gavel measures 4000:5000)")
 	fs.StringVar(&cfg.csv, "csv", "", "write per-job results to this CSV file")
 	fs.StringVar(&cfg.plots, "plots", "", "write CDF plots (PNG) to this directory")
@@ -174,6 +178,9 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	}
 	for i := range cfg.rounds {
 		cfg.rounds[i] *= 60
+	}
+	if !(cfg.profileNoise >= 0 && cfg.profileNoise < 1) {
+		return nil, fmt.Errorf("-profile-noise %v: want a fraction in [0, 1)", cfg.profileNoise)
 	}
 	if cfg.seeds < 1 {
 		return nil, fmt.Errorf("-seeds %d: want at least 1", cfg.seeds)

@@ -56,7 +56,8 @@ func TestList(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	for _, args := range [][]string{{"-cluster", "1:2"}, {"-measure", "5"}, {"-cluster", "a:b:c"}, {"extra"}} {
+	for _, args := range [][]string{{"-cluster", "1:2"}, {"-measure", "5"}, {"-cluster", "a:b:c"}, {"extra"},
+		{"-profile-noise", "1"}, {"-profile-noise", "-0.1"}, {"-profile-noise", "NaN"}} {
 		if _, err := parseFlags(args, os.Stderr); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", args)
 		}
@@ -83,6 +84,34 @@ func TestLoad(t *testing.T) {
 		"jobs/hour             max-min",
 		"\n4         ",
 	)
+}
+
+// TestProfileNoiseFlag: with -profile-noise the mechanism is told other
+// rates than the jobs run at (settings gives sim.Settings.Profiled), and
+// heterogeneity-aware max-min's JCTs move; without it they do not.
+func TestProfileNoiseFlag(t *testing.T) {
+	cfg, err := parseFlags([]string{"-jobs", "30", "-rate", "6", "-mechanisms", "max-min", "-cluster", "2:2:2", "-per-server", "2"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := func(noise float64) string {
+		c := *cfg
+		c.profileNoise = noise
+		var b strings.Builder
+		if err := run(context.Background(), &c, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	exact := out(0)
+	noisy := *cfg
+	noisy.profileNoise = 0.3
+	if settings(cfg, 30).Profiled != nil || settings(&noisy, 30).Profiled == nil {
+		t.Error("settings does not follow -profile-noise")
+	}
+	if exact != out(0) || exact == out(0.5) {
+		t.Errorf("output told exact rates twice:\n%s\nand with 50%% noise:\n%s", exact, out(0.5))
+	}
 }
 
 // TestGandivaFair runs Gandiva_fair with and without trading on multi-GPU
