@@ -42,7 +42,9 @@
 // during the round stops at the failure. If Settings.Restart is positive,
 // a placement that resumes from a checkpoint (marked Restart, or not
 // Renewed with jobs that ran before) first loses Restart seconds. Rounds
-// with no job in the system are skipped.
+// with no job in the system are skipped. The scheduler is told each job's
+// Rates on arrival, or with Settings.Profiled other rates, as profiled with
+// error (ProfileNoise); the job still runs at its own.
 //
 // # Metrics
 //
