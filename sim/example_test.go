@@ -138,3 +138,22 @@ func ExampleMeasuredRates() {
 	// 1 ResNet-50 (batch size 16): [2.3 9.05 11.4 46.6] steps/s on [k80 p100 v100 h100]
 	// 2 Recommendation (batch size 1024): [20 30.7 13.3 261] steps/s on [k80 p100 v100 h100]
 }
+
+// A scheduler that allocates from profiles measured with error: each job's
+// rates are told up to 27% off (the widest spread of repeated runs seen on
+// one GPU, for host-bound jobs), the same for a job in every run with the
+// same seed. The jobs still run at their own rates; only the scheduler's
+// choices change.
+func ExampleProfileNoise() {
+	told, err := sim.ProfileNoise(0.27, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	j := &sim.Job{Job: alloc.Job{ID: "resnet", Gang: 1, Rates: []float64{40, 0, 10}}}
+	fmt.Printf("runs at %v, scheduler told %.1f\n", j.Rates, told(j))
+	// Pass it as sim.Settings{Profiled: told} to sim.Run or sim.Ideal.
+
+	// Output:
+	// runs at [40 0 10], scheduler told [32.9 0.0 8.3]
+}
