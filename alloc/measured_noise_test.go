@@ -73,19 +73,15 @@ func TestMeasuredNoiseReport(t *testing.T) {
 		runs = append(runs, cell)
 	}
 	count := []float64{8, 8, 8, 8, 8}
-	var spread []float64 // each run's signed distance from its median, relative
+	var dist []float64 // each run's distance from its median, relative
 	for i := range runs {
 		for k, rs := range runs[i] {
 			for _, r := range rs {
-				spread = append(spread, r/jobs[i].rates[k]-1)
+				dist = append(dist, math.Abs(r/jobs[i].rates[k]-1))
 			}
 		}
 	}
-	abs := make([]float64, len(spread))
-	for i, x := range spread {
-		abs[i] = math.Abs(x)
-	}
-	slices.Sort(abs)
+	abs := slices.Sorted(slices.Values(dist))
 	t.Logf("%d jobs; %d runs of cells measured more than once: distance from their median %.3f at the median, %.3f at p90, %.3f at most",
 		len(jobs), len(abs), stat.Median(abs), abs[len(abs)*9/10], abs[len(abs)-1])
 	oneRun := func(rng *rand.Rand, i, k int, rate float64) float64 {
@@ -115,7 +111,7 @@ func TestMeasuredNoiseReport(t *testing.T) {
 	// the measured distances, with a random sign.
 	noisy := oefNoisyJobs(2000, 1)
 	runLike := func(rng *rand.Rand, _, _ int, rate float64) float64 {
-		d := math.Abs(spread[rng.IntN(len(spread))])
+		d := dist[rng.IntN(len(dist))]
 		if rng.IntN(2) == 0 {
 			d = -d
 		}

@@ -212,19 +212,24 @@ var protocols = []protocol{
 	}},
 }
 
+// hide returns a copy of values with cells set to NaN: not measured.
+func hide(values [][]float64, cells ...[2]int) [][]float64 {
+	hidden := make([][]float64, len(values))
+	for i := range values {
+		hidden[i] = slices.Clone(values[i])
+	}
+	for _, c := range cells {
+		hidden[c[0]][c[1]] = math.NaN()
+	}
+	return hidden
+}
+
 // relErrors hides each mask in turn, estimates, and returns |est-true|/true
 // for every hidden cell, and how many masks the estimator refused.
 func relErrors(t testing.TB, e estimator, p protocol, rows []string, types []topology.GPUType, values [][]float64) (errs []float64, refused int) {
 	t.Helper()
 	for _, mask := range p.masks(values) {
-		hidden := make([][]float64, len(values))
-		for i := range values {
-			hidden[i] = slices.Clone(values[i])
-		}
-		for _, c := range mask {
-			hidden[c[0]][c[1]] = math.NaN()
-		}
-		est, err := e.fill(rows, types, hidden)
+		est, err := e.fill(rows, types, hide(values, mask...))
 		if errors.Is(err, speedup.ErrEstimate) {
 			refused++
 			continue

@@ -213,12 +213,7 @@ func newTypeReport(t *testing.T, files ...string) {
 		if math.IsNaN(r[last]) {
 			continue
 		}
-		hidden := make([][]float64, len(values))
-		for j := range values {
-			hidden[j] = slices.Clone(values[j])
-		}
-		hidden[i][last] = math.NaN()
-		c, err := speedup.Complete(rows, types, hidden, nil)
+		c, err := speedup.Complete(rows, types, hide(values, [2]int{i, last}), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

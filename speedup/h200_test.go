@@ -73,12 +73,7 @@ func TestSelectNewTypeReport(t *testing.T) {
 		var def, chosen []float64
 		picks := map[string]int{}
 		for _, c := range column {
-			hidden := make([][]float64, len(values))
-			for i := range values {
-				hidden[i] = slices.Clone(values[i])
-			}
-			want := values[c[0]][c[1]]
-			hidden[c[0]][c[1]] = math.NaN()
+			hidden, want := hide(values, c), values[c[0]][c[1]]
 			var rest [][2]int
 			for _, o := range column {
 				if o != c {
