@@ -2,9 +2,11 @@ package alloc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -387,6 +389,38 @@ func TestWideWeights(t *testing.T) {
 func TestFinishTimeFairnessStopsAtSolverAccuracy(t *testing.T) {
 	p := twoJobs(t, 3, []float64{3, 3, 1000})
 	checkRhoAtBound(t, FinishTimeFairness{RemainingSteps: []float64{1e-3, 1e15}, Elapsed: []float64{360, 360}}, p)
+}
+
+// TestFinishTimeFairnessStepsFallShort: a round of Gavel's Figure 9
+// workload at 6 jobs/hour (379 jobs, seed 1, round 12239), where with CLP
+// the decomposed steps claimed improvements of about 1e-6 of the largest ρ
+// and made 4e-9, step after step, until the 100th LP gave up. The full LP
+// now takes over where a step makes less than half its claim, and the
+// result is the full LP's optimum.
+func TestFinishTimeFairnessStepsFallShort(t *testing.T) {
+	b, err := os.ReadFile("testdata/ftf-crawl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var round struct {
+		Problem                                  *Problem
+		RemainingSteps, Elapsed, IsolatedElapsed []float64
+	}
+	if err := json.Unmarshal(b, &round); err != nil {
+		t.Fatal(err)
+	}
+	p := round.Problem
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pol := FinishTimeFairness{RemainingSteps: round.RemainingSteps, Elapsed: round.Elapsed, IsolatedElapsed: round.IsolatedElapsed}
+	full := pol
+	full.Method = FullLP
+	want, _ := allocateRho(t, full, p)
+	got, _ := allocateRho(t, pol, p)
+	if !relClose(maxOf(got), maxOf(want), ftfTol) {
+		t.Errorf("max ρ = %.12g, the full LP's %.12g", maxOf(got), maxOf(want))
+	}
 }
 
 // allocateRho allocates by pol over p, checks the allocation, and returns
