@@ -38,6 +38,37 @@ func ExampleRhoHalving() {
 	// 16 GPUs: rho 0.3453
 }
 
+// A performance-curve app (section 4.3.3, Hyperdrive- or Vizier-style
+// stopping): three running jobs, each forecast to stop after 50, 80 and
+// 120 iterations of 10, 10 and 20 s on one GPU (500, 800 and 2,400 s of
+// work), 600 s after the app started. T_id = 12,000/min(16, 8)·2 = 3,000 s.
+// On one GPU the jobs run one after another (3,700 s); on two, the longest
+// alone (2,400 s); from four, each further GPU goes to the job that
+// finishes last, up to four GPUs a job: 1,200 s, then 800 s, then 600 s.
+func ExampleRhoCurve() {
+	one := topology.Slowdown{1, 1, 1}
+	app := ftf.Running{
+		{ItersRemaining: 50, IterTime: 10, Slowdown: one},
+		{ItersRemaining: 80, IterTime: 10, Slowdown: one},
+		{ItersRemaining: 120, IterTime: 20, Slowdown: one},
+	}
+	info := ftf.AppInfo{Elapsed: 600, Budget: 12000, AppDemandMax: 8, JobDemandMax: 4, ClusterGPUs: 16, Contention: 2}
+	for _, g := range []int{1, 2, 4, 5, 8} {
+		rho, err := ftf.RhoCurve(app, info, ftf.Placement{GPUs: g})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%d GPUs: rho %.4g\n", g, rho)
+	}
+	// Output:
+	// 1 GPUs: rho 1.433
+	// 2 GPUs: rho 1
+	// 4 GPUs: rho 0.6
+	// 5 GPUs: rho 0.4667
+	// 8 GPUs: rho 0.4
+}
+
 // Themis' Table 2: a job with 200 s of serial work left and T_id = 400 s,
 // offered the two GPUs of one server. Either single GPU is one row (GPUs on
 // a server are interchangeable); holding nothing, rho_old is +Inf.

@@ -1,18 +1,21 @@
 package ftf
 
 import (
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/internal/fuzzdata"
 	"github.com/gpufair/gpufair/topology"
 )
 
-// FuzzRho feeds SingleJob.Rho and PhaseTime arbitrary times, counts,
-// slowdowns and placements (Locality 9 once indexed out of range; 2^40
-// GPUs once took 2^40 steps; overflowing times gave NaN with a nil
-// error). Rho must return a typed error or a rho that is not NaN;
-// PhaseTime must return a time that is not NaN.
+// FuzzRho feeds SingleJob.Rho, RhoHalving, RhoCurve and PhaseTime
+// arbitrary times, counts, slowdowns and placements (Locality 9 once
+// indexed out of range; 2^40 GPUs once took 2^40 steps; overflowing times
+// gave NaN, or 0, with a nil error). Each rho must come with a typed error
+// or be a number from 0 up, +Inf only for an app with work left and no
+// GPUs; PhaseTime must return a time that is not NaN.
 func FuzzRho(f *testing.F) {
 	f.Add([]byte{16, 32, 32, 16, 2, 8, 16, 1, 4, 0})
 	f.Add(append([]byte{0}, fuzzdata.Bytes(1e308, 1e308, 1e308, 1e308)...))
@@ -29,9 +32,8 @@ func FuzzRho(f *testing.F) {
 		if r.Int(8) == 0 {
 			p.GPUs = 1 << 40
 		}
-		if rho, err := j.Rho(p); err == nil && math.IsNaN(rho) {
-			t.Fatalf("Rho(%+v) = NaN with a nil error", p)
-		}
+		rho, err := j.Rho(p)
+		checkRho(t, "SingleJob.Rho", rho, err, p, j.ItersLeft > 0)
 		jobs := make([]JobInfo, r.Int(5))
 		for k := range jobs {
 			jobs[k] = JobInfo{ItersRemaining: r.Number(), IterTime: r.Number()}
@@ -46,5 +48,30 @@ func FuzzRho(f *testing.F) {
 		if got := PhaseTime(jobs, p, demand); math.IsNaN(got) {
 			t.Fatalf("PhaseTime(%+v, %+v, %d) = NaN", jobs, p, demand)
 		}
+		info := AppInfo{Elapsed: r.Number(), Budget: r.Number(), AppDemandMax: r.Int(9), JobDemandMax: min(demand, 64), ClusterGPUs: r.Int(65), Contention: r.Number()}
+		workLeft := false
+		for _, job := range jobs {
+			workLeft = workLeft || job.ItersRemaining > 0
+		}
+		rho, err = RhoCurve(Running(jobs), info, p)
+		checkRho(t, "RhoCurve", rho, err, p, workLeft)
+		rho, err = RhoHalving(Phases{jobs, jobs}, info, p, HalvingModel(r.Int(2)))
+		checkRho(t, "RhoHalving", rho, err, p, workLeft)
 	})
+}
+
+// checkRho fails t unless err is an *gpufair.InputError or rho is a
+// number from 0 up, +Inf only where work is left and p has no GPUs.
+func checkRho(t *testing.T, name string, rho float64, err error, p Placement, workLeft bool) {
+	t.Helper()
+	if err != nil {
+		var in *gpufair.InputError
+		if !errors.As(err, &in) {
+			t.Fatalf("%s(%+v): error %v is not an input error", name, p, err)
+		}
+		return
+	}
+	if math.IsNaN(rho) || rho < 0 || (math.IsInf(rho, 1) && (p.GPUs > 0 || !workLeft)) {
+		t.Fatalf("%s(%+v) = %v with a nil error (work left: %v)", name, p, rho, workLeft)
+	}
 }

@@ -91,7 +91,7 @@ const (
 // T_sh = elapsed + Σ_phases max_j T(G_j), each phase's jobs packed onto the
 // placement's GPUs by PhaseTime, over T_id = B/min(R_C, app_demand_max)·N_avg.
 func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (float64, error) {
-	if err := info.Validate(); err != nil {
+	if err := validateApp("HalvingApp", app == nil, info, p); err != nil {
 		return 0, err
 	}
 	n := app.NumPhases()
@@ -127,14 +127,27 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 		}
 		t += PhaseTime(jobs, p, info.JobDemandMax)
 	}
-	return t / info.Independent(), nil
+	return ratio("HalvingApp", t, info.Independent(), p)
+}
+
+// validateApp checks the inputs RhoHalving and RhoCurve share: an app
+// (field names its interface; isNil whether it is nil), its AppInfo and the
+// placement.
+func validateApp(field string, isNil bool, info AppInfo, p Placement) error {
+	if isNil {
+		return badInput(field, "", gpufair.ErrEmpty, "nil app")
+	}
+	if err := info.Validate(); err != nil {
+		return err
+	}
+	return p.Validate()
 }
 
 // RhoCurve returns rho(G) for a performance-curve app: the running jobs
 // share the placement (packed as by PhaseTime) and the job forecast to finish
 // last decides T_sh.
 func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
-	if err := info.Validate(); err != nil {
+	if err := validateApp("CurveApp", app == nil, info, p); err != nil {
 		return 0, err
 	}
 	jobs := app.JobsRemaining(p)
@@ -146,7 +159,7 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 			return 0, badInput("CurveApp.JobsRemaining", "", gpufair.ErrValue, "a running job has no iteration time")
 		}
 	}
-	return (info.Elapsed + PhaseTime(jobs, p, info.JobDemandMax)) / info.Independent(), nil
+	return ratio("CurveApp", info.Elapsed+PhaseTime(jobs, p, info.JobDemandMax), info.Independent(), p)
 }
 
 func validateJobs(field string, jobs []JobInfo) error {

@@ -85,3 +85,62 @@ func TestNewTableNilRho(t *testing.T) {
 		t.Errorf("NewTable(nil rho) error = %v, want ErrEmpty", err)
 	}
 }
+
+// TestRhoAppInputs: RhoHalving and RhoCurve took a nil app (and panicked),
+// a negative GPU count or an unknown locality (where SingleJob.Rho refuses
+// both), and times that overflow float64 (NaN or 0 with a nil error).
+func TestRhoAppInputs(t *testing.T) {
+	info := AppInfo{Budget: 100, AppDemandMax: 1, JobDemandMax: 1, ClusterGPUs: 1, Contention: 1}
+	huge := info
+	huge.Budget, huge.Contention = 1e308, 4
+	small := Running{{ItersRemaining: 10, IterTime: 1}}
+	long := Running{{ItersRemaining: 1e308, IterTime: 1e308}}
+	one := Placement{GPUs: 1}
+	for _, tc := range []struct {
+		name    string
+		app     Running
+		isNil   bool
+		info    AppInfo
+		p       Placement
+		field   string // "" for the app itself: HalvingApp or CurveApp
+		wantErr error
+	}{
+		{"nil app", nil, true, info, one, "", gpufair.ErrEmpty},
+		{"negative GPUs", small, false, info, Placement{GPUs: -1}, "Placement.GPUs", gpufair.ErrValue},
+		{"unknown locality", small, false, info, Placement{GPUs: 1, Locality: 9}, "Placement.Locality", gpufair.ErrValue},
+		{"T_independent overflows", small, false, huge, one, "", gpufair.ErrTooLarge},
+		{"T_shared overflows", long, false, info, one, "", gpufair.ErrTooLarge},
+	} {
+		var halving HalvingApp = Phases{tc.app}
+		var curve CurveApp = tc.app
+		if tc.isNil {
+			halving, curve = nil, nil
+		}
+		for _, call := range []struct {
+			app string
+			rho func() (float64, error)
+		}{
+			{"HalvingApp", func() (float64, error) { return RhoHalving(halving, tc.info, tc.p, Literal) }},
+			{"CurveApp", func() (float64, error) { return RhoCurve(curve, tc.info, tc.p) }},
+		} {
+			r, err := call.rho()
+			var in *gpufair.InputError
+			field := tc.field
+			if field == "" {
+				field = call.app
+			}
+			if !errors.As(err, &in) || !errors.Is(err, tc.wantErr) || in.Field != field {
+				t.Errorf("%s, %s: rho %v, error %v, want %v on %s", tc.name, call.app, r, err, tc.wantErr, field)
+			}
+		}
+	}
+	// Without GPUs an app with work left never finishes: +Inf, no error.
+	for _, rho := range []func() (float64, error){
+		func() (float64, error) { return RhoHalving(Phases{small}, info, Placement{}, Literal) },
+		func() (float64, error) { return RhoCurve(small, info, Placement{}) },
+	} {
+		if r, err := rho(); err != nil || !math.IsInf(r, 1) {
+			t.Errorf("no GPUs: rho %v, error %v, want +Inf", r, err)
+		}
+	}
+}
