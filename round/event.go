@@ -3,6 +3,7 @@ package round
 import (
 	"fmt"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -40,7 +41,7 @@ func (k Kind) String() string {
 // MarshalText writes the kind's name.
 func (k Kind) MarshalText() ([]byte, error) {
 	if k < Arrived || k > Measured {
-		return nil, fmt.Errorf("round: unknown event kind %d", int(k))
+		return nil, gpufair.Invalid("Event.Kind", "", gpufair.ErrValue, "unknown event kind %d", int(k))
 	}
 	return []byte(kindNames[k]), nil
 }
@@ -53,7 +54,7 @@ func (k *Kind) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("round: unknown event kind %q", b)
+	return gpufair.Invalid("Event.Kind", "", gpufair.ErrValue, "unknown event kind %q", b)
 }
 
 // Event is something that happened in the cluster at Time (seconds on the

@@ -129,6 +129,9 @@ func TestLedgerAccountsLeases(t *testing.T) {
 	if err := l.Apply(round.Fail(50, topology.GPU{Server: 1, Slot: 0})); err != nil {
 		t.Fatal(err)
 	}
+	if l.Now() != 50 || l.Rounds() != 1 {
+		t.Errorf("Now() = %v, Rounds() = %d, want 50 and 1", l.Now(), l.Rounds())
+	}
 	if err := l.Begin(110); err != nil {
 		t.Fatal(err)
 	}

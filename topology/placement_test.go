@@ -3,6 +3,7 @@ package topology_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,6 +34,12 @@ func TestPlaceFewestServers(t *testing.T) {
 	got, _ = p.Place("v100", 10)
 	if n := topology.ServersUsed(got); n != 2 || len(got) != 10 {
 		t.Errorf("10-GPU gang on %d servers, %d GPUs", n, len(got))
+	}
+	if free := []int{p.FreeOn(0), p.FreeOn(1), p.FreeOn(2)}; !slices.Equal(free, []int{2, 0, 0}) {
+		t.Errorf("free GPUs per server %v, want [2 0 0]", free)
+	}
+	if diff := cmp.Diff(placementCluster(4, 2, 8), p.Cluster()); diff != "" {
+		t.Errorf("Cluster() (-want +got):\n%s", diff)
 	}
 	if _, err := p.Place("v100", 3); !errors.Is(err, topology.ErrNoCapacity) {
 		t.Errorf("over capacity: %v", err)
