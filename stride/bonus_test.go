@@ -5,10 +5,13 @@ import (
 	"math"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
+	"github.com/gpufair/gpufair/topology"
 )
 
 // Section 3.2's bonus: a tenant whose jobs cannot use its share gets what
@@ -64,4 +67,77 @@ func TestBonusShareRealised(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Shares and JobWeight by hand on two 4-GPU "gpu" servers and one 2-GPU
+// "old" one. On gpu, A (100 tickets) asks for 3 GPUs, under its 100/200 of
+// 8, and keeps 3; B (100) asks for 8 and gets the other 5. On old, C (300)
+// alone asks for 1 and gets 1. Job tickets are equation (3): A's 100 over
+// its 3 GPUs times each gang, B's 100 over 8 times 4, C's 300.
+func TestFairSharesAndJobWeights(t *testing.T) {
+	c := servers(2, 4, "gpu")
+	c.Servers = append(c.Servers, topology.Server{Name: "o", Type: "old", GPUs: 2})
+	f, err := stride.NewFair(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []alloc.Tenant{{ID: "A", Weight: 100}, {ID: "B", Weight: 100}, {ID: "C", Weight: 300}} {
+		if err := f.AddTenant(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.Shares("old"); len(got) != 0 {
+		t.Errorf("Shares(old) = %v with no jobs on old", got)
+	}
+	for _, s := range []stride.Submission{
+		{ID: "A1", Owner: "A", Gang: 2, Type: "gpu"}, {ID: "A2", Owner: "A", Gang: 1, Type: "gpu"},
+		{ID: "B1", Owner: "B", Gang: 4, Type: "gpu"}, {ID: "B2", Owner: "B", Gang: 4, Type: "gpu"},
+		{ID: "C1", Owner: "C", Gang: 1, Type: "old"},
+	} {
+		if _, err := f.Submit(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approx := cmpopts.EquateApprox(0, 1e-12)
+	for ty, want := range map[topology.GPUType]map[alloc.TenantID]float64{
+		"gpu": {"A": 3, "B": 5},
+		"old": {"C": 1},
+	} {
+		if diff := cmp.Diff(want, f.Shares(ty), approx); diff != "" {
+			t.Errorf("Shares(%s) (-want +got):\n%s", ty, diff)
+		}
+	}
+	// A type the cluster lacks has no shares (it indexed past the
+	// cluster's types, and panicked).
+	if got := f.Shares("tpu"); len(got) != 0 {
+		t.Errorf("Shares(tpu) = %v, for a type the cluster lacks", got)
+	}
+	weights := func() map[alloc.JobID]float64 {
+		out := map[alloc.JobID]float64{}
+		for _, id := range []alloc.JobID{"A1", "A2", "B1", "B2", "C1"} {
+			if w, ok := f.JobWeight(id); ok {
+				out[id] = w
+			}
+		}
+		return out
+	}
+	want := map[alloc.JobID]float64{"A1": 200. / 3, "A2": 100. / 3, "B1": 50, "B2": 50, "C1": 300}
+	if diff := cmp.Diff(want, weights(), approx); diff != "" {
+		t.Errorf("JobWeight (-want +got):\n%s", diff)
+	}
+	if w, ok := f.JobWeight("nope"); ok {
+		t.Errorf("JobWeight(nope) = %v, true", w)
+	}
+	// A2 ends: A asks for 2 GPUs of gpu, B gets the other 6, and A1
+	// carries all of A's 100 tickets.
+	if err := f.Finish("A2"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[alloc.TenantID]float64{"A": 2, "B": 6}, f.Shares("gpu"), approx); diff != "" {
+		t.Errorf("Shares(gpu) after A2 ended (-want +got):\n%s", diff)
+	}
+	want = map[alloc.JobID]float64{"A1": 100, "B1": 50, "B2": 50, "C1": 300}
+	if diff := cmp.Diff(want, weights(), approx); diff != "" {
+		t.Errorf("JobWeight after A2 ended (-want +got):\n%s", diff)
+	}
 }

@@ -143,8 +143,12 @@ func (f *Fair) Has(id alloc.JobID) bool {
 }
 
 // Shares returns each tenant's fair share of type t in GPUs after weight
-// readjustment, by tenant ID, for the tenants with jobs there.
+// readjustment, by tenant ID, for the tenants with jobs there: none for a
+// type the cluster lacks.
 func (f *Fair) Shares(t topology.GPUType) map[alloc.TenantID]float64 {
+	if !slices.Contains(f.types, t) {
+		return map[alloc.TenantID]float64{}
+	}
 	acc := f.accounts(t, "", 0)
 	out := make(map[alloc.TenantID]float64, len(acc))
 	for _, a := range acc {
