@@ -6,8 +6,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/topology"
 )
 
 // TestAxiomInputErrors checks that bad input gives an *gpufair.InputError naming
@@ -124,5 +127,61 @@ func TestByOwnerErrors(t *testing.T) {
 	}
 	if _, err := alloc.OwnerValuations(jobs, users, []alloc.Linear{{1, 2}}); !errors.Is(err, gpufair.ErrShape) {
 		t.Errorf("OwnerValuations with too few valuations: error = %v, want gpufair.ErrShape", err)
+	}
+}
+
+// TestAllocationRows: RowIndex finds each row by label (and not a label
+// the allocation lacks), and Bundle is that row's own GPUs per type, so a
+// write through it shows in GPUs and in Used.
+func TestAllocationRows(t *testing.T) {
+	a := alloc.NewAllocation([]string{"u1", "u2", "u3"}, twoTypes)
+	a.GPUs = [][]float64{{0.25, 0}, {0.5, 0.25}, {0, 0.5}}
+	bundles := [][]float64{{0.25, 0}, {0.5, 0.25}, {0, 0.5}}
+	for want, r := range []string{"u1", "u2", "u3"} {
+		i, ok := a.RowIndex(r)
+		if !ok || i != want {
+			t.Errorf("RowIndex(%q) = %d, %v; want %d, true", r, i, ok, want)
+			continue
+		}
+		if diff := cmp.Diff(bundles[want], a.Bundle(i)); diff != "" {
+			t.Errorf("Bundle(%d) (-want +got):\n%s", i, diff)
+		}
+	}
+	for _, r := range []string{"u4", "", "U1"} {
+		if i, ok := a.RowIndex(r); ok {
+			t.Errorf("RowIndex(%q) = %d, true for a label not in the allocation", r, i)
+		}
+	}
+	a.Bundle(2)[0] = 0.25
+	if a.GPUs[2][0] != 0.25 {
+		t.Errorf("a write through Bundle(2) left GPUs[2] = %v", a.GPUs[2])
+	}
+	if diff := cmp.Diff([]float64{1, 0.75}, a.Used()); diff != "" {
+		t.Errorf("Used() after the write (-want +got):\n%s", diff)
+	}
+}
+
+// TestCapacityTotal: Total adds the GPUs of every type, fractional counts
+// included.
+func TestCapacityTotal(t *testing.T) {
+	for _, tc := range []struct {
+		count []float64
+		want  float64
+	}{
+		{[]float64{1}, 1},
+		{[]float64{4, 8}, 12},
+		{[]float64{2.5, 0.25, 3}, 5.75},
+	} {
+		types := []topology.GPUType{"k80", "p100", "v100"}[:len(tc.count)]
+		c, err := alloc.NewCapacity(types, tc.count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Total(); got != tc.want {
+			t.Errorf("Total() of %v = %v, want %v", tc.count, got, tc.want)
+		}
+	}
+	if got := twoTypes.Total(); got != 2 {
+		t.Errorf("Total() of twoTypes = %v, want 2", got)
 	}
 }

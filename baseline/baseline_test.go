@@ -72,6 +72,43 @@ func TestTiresiasPromotion(t *testing.T) {
 	}
 }
 
+// DefaultThresholds are 3,250 and 7,200 GPU-seconds, a fresh copy each
+// call, and a Tiresias without thresholds uses them: a 1-GPU job running
+// every 360 s round has 3,240 GPU-seconds after 9 rounds (queue 0), 3,600
+// after 10 (queue 1), 6,840 after 19 (still 1) and 7,200 after 20 (2).
+func TestTiresiasDefaultThresholds(t *testing.T) {
+	th := baseline.DefaultThresholds()
+	if diff := cmp.Diff([]float64{3250, 7200}, th); diff != "" {
+		t.Fatalf("DefaultThresholds() (-want +got):\n%s", diff)
+	}
+	th[0] = 1
+	if got := baseline.DefaultThresholds(); got[0] != 3250 {
+		t.Errorf("DefaultThresholds() = %v after a caller changed its copy", got)
+	}
+	s, err := baseline.NewTiresias(oneGPU, []topology.GPUType{"k80"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, job("a", 1, 1), 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int{9: 0, 10: 1, 19: 1, 20: 2, 21: 2}
+	for r := range 22 {
+		d, err := s.Decide(context.Background(), float64(r)*baseline.DefaultRound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Placements) != 1 {
+			t.Fatalf("round %d: %d placements for one job on one GPU", r, len(d.Placements))
+		}
+		if w, ok := want[r]; ok {
+			if q, _ := s.Queue("a"); q != w {
+				t.Errorf("round %d (%v GPU-seconds): queue %d, want %d", r, float64(r)*baseline.DefaultRound, q, w)
+			}
+		}
+	}
+}
+
 // Gandiva time-slices two jobs on one GPU; as Themis implemented it,
 // without time slicing, the first keeps the GPU.
 func TestGandivaTimeSlicing(t *testing.T) {

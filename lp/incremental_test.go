@@ -151,6 +151,59 @@ func TestIncrementalBoundsCases(t *testing.T) {
 	}
 }
 
+// TestIncrementalAddRange adds ranged rows to a loaded model, max x + 2y
+// with x + y ≤ 4 and x, y in [0, 3] (optimum (1, 3), 7): 1 ≤ x − y ≤ 2
+// cuts it off at its lower side, x + y = 4 and x − y = 1 meeting at
+// (2.5, 1.5), 5.5; then 0 ≤ y ≤ 1 moves it to (3, 1), 5, where x − y
+// reaches the row's upper side.
+func TestIncrementalAddRange(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(fmt.Sprint(b), func(t *testing.T) {
+			m := NewModel(Maximize)
+			x := m.AddVar("x", 0, 3, 1)
+			y := m.AddVar("y", 0, 3, 2)
+			m.AddConstraint("sum", []Term{{x, 1}, {y, 1}}, LE, 4)
+			in, err := NewIncremental(m, &Settings{Backend: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			solveWant := func(name string, obj float64, at []float64) {
+				t.Helper()
+				sol, err := in.Solve(context.Background())
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if math.Abs(sol.Objective-obj) > testTol {
+					t.Errorf("%s: objective %v, want %v", name, sol.Objective, obj)
+				}
+				for j, v := range at {
+					if math.Abs(sol.X[j]-v) > testTol {
+						t.Errorf("%s: x = %v, want %v", name, sol.X, at)
+						break
+					}
+				}
+			}
+			solveWant("loaded", 7, []float64{1, 3})
+			if r := in.AddRange("diff", []Term{{x, 1}, {y, -1}}, 1, 2); r != 1 {
+				t.Errorf("AddRange(diff) = row %d, want 1", r)
+			}
+			if in.NumRows() != 2 {
+				t.Errorf("%d rows after AddRange, want 2", in.NumRows())
+			}
+			solveWant("lower side", 5.5, []float64{2.5, 1.5})
+			if r := in.AddRange("y", []Term{{y, 1}}, 0, 1); r != 2 {
+				t.Errorf("AddRange(y) = row %d, want 2", r)
+			}
+			solveWant("upper side", 5, []float64{3, 1})
+			in.AddRange("empty", []Term{{x, 1}}, 2, 1)
+			if _, err := in.Solve(context.Background()); !errors.Is(err, ErrInvalidModel) {
+				t.Errorf("empty range: error %v, want ErrInvalidModel", err)
+			}
+		})
+	}
+}
+
 // TestPropertyIncrementalDropRows drops every row the optimal basis does
 // not use and checks that the warm re-solve keeps the optimum, that the
 // dropped rows have zero duals, and that a cold solve of the model left

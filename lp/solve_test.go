@@ -468,6 +468,44 @@ func TestBackendAvailability(t *testing.T) {
 	}
 }
 
+// TestSetSense: a model's sense is Minimize unless set, Sense reports what
+// SetSense set, and the solve follows it: x − y with x in [1, 3], y in
+// [0, 2] and x + y ≤ 4 is -1 at its minimum (1, 2) and 3 at its maximum
+// (3, 0).
+func TestSetSense(t *testing.T) {
+	var zero Model
+	if zero.Sense() != Minimize {
+		t.Errorf("zero Model's Sense() = %v, want Minimize", zero.Sense())
+	}
+	m := NewModel(Minimize)
+	x := m.AddVar("x", 1, 3, 1)
+	y := m.AddVar("y", 0, 2, -1)
+	m.AddConstraint("cap", []Term{{x, 1}, {y, 1}}, LE, 4)
+	for _, tc := range []struct {
+		sense Sense
+		obj   float64
+		x     []float64
+	}{
+		{Minimize, -1, []float64{1, 2}},
+		{Maximize, 3, []float64{3, 0}},
+		{Minimize, -1, []float64{1, 2}},
+	} {
+		m.SetSense(tc.sense)
+		if m.Sense() != tc.sense {
+			t.Errorf("Sense() = %v after SetSense(%v)", m.Sense(), tc.sense)
+		}
+		for _, b := range backends() {
+			sol, err := Solve(context.Background(), m, &Settings{Backend: b})
+			if err != nil {
+				t.Fatalf("%v, %v: %v", b, tc.sense, err)
+			}
+			if math.Abs(sol.Objective-tc.obj) > testTol || math.Abs(sol.X[0]-tc.x[0]) > testTol || math.Abs(sol.X[1]-tc.x[1]) > testTol {
+				t.Errorf("%v, %v: objective %v at %v, want %v at %v", b, tc.sense, sol.Objective, sol.X, tc.obj, tc.x)
+			}
+		}
+	}
+}
+
 // TestSetStart: start hints change where the pure-Go simplex starts, not
 // the optimum it reaches, feasible hint or not, in every backend; a NaN
 // hint is a malformed model.

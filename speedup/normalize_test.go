@@ -28,6 +28,32 @@ func mustNew(t testing.TB, rows []string, types []topology.GPUType, v [][]float6
 	return m
 }
 
+// TestMatrixIndex: RowIndex and TypeIndex find each label's position,
+// and report false for a label the matrix lacks (matched exactly).
+func TestMatrixIndex(t *testing.T) {
+	m := mustNew(t, []string{"resnet", "vae", "lstm"}, []topology.GPUType{"V100", "K80"}, [][]float64{{4, 1}, {2, 1}, {3, 1}})
+	for want, r := range []string{"resnet", "vae", "lstm"} {
+		if i, ok := m.RowIndex(r); !ok || i != want {
+			t.Errorf("RowIndex(%q) = %d, %v; want %d, true", r, i, ok, want)
+		}
+	}
+	for want, ty := range []topology.GPUType{"V100", "K80"} {
+		if k, ok := m.TypeIndex(ty); !ok || k != want {
+			t.Errorf("TypeIndex(%q) = %d, %v; want %d, true", ty, k, ok, want)
+		}
+	}
+	for _, r := range []string{"bert", "", "RESNET"} {
+		if i, ok := m.RowIndex(r); ok {
+			t.Errorf("RowIndex(%q) = %d, true; want false", r, i)
+		}
+	}
+	for _, ty := range []topology.GPUType{"P100", "", "v100"} {
+		if k, ok := m.TypeIndex(ty); ok {
+			t.Errorf("TypeIndex(%q) = %d, true; want false", ty, k)
+		}
+	}
+}
+
 func TestTypeOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -2,6 +2,7 @@ package stride_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -115,5 +116,70 @@ func TestLotteryRefuses(t *testing.T) {
 	_, _ = l.Schedule(2)
 	if _, err := l.Schedule(2); !errors.Is(err, gpufair.ErrOrder) {
 		t.Errorf("quantum repeated: %v, want ErrOrder", err)
+	}
+}
+
+// Remove takes a job off the server in both modes: it reports true once
+// and false for an unknown or already removed ID, the job never runs
+// again (even where the gang-aware lottery had queued it), the others
+// still run, and its ID may be added again.
+func TestLotteryRemove(t *testing.T) {
+	for _, mode := range []stride.LotteryMode{stride.Backfill, stride.GangLottery} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			t.Run(fmt.Sprintf("mode %d seed %d", mode, seed), func(t *testing.T) {
+				l, err := stride.NewLottery(4, mode, rand.NewPCG(seed, 3))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range table2Jobs() {
+					if err := l.Add(j); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Let the 4-GPU jobs win lotteries they cannot use, so
+				// that the gang-aware lottery queues them. C2 is the last
+				// job by ID: a queued C2 left behind by Remove would be
+				// looked up past the end of the jobs.
+				q := 1
+				for ; q <= 50; q++ {
+					if _, err := l.Schedule(q); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, id := range []alloc.JobID{"C2", "B2"} {
+					if !l.Remove(id) {
+						t.Errorf("Remove(%s) = false for a job on the server", id)
+					}
+				}
+				for _, id := range []alloc.JobID{"C2", "nope", ""} {
+					if l.Remove(id) {
+						t.Errorf("Remove(%q) = true for a job not on the server", id)
+					}
+				}
+				ran := map[alloc.JobID]int{}
+				for ; q <= 550; q++ {
+					run, err := l.Schedule(q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, j := range run {
+						ran[j.ID]++
+					}
+				}
+				for _, id := range []alloc.JobID{"C2", "B2"} {
+					if ran[id] > 0 {
+						t.Errorf("removed job %s ran %d times", id, ran[id])
+					}
+				}
+				for _, id := range []alloc.JobID{"A1", "A2", "B1", "C1"} {
+					if ran[id] == 0 {
+						t.Errorf("job %s never ran in 500 quanta after the removals", id)
+					}
+				}
+				if err := l.Add(alloc.Job{ID: "C2", Gang: 4, Weight: 50}); err != nil {
+					t.Errorf("adding a removed ID again: %v", err)
+				}
+			})
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair"
@@ -162,6 +163,69 @@ func TestOEFSchedulerNoStarvationExample(t *testing.T) {
 	want := map[alloc.JobID]int{"j0": 10, "j1": 10, "j2": 10, "j3": 30}
 	if diff := cmp.Diff(want, ran); diff != "" {
 		t.Errorf("rounds each job ran mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestOEFDeviation follows section 4.3's carried deviation by hand: two
+// tenants with one 1-GPU job each on one GPU have ideal shares of 1/2;
+// the one that runs a round carries 1/2 − 1 = −1/2 and the other +1/2,
+// the next round turns them round and both carry 0. A tenant without
+// jobs has no deviation.
+func TestOEFDeviation(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s", Type: "k80", GPUs: 1}}}
+	s, err := stride.NewOEF(alloc.OEF{Mode: alloc.NonCooperative, DemandCaps: true}, c, []topology.GPUType{"k80"}, &stride.OEFSettings{Round: 1, NoWorkConservation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []alloc.TenantID{"a", "b"} {
+		if err := s.Apply(round.Arrive(0, alloc.Job{ID: alloc.JobID("j" + owner), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1}}, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, ok := s.Deviation("a"); ok {
+		t.Errorf("Deviation(a) = %v before any decision", d)
+	}
+	approx := cmpopts.EquateApprox(0, 1e-12)
+	ran := func(q int) alloc.TenantID {
+		t.Helper()
+		d, err := s.Decide(context.Background(), float64(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Placements) != 1 {
+			t.Fatalf("round %d: %d placements on one GPU, want 1", q, len(d.Placements))
+		}
+		return alloc.TenantID(strings.TrimPrefix(string(d.Placements[0].Jobs[0]), "j"))
+	}
+	other := map[alloc.TenantID]alloc.TenantID{"a": "b", "b": "a"}
+	first := ran(0)
+	for _, id := range []alloc.TenantID{"a", "b"} {
+		if x, _ := s.Ideal(id); !cmp.Equal([]float64{0.5}, x, approx) {
+			t.Fatalf("Ideal(%s) = %v, want [0.5]", id, x)
+		}
+	}
+	for id, want := range map[alloc.TenantID][]float64{first: {-0.5}, other[first]: {0.5}} {
+		if d, ok := s.Deviation(id); !ok || !cmp.Equal(want, d, approx) {
+			t.Errorf("round 0: Deviation(%s) = %v, %v; want %v", id, d, ok, want)
+		}
+	}
+	if second := ran(1); second != other[first] {
+		t.Errorf("round 1 ran %s again, owed -1/2", second)
+	}
+	for _, id := range []alloc.TenantID{"a", "b"} {
+		if d, ok := s.Deviation(id); !ok || !cmp.Equal([]float64{0}, d, approx) {
+			t.Errorf("round 1: Deviation(%s) = %v, %v; want [0]", id, d, ok)
+		}
+	}
+	if d, ok := s.Deviation("nobody"); ok {
+		t.Errorf("Deviation(nobody) = %v", d)
+	}
+	if err := s.Apply(round.Depart(2, "jb")); err != nil {
+		t.Fatal(err)
+	}
+	ran(2)
+	if d, ok := s.Deviation("b"); ok {
+		t.Errorf("Deviation(b) = %v after its only job left", d)
 	}
 }
 

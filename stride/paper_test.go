@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
@@ -44,6 +45,9 @@ func TestTable2GangAwareStride(t *testing.T) {
 	s, err := stride.NewScheduler(4)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.GPUs() != 4 {
+		t.Fatalf("GPUs() = %d on a 4-GPU server", s.GPUs())
 	}
 	for _, j := range []alloc.Job{
 		{ID: "A1", Gang: 1, Weight: 50}, {ID: "A2", Gang: 1, Weight: 50},
@@ -269,5 +273,92 @@ func TestFigure2BalancedSplit(t *testing.T) {
 	}
 	if big != 10 {
 		t.Errorf("the 8-GPU job ran %d of 50 quanta, want 10", big)
+	}
+}
+
+// Split's passes by hand on two 4-GPU servers: small jobs a (1 GPU, 2
+// tickets) and b (2 GPUs, 1 ticket) on server 0 and an 8-GPU job L of 4
+// tickets. L wins the first tie (multi-server jobs first) and pays 8/4;
+// then server 0's aggregate runs a and b, paying 1/2 and 2/1 locally and
+// 3 GPU-quanta over 3 tickets centrally, until it ties with L again.
+func TestSplitPasses(t *testing.T) {
+	c := servers(2, 4, "gpu")
+	s, err := stride.NewSplit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c, s.Cluster()); diff != "" {
+		t.Errorf("Cluster() (-want +got):\n%s", diff)
+	}
+	if _, ok := s.AggregatePass(0); ok {
+		t.Errorf("server 0 has an aggregate without jobs")
+	}
+	if err := s.AddSmall(alloc.Job{ID: "a", Gang: 1, Weight: 2}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSmall(alloc.Job{ID: "b", Gang: 2, Weight: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLarge(alloc.Job{ID: "L", Gang: 8, Weight: 4}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 1, GPUs: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	type passes struct {
+		A, B, L, Agg0 float64
+		Runs          []alloc.JobID
+	}
+	got := func(p *stride.Plan) passes {
+		t.Helper()
+		var out passes
+		for id, dst := range map[alloc.JobID]*float64{"a": &out.A, "b": &out.B, "L": &out.L} {
+			var ok bool
+			if *dst, ok = s.Pass(id); !ok {
+				t.Fatalf("Pass(%s) not found", id)
+			}
+		}
+		var ok bool
+		if out.Agg0, ok = s.AggregatePass(0); !ok {
+			t.Fatalf("server 0's aggregate inactive with two jobs")
+		}
+		if _, ok := s.AggregatePass(1); ok {
+			t.Errorf("server 1's aggregate active without small jobs")
+		}
+		if p != nil {
+			for _, r := range p.Runs {
+				out.Runs = append(out.Runs, r.Job)
+			}
+		}
+		return out
+	}
+	approx := cmpopts.EquateApprox(0, passTol)
+	if diff := cmp.Diff(passes{}, got(nil), approx); diff != "" {
+		t.Errorf("passes on arrival (-want +got):\n%s", diff)
+	}
+	for q, want := range []passes{
+		{A: 0, B: 0, L: 2, Agg0: 0, Runs: []alloc.JobID{"L"}},
+		{A: 0.5, B: 2, L: 2, Agg0: 1, Runs: []alloc.JobID{"a", "b"}},
+		{A: 1, B: 4, L: 2, Agg0: 2, Runs: []alloc.JobID{"a", "b"}},
+		{A: 1, B: 4, L: 4, Agg0: 2, Runs: []alloc.JobID{"L"}},
+	} {
+		p, err := s.Schedule(q + 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got(p), approx); diff != "" {
+			t.Errorf("quantum %d (-want +got):\n%s", q+1, diff)
+		}
+	}
+	if _, ok := s.Pass("nope"); ok {
+		t.Errorf("Pass(nope) found")
+	}
+	s.Remove("b")
+	if _, ok := s.Pass("b"); ok {
+		t.Errorf("Pass(b) found after its removal")
+	}
+	if _, ok := s.AggregatePass(0); !ok {
+		t.Errorf("server 0's aggregate inactive with job a left")
+	}
+	s.Remove("a")
+	if _, ok := s.AggregatePass(0); ok {
+		t.Errorf("server 0's aggregate active after its last job left")
 	}
 }

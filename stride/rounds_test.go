@@ -163,6 +163,59 @@ func TestRoundsBadInput(t *testing.T) {
 	}
 }
 
+// Remove drops rows and counts those it found: with rows a and b sharing
+// one GPU half the time each, removing a (and unknown or repeated IDs)
+// reports 1, a has no fractions any more, b runs every round after, and a
+// set again starts with no history.
+func TestRoundsRemove(t *testing.T) {
+	r, err := stride.NewRounds(servers(1, 1, "v100"), []topology.GPUType{"v100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := func(id string) stride.Combo {
+		return stride.Combo{ID: id, Jobs: []alloc.JobID{alloc.JobID(id)}, Gang: 1, Target: []float64{0.5}}
+	}
+	if err := r.Set(half("a"), half("b")); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 4; n++ {
+		if _, err := r.Round(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.Remove(); got != 0 {
+		t.Errorf("Remove() = %d, want 0", got)
+	}
+	if got := r.Remove("a", "nope", "a"); got != 1 {
+		t.Errorf("Remove(a, nope, a) = %d, want 1", got)
+	}
+	if f, ok := r.Received("a"); ok {
+		t.Errorf("Received(a) = %v after its removal", f)
+	}
+	if _, ok := r.Received("b"); !ok {
+		t.Fatalf("Received(b) missing: Remove(a) dropped b")
+	}
+	for n := 5; n <= 10; n++ {
+		p, err := r.Round(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []string
+		for _, as := range p.Assignments {
+			rows = append(rows, as.Row)
+		}
+		if diff := cmp.Diff([]string{"b"}, rows); diff != "" {
+			t.Errorf("round %d rows (-want +got):\n%s", n, diff)
+		}
+	}
+	if err := r.Set(half("a")); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := r.Received("a"); !cmp.Equal([]float64{0}, f) {
+		t.Errorf("Received(a) = %v after it was set again, want [0]", f)
+	}
+}
+
 // genGangCluster draws servers of two types with 1 to 4 GPUs each.
 func genGangCluster(t *rapid.T) (topology.Cluster, []topology.GPUType, []int) {
 	var c topology.Cluster

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair"
@@ -254,5 +255,40 @@ func TestExchangeRefuses(t *testing.T) {
 	}
 	if err := m2.UnmarshalJSON([]byte(`{"types":["x"]}`)); !errors.Is(err, gpufair.ErrSnapshot) {
 		t.Errorf("another market's state: %v, want ErrSnapshot", err)
+	}
+}
+
+// Bidder returns a bidder as it stands: its tenant and the rates known so
+// far, which with Settings.Unprofiled leave out the types not yet
+// profiled until SetRates gives them; an unknown ID is not found.
+func TestBidder(t *testing.T) {
+	m, err := trade.NewMarket([]topology.GPUType{"k80", "v100"}, []float64{4, 2}, &trade.Settings{Unprofiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := alloc.Tenant{ID: "a", Weight: 2}
+	if _, err := m.Join(trade.Bidder{Tenant: a, Rates: map[topology.GPUType]float64{"k80": 1.5}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: "b", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 4}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := m.Bidder("a")
+	if diff := cmp.Diff(trade.Bidder{Tenant: a, Rates: map[topology.GPUType]float64{"k80": 1.5}}, got); !ok || diff != "" {
+		t.Errorf("Bidder(a) before profiling on v100, found %v (-want +got):\n%s", ok, diff)
+	}
+	got, ok = m.Bidder("b")
+	if diff := cmp.Diff(trade.Bidder{Tenant: alloc.Tenant{ID: "b", Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 4}}, got); !ok || diff != "" {
+		t.Errorf("Bidder(b), found %v (-want +got):\n%s", ok, diff)
+	}
+	if err := m.SetRates("a", map[topology.GPUType]float64{"k80": 1.5, "v100": 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok = m.Bidder("a")
+	if diff := cmp.Diff(trade.Bidder{Tenant: a, Rates: map[topology.GPUType]float64{"k80": 1.5, "v100": 3}}, got); !ok || diff != "" {
+		t.Errorf("Bidder(a) after SetRates, found %v (-want +got):\n%s", ok, diff)
+	}
+	if got, ok := m.Bidder("nobody"); ok {
+		t.Errorf("Bidder(nobody) = %v, true", got)
 	}
 }

@@ -210,6 +210,69 @@ func TestUndoOnArrivalAndDeparture(t *testing.T) {
 	}
 }
 
+// Undo reverses every trade in force, newest first, at its own quantum
+// with the rate negated, logs the reversals after the trades, and puts
+// each bidder back at its Weight's share: of 60 K80s and 12 V100s, A and
+// B (1 each) hold 15 and 3, C (2) holds 30 and 6. With nothing in force
+// it undoes nothing.
+func TestUndo(t *testing.T) {
+	k80v100 := func(v float64) map[topology.GPUType]float64 { return map[topology.GPUType]float64{"k80": 1, "v100": v} }
+	m := newMarket(t, []topology.GPUType{"k80", "v100"}, []float64{60, 12}, &trade.Settings{Unit: 1},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "A", Weight: 1}, Rates: k80v100(1.25)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "B", Weight: 1}, Rates: k80v100(5)},
+		trade.Bidder{Tenant: alloc.Tenant{ID: "C", Weight: 2}, Rates: k80v100(6.25)},
+	)
+	fair := map[alloc.TenantID][]float64{"A": {15, 3}, "B": {15, 3}, "C": {30, 6}}
+	holdings := func() map[alloc.TenantID][]float64 {
+		out := map[alloc.TenantID][]float64{}
+		for _, id := range m.Bidders() {
+			out[id], _ = m.Holdings(id)
+		}
+		return out
+	}
+	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Fatalf("holdings before trading (-want +got):\n%s", diff)
+	}
+	made, err := m.Run(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) < 2 {
+		t.Fatalf("%d trades; the test needs several", len(made))
+	}
+	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff == "" {
+		t.Fatalf("trades %v left the holdings at the fair shares", made)
+	}
+	undone := m.Undo(5)
+	var want []trade.Trade
+	for i := len(made) - 1; i >= 0; i-- {
+		u := made[i]
+		u.Quantum, u.Rate = 5, -u.Rate
+		want = append(want, u)
+	}
+	if diff := cmp.Diff(want, undone); diff != "" {
+		t.Errorf("Undo(5) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(append([]trade.Trade(nil), made...), want...), m.Log()); diff != "" {
+		t.Errorf("Log() after Undo (-want +got):\n%s", diff)
+	}
+	if open := m.Open(); len(open) != 0 {
+		t.Errorf("Open() = %v after Undo", open)
+	}
+	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("holdings after Undo (-want +got):\n%s", diff)
+	}
+	if again := m.Undo(6); len(again) != 0 {
+		t.Errorf("Undo(6) with nothing in force = %v", again)
+	}
+	if got := len(m.Log()); got != 2*len(made) {
+		t.Errorf("Log() has %d records after an empty Undo, want %d", got, 2*len(made))
+	}
+	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff != "" {
+		t.Errorf("holdings after an empty Undo (-want +got):\n%s", diff)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	types := []topology.GPUType{"slow", "fast"}
 	for _, tc := range []struct {
