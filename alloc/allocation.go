@@ -39,8 +39,14 @@ func NewAllocation(rows []string, c Capacity) *Allocation {
 	return a
 }
 
-// Bundle returns row i's GPUs per type. The slice is the allocation's own.
-func (a *Allocation) Bundle(i int) []float64 { return a.GPUs[i] }
+// Bundle returns row i's GPUs per type, or nil if there is no row i. The
+// slice is the allocation's own.
+func (a *Allocation) Bundle(i int) []float64 {
+	if i < 0 || i >= len(a.GPUs) {
+		return nil
+	}
+	return a.GPUs[i]
+}
 
 // RowIndex returns the index of the row labelled r.
 func (a *Allocation) RowIndex(r string) (int, bool) {

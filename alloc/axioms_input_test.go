@@ -159,6 +159,36 @@ func TestAllocationRows(t *testing.T) {
 	if diff := cmp.Diff([]float64{1, 0.75}, a.Used()); diff != "" {
 		t.Errorf("Used() after the write (-want +got):\n%s", diff)
 	}
+	// A row out of range has no bundle (it indexed past the rows and
+	// panicked).
+	for _, i := range []int{-1, 3} {
+		if b := a.Bundle(i); b != nil {
+			t.Errorf("Bundle(%d) = %v, want nil", i, b)
+		}
+	}
+}
+
+// TestIsolatedRateBadInput: rates of the wrong length indexed past their
+// end and panicked, and a gang of 0 gave NaN; both rate 0, a job that runs
+// nowhere.
+func TestIsolatedRateBadInput(t *testing.T) {
+	if got := alloc.IsolatedRate([]float64{1, 2}, 1, twoTypes, 1); !(got > 0) {
+		t.Fatalf("IsolatedRate() of a valid job = %v, want positive", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		rates []float64
+		gang  int
+	}{
+		{"one rate for two types", []float64{1}, 1},
+		{"three rates for two types", []float64{1, 2, 3}, 1},
+		{"gang 0", []float64{1, 2}, 0},
+		{"negative gang", []float64{1, 2}, -1},
+	} {
+		if got := alloc.IsolatedRate(tc.rates, tc.gang, twoTypes, 1); got != 0 {
+			t.Errorf("%s: IsolatedRate() = %v, want 0", tc.name, got)
+		}
+	}
 }
 
 // TestCapacityTotal: Total adds the GPUs of every type, fractional counts

@@ -172,8 +172,13 @@ func (p *Problem) throughputsOf(x [][]float64) []float64 {
 // isolated throughput, the denominator of finish-time fairness (OSDI'20,
 // section 4.2). The share gives the job a time fraction count_k/(n·gang) on
 // type k, scaled down to a total of 1 when the fractions add up to more (a
-// job cannot run on two types at once). n below 1 counts as 1.
+// job cannot run on two types at once). n below 1 counts as 1. It returns
+// 0, as for a job that runs nowhere, if rates is not one rate per type of c
+// or gang is below 1.
 func IsolatedRate(rates []float64, gang int, c Capacity, n float64) float64 {
+	if len(rates) != len(c.Count) || gang < 1 {
+		return 0 // a short rates indexed past its end; gang 0 gave NaN
+	}
 	n = math.Max(n, 1)
 	g := float64(gang)
 	var sum, rate float64

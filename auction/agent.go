@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -60,8 +61,13 @@ func (a RhoAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held 
 	return ftf.Bids(ctx, offer, held, price, a.Bids)
 }
 
-// Rho returns RhoAt(now, the placement of held).
+// Rho returns RhoAt(now, the placement of held). It returns an
+// *gpufair.InputError wrapping gpufair.ErrShape if held is not one count
+// per server of c.
 func (a RhoAgent) Rho(_ context.Context, now time.Time, c topology.Cluster, held []int) (float64, error) {
+	if err := checkHeld(c, held); err != nil {
+		return 0, err
+	}
 	return a.RhoAt(now, ftf.Placement{GPUs: total(held), Locality: c.LocalityOfCounts(held)})
 }
 
@@ -133,6 +139,15 @@ func (e *AgentError) Error() string {
 
 // Unwrap returns the agent's error.
 func (e *AgentError) Unwrap() error { return e.Err }
+
+// checkHeld reports held that is not one count per server of c: pricing
+// its locality would panic (topology.Cluster.LocalityOfCounts).
+func checkHeld(c topology.Cluster, held []int) error {
+	if len(held) != len(c.Servers) {
+		return badInput("held", "", gpufair.ErrShape, "%d counts for %d servers", len(held), len(c.Servers))
+	}
+	return nil
+}
 
 func total(xs []int) int {
 	var n int

@@ -325,9 +325,14 @@ func (t *Themis) contention(app *themisApp, now float64) float64 {
 
 // Decide runs an arbiter round at now and lets each app's scheduler place
 // its jobs on the GPUs it holds. An error of the arbiter leaves the ledger
-// as it was, but not the arbiter.
+// as it was, but not the arbiter. It returns an *gpufair.InputError
+// wrapping gpufair.ErrShape, and changes nothing, if ThemisSettings.Spread
+// gives a job in the system other than one rate per GPU type.
 func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := t.checkSpread(); err != nil {
 		return nil, err
 	}
 	if err := t.l.Begin(now); err != nil {
@@ -360,6 +365,22 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 		return nil, err
 	}
 	return d, nil
+}
+
+// checkSpread reports a job in the system whose ThemisSettings.Spread
+// rates are not one per type: the agents and the app scheduler index them
+// by type (rateOf), the agents in goroutines, where a panic ends the
+// program.
+func (t *Themis) checkSpread() error {
+	if t.set.Spread == nil {
+		return nil
+	}
+	for _, j := range t.l.Jobs() {
+		if sp := t.set.Spread(j.ID); sp != nil && len(sp) != len(j.Rates) {
+			return badInput("ThemisSettings.Spread", string(j.ID), gpufair.ErrShape, "%d rates for %d GPU types", len(sp), len(j.Rates))
+		}
+	}
+	return nil
 }
 
 // schedule is the app scheduler (see Themis): it places jobs, longest
@@ -651,15 +672,26 @@ func fitsGang(j alloc.Job, per []int) bool {
 	return false
 }
 
-// Rho is the app's rho at now with what it holds.
+// Rho is the app's rho at now with what it holds. It returns an
+// *gpufair.InputError wrapping gpufair.ErrShape if held is not one count
+// per server of the ledger's cluster.
 func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
+	if err := checkHeld(a.Ledger.Cluster(), held); err != nil {
+		return 0, err
+	}
 	jobs := a.Jobs()
 	later, d := a.later(jobs)
 	return a.rho(now, jobs, later, d, held), nil
 }
 
-// Bid prices rows of the offer up to the app's demand (ftf.Bids).
+// Bid prices rows of the offer up to the app's demand (ftf.Bids). It
+// returns an *gpufair.InputError wrapping gpufair.ErrShape for an offer
+// whose cluster has another number of servers than the ledger's.
 func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
+	// Rows are priced on the ledger's cluster, server by server.
+	if n, m := len(offer.Cluster.Servers), len(a.Ledger.Cluster().Servers); n != m {
+		return ftf.BidTable{}, badInput("Offer.Cluster", "", gpufair.ErrShape, "%d servers for the ledger's %d", n, m)
+	}
 	jobs := a.Jobs()
 	d, runs := a.demand(jobs)
 	later, most := a.later(jobs)
@@ -673,8 +705,12 @@ func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held
 // that only starts a gang is of no use until others join it, and handing
 // such GPUs out scatters gangs among apps). Jobs are tried longest
 // remaining work first, each on its types fastest first; the GPUs come from
-// the servers where the app holds most, then the fullest.
+// the servers where the app holds most, then the fullest. It returns nil
+// if held and free are not one count per server of the ledger's cluster.
 func (a *AppAgent) Wants(held, free []int) []int {
+	if n := len(a.Ledger.Cluster().Servers); len(held) != n || len(free) != n {
+		return nil // free was indexed by held's servers
+	}
 	jobs := a.Jobs()
 	d, _ := a.demand(jobs)
 	room := d - total(held)

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/auction"
 	"github.com/gpufair/gpufair/data"
+	"github.com/gpufair/gpufair/ftf"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/sim"
 	"github.com/gpufair/gpufair/topology"
@@ -197,5 +200,67 @@ func TestThemisDemandTooLarge(t *testing.T) {
 	}
 	if apps := s.Arbiter().Apps(); len(apps) != 0 || len(s.Ledger().Jobs()) != 0 {
 		t.Fatalf("after a refused Apply: apps %v, jobs %d", apps, len(s.Ledger().Jobs()))
+	}
+}
+
+// TestThemisSpreadOfWrongLength: spread rates of the wrong length were
+// indexed by type in the agents' goroutines and brought the program down;
+// Decide refuses them, and nothing changes.
+func TestThemisSpreadOfWrongLength(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v0", Type: "v100", GPUs: 2}, {Name: "v1", Type: "v100", GPUs: 2}}}
+	short := func(alloc.JobID) []float64 { return []float64{1} }
+	s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, &auction.ThemisSettings{Spread: short}, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A gang of 4 v100s spans both v100 servers: its spread rates count.
+	if err := s.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 4, Weight: 1, Rates: []float64{0, 1}}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Decide(context.Background(), 0)
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "ThemisSettings.Spread" || ie.ID != "x" {
+		t.Fatalf("Decide() = %v, want an *InputError on ThemisSettings.Spread for x wrapping ErrShape", err)
+	}
+	if n := s.Ledger().Rounds(); n != 0 {
+		t.Errorf("a refused Decide made %d rounds", n)
+	}
+}
+
+// TestAgentsRefuseMismatchedServers: counts of held (or an offer) for
+// another number of servers than the agent's cluster panicked, pricing
+// their locality or indexing free by held's servers; Rho and Bid return
+// typed errors and Wants nothing.
+func TestAgentsRefuseMismatchedServers(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	three := topology.Cluster{Servers: append(slices.Clone(c.Servers), topology.Server{Name: "w", Type: "v100", GPUs: 2})}
+	l, err := round.NewLedger(c, []topology.GPUType{"k80", "v100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	app := agentOn(l, nil, 1, 100)
+	rho := auction.RhoAgent{RhoAt: func(time.Time, ftf.Placement) (float64, error) { return 1, nil }}
+	now := time.Unix(0, 0).UTC()
+	for name, err := range map[string]error{
+		"RhoAgent.Rho": func() error { _, err := rho.Rho(context.Background(), now, c, []int{1}); return err }(),
+		"AppAgent.Rho": func() error { _, err := app.Rho(context.Background(), now, c, []int{1, 0, 0}); return err }(),
+		"AppAgent.Bid": func() error {
+			_, err := app.Bid(context.Background(), now, ftf.Offer{Cluster: three, Free: []int{2, 2, 2}}, []int{0, 0, 0})
+			return err
+		}(),
+	} {
+		var ie *gpufair.InputError
+		if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) {
+			t.Errorf("%s: error = %v, want an *InputError wrapping ErrShape", name, err)
+		}
+	}
+	if b := app.Wants([]int{0, 0}, []int{1}); b != nil {
+		t.Errorf("Wants() with one free count for two servers = %v, want nil", b)
+	}
+	if b := app.Wants([]int{0, 0}, []int{2, 2}); b == nil {
+		t.Errorf("Wants() = nil with free GPUs of both types")
 	}
 }

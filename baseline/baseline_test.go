@@ -211,6 +211,9 @@ func TestOptimusMarginalGain(t *testing.T) {
 		{"unknown work: as much again as done", j(0, 200, 200, 0, 0), 1, (200/0.5 - 200.0/4) / 2},
 		{"never ran", j(1000, 0, 0, 0, 0), 1, math.Inf(1)},
 		{"no rate", j(1000, 200, 200, 0, 0), 2, math.Inf(-1)},
+		// A type out of range indexed past the rates and panicked.
+		{"type out of range", j(1000, 200, 200, 0, 0), 3, math.Inf(-1)},
+		{"negative type", j(1000, 200, 200, 0, 0), -1, math.Inf(-1)},
 	} {
 		if got := baseline.MarginalGain(tc.j, tc.k, 400); got != tc.want {
 			t.Errorf("%s: MarginalGain = %v, want %v", tc.name, got, tc.want)

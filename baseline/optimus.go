@@ -74,9 +74,9 @@ func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, err
 // MarginalGain returns Optimus' marginal gain of job j on the k-th GPU
 // type (an index in the ledger's types) at time now, in seconds of
 // remaining time per GPU (see Optimus): +Inf for a job that has not run,
-// -Inf on a type it has no rate on, and never NaN.
+// -Inf on a type it has no rate on or for k out of range, and never NaN.
 func MarginalGain(j *round.Job, k int, now float64) float64 {
-	if !(j.Rates[k] > 0) {
+	if k < 0 || k >= len(j.Rates) || !(j.Rates[k] > 0) {
 		return math.Inf(-1)
 	}
 	r := j.Remaining()

@@ -49,8 +49,11 @@ func (j *Job) Remaining() float64 {
 
 // Fraction returns the fraction of the time since its arrival, up to now,
 // that the job has run on type k: Gavel's f_mk (OSDI'20, section 5), and 0
-// before any time has passed.
+// before any time has passed or for k not an index of Received.
 func (j *Job) Fraction(k int, now float64) float64 {
+	if k < 0 || k >= len(j.Received) {
+		return 0
+	}
 	if el := now - j.Arrival; el > 0 {
 		return j.Received[k] / el
 	}
@@ -126,8 +129,14 @@ func (l *Ledger) Healthy() []int {
 	return h
 }
 
-// TypeOf returns the index in Types of the type of server s's GPUs, or -1.
-func (l *Ledger) TypeOf(s int) int { return l.typeOf[s] }
+// TypeOf returns the index in Types of the type of server s's GPUs, or -1
+// if it is none of Types or s is not a server.
+func (l *Ledger) TypeOf(s int) int {
+	if s < 0 || s >= len(l.typeOf) {
+		return -1
+	}
+	return l.typeOf[s]
+}
 
 // Now returns the time of the latest event or decision.
 func (l *Ledger) Now() float64 { return l.now }

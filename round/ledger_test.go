@@ -142,6 +142,13 @@ func TestLedgerAccountsLeases(t *testing.T) {
 	if got := j.Fraction(1, 110); got != 0.4 {
 		t.Errorf("Fraction(v100) = %v, want 0.4", got)
 	}
+	// A type index out of range has no time (it indexed past Received
+	// and panicked).
+	for _, k := range []int{-1, 2} {
+		if got := j.Fraction(k, 110); got != 0 {
+			t.Errorf("Fraction(%d) = %v, want 0", k, got)
+		}
+	}
 	// A decision on the failed GPU breaks the contract, and aborts.
 	bad := &round.Decision{Start: 110, End: 210, Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 0}}}}}
 	if err := l.Commit(bad); !errors.Is(err, round.ErrPlacement) {
@@ -185,6 +192,17 @@ func TestLeaseEnd(t *testing.T) {
 	} {
 		if got := round.LeaseEnd(tc.now, tc.length); got != tc.want {
 			t.Errorf("LeaseEnd(%v, %v) = %v, want %v", tc.now, tc.length, got, tc.want)
+		}
+	}
+}
+
+// TypeOf gives each server's type index, and -1 for a server out of range
+// (it indexed past the servers and panicked).
+func TestTypeOf(t *testing.T) {
+	l := testLedger(t)
+	for s, want := range map[int]int{0: 0, 1: 1, -1: -1, 2: -1} {
+		if got := l.TypeOf(s); got != want {
+			t.Errorf("TypeOf(%d) = %d, want %d", s, got, want)
 		}
 	}
 }

@@ -104,8 +104,15 @@ type RoundStat struct {
 	Partial bool
 }
 
-// Measured returns the measured jobs (a subslice of Jobs).
-func (r *Result) Measured() []JobResult { return r.Jobs[r.MeasureFrom:r.MeasureTo] }
+// Measured returns the measured jobs (a subslice of Jobs): those of
+// [MeasureFrom, MeasureTo) that Jobs holds, as WriteCSV marks them.
+func (r *Result) Measured() []JobResult {
+	from, to := max(r.MeasureFrom, 0), min(r.MeasureTo, len(r.Jobs))
+	if from >= to {
+		return nil // a Result built or read elsewhere sliced out of range
+	}
+	return r.Jobs[from:to]
+}
 
 func (r *run) result() *Result {
 	res := &Result{

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -42,5 +43,35 @@ func TestRunFarArrival(t *testing.T) {
 	_, err := Run(ctx, w, c, newFIFO(c, w.Types, 360), &Settings{Horizon: 3600})
 	if !errors.Is(err, gpufair.ErrTooLarge) {
 		t.Errorf("Run() error = %v, want ErrTooLarge", err)
+	}
+}
+
+// TestPercentileOutOfRange: a negative, huge or NaN p indexed outside the
+// slice and panicked; p is clamped to [0, 100], and NaN gives NaN.
+func TestPercentileOutOfRange(t *testing.T) {
+	x := []float64{1, 2, 3}
+	for _, tc := range []struct{ p, want float64 }{{-10, 1}, {math.Inf(-1), 1}, {0, 1}, {50, 2}, {100, 3}, {150, 3}, {1e300, 3}, {math.Inf(1), 3}} {
+		if got := Percentile(x, tc.p); got != tc.want {
+			t.Errorf("Percentile(%v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if got := Percentile(x, math.NaN()); !math.IsNaN(got) {
+		t.Errorf("Percentile(NaN) = %v, want NaN", got)
+	}
+}
+
+// TestMeasuredOutOfRange: a Result whose measured range lies outside its
+// jobs sliced out of range and panicked; Measured keeps the jobs it holds.
+func TestMeasuredOutOfRange(t *testing.T) {
+	r := &Result{Jobs: make([]JobResult, 3)}
+	for _, tc := range []struct{ from, to, want int }{{0, 3, 3}, {1, 2, 1}, {0, 5, 3}, {-1, 2, 2}, {4, 6, 0}, {2, 1, 0}} {
+		r.MeasureFrom, r.MeasureTo = tc.from, tc.to
+		if got := len(r.Measured()); got != tc.want {
+			t.Errorf("Measured() of [%d, %d) of 3 jobs: %d jobs, want %d", tc.from, tc.to, got, tc.want)
+		}
+	}
+	r.MeasureFrom, r.MeasureTo = 0, 5
+	if s := r.Summary(); s.Finished != 3 {
+		t.Errorf("Summary().Finished = %d, want the 3 jobs held", s.Finished)
 	}
 }

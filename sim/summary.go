@@ -95,13 +95,15 @@ func (r *Result) Summary() Summary {
 
 // Percentile returns the p-th percentile (0 ≤ p ≤ 100) of sorted, by
 // linear interpolation between the closest ranks: with h = (n−1)·p/100, it
-// is sorted[⌊h⌋] + (h−⌊h⌋)·(sorted[⌊h⌋+1] − sorted[⌊h⌋]). It returns NaN
-// for an empty slice.
+// is sorted[⌊h⌋] + (h−⌊h⌋)·(sorted[⌊h⌋+1] − sorted[⌊h⌋]). A p below 0
+// counts as 0, one above 100 as 100. It returns NaN for an empty slice or
+// a NaN p.
 func Percentile(sorted []float64, p float64) float64 {
 	n := len(sorted)
-	if n == 0 {
+	if n == 0 || math.IsNaN(p) {
 		return math.NaN()
 	}
+	p = min(max(p, 0), 100) // outside [0, 100], ⌊h⌋ fell outside the slice or overflowed int
 	h := float64(n-1) * p / 100
 	lo := int(math.Floor(h))
 	if lo >= n-1 {

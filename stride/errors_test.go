@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpufair/gpufair"
@@ -233,5 +234,50 @@ func TestBadInputNamesTheFirst(t *testing.T) {
 		if !errors.As(err, &in) || in.ID != "tpu-a" {
 			t.Fatalf("SetTypeTickets() error = %v, want one naming tpu-a, the first unknown type", err)
 		}
+	}
+}
+
+// A Fair snapshot whose per-type tickets a tenant could not have set
+// (SetTypeTickets refuses them) is refused: tickets above the largest
+// weight were taken, and every accounting of the type then panicked.
+func TestFairUnmarshalRefusesBadTickets(t *testing.T) {
+	f, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+	if err := f.AddTenant(alloc.Tenant{ID: "a", Weight: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetTypeTickets("a", map[topology.GPUType]float64{"v100": 2}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := f.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tickets := range []string{`{"v100":1e301}`, `{"v100":-1}`, `{"tpu":2}`} {
+		t.Run(tickets, func(t *testing.T) {
+			bad := strings.Replace(string(snap), `"type_tickets":{"v100":2}`, `"type_tickets":`+tickets, 1)
+			if bad == string(snap) {
+				t.Fatalf("snapshot %s has no type tickets to edit", snap)
+			}
+			g, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+			err := g.UnmarshalJSON([]byte(bad))
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrSnapshot) || !errors.As(err, &ie) || ie.Field != "Snapshot" {
+				t.Fatalf("UnmarshalJSON() = %v, want an *InputError on Snapshot wrapping ErrSnapshot", err)
+			}
+			if acc := g.Accounts(); len(acc) != 0 {
+				t.Errorf("the refused snapshot changed the cluster: accounts %v", acc)
+			}
+		})
+	}
+	// The snapshot as written still restores.
+	g, _ := stride.NewFair(servers(2, 4, "v100"), nil)
+	if err := g.UnmarshalJSON(snap); err != nil {
+		t.Fatal(err)
+	}
+	if acc := g.Accounts(); len(acc) != 1 || acc[0].WeightPerGPU != 2 {
+		t.Errorf("restored accounts %v, want a's 2 tickets on v100", acc)
 	}
 }

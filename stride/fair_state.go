@@ -154,6 +154,13 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 			return bad("%v", err)
 		}
 		fu, _ := g.user(u.ID)
+		// As SetTypeTickets checks them: tickets above maxWeight made
+		// Readjust fail, and the accounts index its empty result.
+		for t, w := range u.Tickets {
+			if !slices.Contains(g.types, t) || !(w >= 0) || w > maxWeight {
+				return bad("tenant %q: %v tickets on type %q", u.ID, w, t)
+			}
+		}
 		if u.Tickets != nil {
 			fu.typeTickets = u.Tickets
 		}

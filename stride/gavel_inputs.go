@@ -23,8 +23,12 @@ const unknownWork = 1e15
 // isolated rate on the whole cluster, its rates capped at 1: within what
 // the policies take, at the job's rates or at the rates of 1 that
 // alloc.Agnostic gives them. p is the decision's problem, its jobs aligned
-// with jobs.
+// with jobs; if they are not (or p is nil) it returns nil, which the
+// policies refuse as an input of the wrong length.
 func RemainingSteps(p *alloc.Problem, jobs []*round.Job) []float64 {
+	if !aligned(p, jobs) {
+		return nil
+	}
 	r := make([]float64, len(jobs))
 	for i, j := range jobs {
 		r[i] = j.Remaining()
@@ -67,8 +71,12 @@ func MakespanInputs(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Poli
 // time since each job arrived, and the time its work done would have taken
 // on a 1/n share of the healthy GPUs, n being the jobs in the system
 // (Gavel accumulates this round by round; here the current n prices all
-// past progress). Times beyond alloc.MaxWorkTime count as that.
+// past progress). Times beyond alloc.MaxWorkTime count as that. If p's jobs
+// are not aligned with jobs, the policy has no inputs and refuses p.
 func FinishTimeFairnessInputs(now float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
+	if !aligned(p, jobs) {
+		return alloc.FinishTimeFairness{}
+	}
 	n := float64(len(jobs))
 	el := make([]float64, len(jobs))
 	iso := make([]float64, len(jobs))
@@ -79,4 +87,10 @@ func FinishTimeFairnessInputs(now float64, p *alloc.Problem, jobs []*round.Job) 
 		}
 	}
 	return alloc.FinishTimeFairness{RemainingSteps: RemainingSteps(p, jobs), Elapsed: el, IsolatedElapsed: iso}
+}
+
+// aligned reports whether p has one job per job of jobs: the inputs above
+// index p.Jobs by the position in jobs.
+func aligned(p *alloc.Problem, jobs []*round.Job) bool {
+	return p != nil && len(p.Jobs) == len(jobs)
 }

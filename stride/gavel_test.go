@@ -193,3 +193,38 @@ func TestGavelColocates(t *testing.T) {
 		t.Errorf("job a received %v, shared %v; want 200 s, all shared", j.Received, j.Shared)
 	}
 }
+
+// The policy inputs for a problem whose jobs are not aligned with jobs
+// give the policy no inputs, which it refuses as of the wrong length: they
+// indexed p.Jobs past its end and panicked.
+func TestGavelInputsMisaligned(t *testing.T) {
+	c, types := twoTypeCluster()
+	capa, err := alloc.CapacityOf(c, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := alloc.NewJobProblem(capa, nil, []alloc.Job{{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []*round.Job{{Job: p.Jobs[0], Work: 10, Received: make([]float64, 2)}, {Job: alloc.Job{ID: "b", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, Received: make([]float64, 2)}}
+	if got := stride.RemainingSteps(p, jobs); got != nil {
+		t.Errorf("RemainingSteps() of 1 problem job for 2 jobs = %v, want nil", got)
+	}
+	if got := stride.RemainingSteps(nil, jobs); got != nil {
+		t.Errorf("RemainingSteps(nil) = %v, want nil", got)
+	}
+	for name, inputs := range map[string]func(float64, *alloc.Problem, []*round.Job) alloc.Policy{
+		"ShortestJobFirst":   stride.ShortestJobFirstInputs,
+		"Makespan":           stride.MakespanInputs,
+		"FinishTimeFairness": stride.FinishTimeFairnessInputs,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := inputs(0, p, jobs).Allocate(context.Background(), p)
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != name+".RemainingSteps" {
+				t.Errorf("Allocate() = %v, want an *InputError on %s.RemainingSteps wrapping ErrShape", err, name)
+			}
+		})
+	}
+}

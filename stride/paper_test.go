@@ -361,4 +361,14 @@ func TestSplitPasses(t *testing.T) {
 	if _, ok := s.AggregatePass(0); ok {
 		t.Errorf("server 0's aggregate active after its last job left")
 	}
+	// A server out of range has no aggregate and no scheduler (they
+	// indexed past the servers and panicked).
+	for _, l := range []int{-1, 2} {
+		if p, ok := s.AggregatePass(l); ok || p != 0 {
+			t.Errorf("AggregatePass(%d) = %v, %v, want 0, false", l, p, ok)
+		}
+		if sc := s.Local(l); sc != nil {
+			t.Errorf("Local(%d) = %v, want nil", l, sc)
+		}
+	}
 }

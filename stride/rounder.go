@@ -101,8 +101,14 @@ func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) 
 	return r, nil
 }
 
-// Deviation returns tenant i's carried deviation on each type.
-func (r *Rounder) Deviation(i int) []float64 { return slices.Clone(r.tenants[i].dev) }
+// Deviation returns tenant i's carried deviation on each type (tenants in
+// the order given to NewRounder), or nil if there is no tenant i.
+func (r *Rounder) Deviation(i int) []float64 {
+	if i < 0 || i >= len(r.tenants) {
+		return nil
+	}
+	return slices.Clone(r.tenants[i].dev)
+}
 
 // Round runs round q with ideal[i][k] the fractional GPUs of tenant i (in
 // the order given to NewRounder) on the k-th type, and returns the whole

@@ -110,6 +110,13 @@ func TestRounderBadInput(t *testing.T) {
 			t.Errorf("%s: Round() error = %v, want %v", tc.name, err, tc.want)
 		}
 	}
+	// A tenant out of range has no deviation (it indexed past the
+	// tenants and panicked).
+	for _, i := range []int{-1, 2} {
+		if d := r.Deviation(i); d != nil {
+			t.Errorf("Deviation(%d) = %v, want nil", i, d)
+		}
+	}
 }
 
 // Random tenants and random ideal shares that fit each type, changing every

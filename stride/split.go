@@ -143,9 +143,14 @@ func NewSplit(c topology.Cluster) (*Split, error) {
 // Cluster returns the scheduler's cluster; the slice is the scheduler's own.
 func (s *Split) Cluster() topology.Cluster { return s.c }
 
-// Local returns server l's own scheduler, for inspection; changing it
-// directly bypasses the aggregate's bookkeeping.
-func (s *Split) Local(l int) *Scheduler { return s.local[l] }
+// Local returns server l's own scheduler, for inspection, or nil if l is
+// not a server; changing it directly bypasses the aggregate's bookkeeping.
+func (s *Split) Local(l int) *Scheduler {
+	if l < 0 || l >= len(s.local) {
+		return nil
+	}
+	return s.local[l]
+}
 
 func (s *Split) centralMin() float64 {
 	m, ok := 0.0, false
@@ -321,8 +326,11 @@ func (s *Split) Pass(id alloc.JobID) (float64, bool) {
 }
 
 // AggregatePass returns server l's aggregate pass, and false if the server
-// has no small jobs.
+// has no small jobs or l is not a server.
 func (s *Split) AggregatePass(l int) (float64, bool) {
+	if l < 0 || l >= len(s.agg) {
+		return 0, false
+	}
 	return s.agg[l].pass, s.agg[l].active
 }
 

@@ -37,8 +37,12 @@ func (l Locality) String() string {
 
 // RackOf returns the rack key of server s: its Rack, or a key of its own
 // when Rack is empty (a server with no rack is a rack by itself). Two
-// servers share a rack exactly when their keys are equal.
+// servers share a rack exactly when their keys are equal. It returns "" if
+// s is not a server.
 func (c Cluster) RackOf(s int) string {
+	if s < 0 || s >= len(c.Servers) {
+		return ""
+	}
 	if r := c.Servers[s].Rack; r != "" {
 		return "r:" + r
 	}

@@ -54,6 +54,17 @@ func TestLocalityOfBadSlots(t *testing.T) {
 	}
 }
 
+// RackOf keys servers by rack, a server without one by itself, and gives
+// "" for a server out of range (it indexed past the servers and panicked).
+func TestRackOf(t *testing.T) {
+	c := rackCluster()
+	for s, want := range map[int]string{0: "r:a", 1: "r:a", 2: "r:b", 3: "s:lone", -1: "", 4: ""} {
+		if got := c.RackOf(s); got != want {
+			t.Errorf("RackOf(%d) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 func TestSlowdownValidate(t *testing.T) {
 	if err := DefaultSlowdown().Validate(); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,8 @@ func (s Slowdown) Validate() error {
 func (s Slowdown) At(l Locality) float64 { return s[min(max(l, SameServer), CrossRack)] }
 
 // OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s].
+// It panics if len(counts) differs from len(c.Servers), as
+// Cluster.LocalityOfCounts does.
 func (s Slowdown) OfCounts(c Cluster, counts []int) float64 {
 	return s[c.LocalityOfCounts(counts)]
 }

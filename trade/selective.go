@@ -228,7 +228,8 @@ func (m *Market) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON replaces the state of a market built by NewMarket with one
 // written by MarshalJSON for the same types and counts. It returns an
 // error wrapping gpufair.ErrSnapshot, and changes nothing, for another
-// market's state or one that fails the checks of Join.
+// market's state, one that fails the checks of Join, or open trades that
+// name a bidder or type not in it.
 func (m *Market) UnmarshalJSON(b []byte) error {
 	bad := func(format string, args ...any) error {
 		return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, format, args...)
@@ -254,6 +255,15 @@ func (m *Market) UnmarshalJSON(b []byte) error {
 		}
 		mb.hold = bj.Hold
 		users = append(users, mb)
+	}
+	// Undoing an open trade indexes its bidders and types (undoFor).
+	known := func(id alloc.TenantID) bool {
+		return slices.ContainsFunc(users, func(u *member) bool { return u.ID == id })
+	}
+	for _, t := range v.Open {
+		if !known(t.Buyer) || !known(t.Seller) || !slices.Contains(m.types, t.Fast) || !slices.Contains(m.types, t.Slow) {
+			return bad("open trade %v names an unknown bidder or type", t)
+		}
 	}
 	m.users, m.open, m.log, m.last, m.ran = users, v.Open, v.Log, v.Last, v.Ran
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -255,6 +256,37 @@ func TestExchangeRefuses(t *testing.T) {
 	}
 	if err := m2.UnmarshalJSON([]byte(`{"types":["x"]}`)); !errors.Is(err, gpufair.ErrSnapshot) {
 		t.Errorf("another market's state: %v, want ErrSnapshot", err)
+	}
+}
+
+// A snapshot whose open trades name a bidder or type the market lacks is
+// refused: it was taken, and undoing the trade indexed past the bidders or
+// at type -1 and panicked.
+func TestUnmarshalRefusesUnknownOpenTrade(t *testing.T) {
+	types := []topology.GPUType{"k80", "v100"}
+	m, _ := trade.NewMarket(types, []float64{4, 2}, &trade.Settings{Selective: true})
+	for _, id := range []alloc.TenantID{"a", "b"} {
+		if _, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: id, Weight: 1}, Rates: map[topology.GPUType]float64{"k80": 1, "v100": 2}}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Exchange(trade.Trade{Fast: "v100", Slow: "k80", Buyer: "a", Seller: "b", FastGPUs: 0.5, SlowGPUs: 1}, 1); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := m.MarshalJSON()
+	for _, edit := range [][2]string{{`"Fast":"v100"`, `"Fast":"tpu"`}, {`"Slow":"k80"`, `"Slow":"tpu"`}, {`"Buyer":"a"`, `"Buyer":"nobody"`}, {`"Seller":"b"`, `"Seller":"nobody"`}} {
+		t.Run(edit[1], func(t *testing.T) {
+			bad := strings.Replace(string(snap), edit[0], edit[1], 1)
+			m2, _ := trade.NewMarket(types, []float64{4, 2}, &trade.Settings{Selective: true})
+			err := m2.UnmarshalJSON([]byte(bad))
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrSnapshot) || !errors.As(err, &ie) || ie.Field != "Snapshot" {
+				t.Fatalf("UnmarshalJSON() = %v, want an *InputError on Snapshot wrapping ErrSnapshot", err)
+			}
+			if _, err := m2.UndoFor("a", 2); !errors.Is(err, gpufair.ErrUnknownID) {
+				t.Errorf("the refused snapshot changed the market: UndoFor(a) = %v", err)
+			}
+		})
 	}
 }
 
