@@ -111,6 +111,24 @@ func (a *Allocation) Validate(c Capacity) error {
 	return nil
 }
 
+// ValidateFor checks a as Validate does against p's capacity, and that it
+// has one row per job of p, in p's order as every Policy returns them. A
+// scheduler calls it on what a Policy it did not write returns, before
+// indexing the rows by p's jobs. A nil p is an *gpufair.InputError
+// wrapping gpufair.ErrEmpty.
+func (a *Allocation) ValidateFor(p *Problem) error {
+	if p == nil {
+		return gpufair.Invalid("Problem", "", gpufair.ErrEmpty, "nil problem")
+	}
+	if err := a.Validate(p.Capacity); err != nil {
+		return err
+	}
+	if len(a.GPUs) != len(p.Jobs) {
+		return gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
+	}
+	return nil
+}
+
 // checkRows checks one label and one finite, non-negative (within FeasTol)
 // amount per type of a.Types for every row.
 func (a *Allocation) checkRows() error {

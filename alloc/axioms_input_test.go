@@ -215,3 +215,49 @@ func TestCapacityTotal(t *testing.T) {
 		t.Errorf("Total() of twoTypes = %v, want 2", got)
 	}
 }
+
+// TestValidateFor: an allocation of a problem has one row per job and
+// stays within its capacity; a policy's result of another shape, or over
+// capacity, or against a nil problem, is an input error naming what is
+// wrong.
+func TestValidateFor(t *testing.T) {
+	c, err := alloc.NewCapacity([]topology.GPUType{"k80", "v100"}, []float64{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := alloc.NewJobProblem(c, nil, []alloc.Job{
+		{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2}},
+		{ID: "b", Gang: 1, Weight: 1, Rates: []float64{1, 3}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := alloc.MaxMin{}.Allocate(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ValidateFor(p); err != nil {
+		t.Errorf("MaxMin's allocation: %v", err)
+	}
+	short := alloc.NewAllocation([]string{"a"}, c)
+	over := alloc.NewAllocation([]string{"a", "b"}, c)
+	over.GPUs[0][1], over.GPUs[1][1] = 1, 1
+	for _, tc := range []struct {
+		name  string
+		a     *alloc.Allocation
+		p     *alloc.Problem
+		field string
+		want  error
+	}{
+		{"one row for two jobs", short, p, "Allocation.GPUs", gpufair.ErrShape},
+		{"two v100s of one", over, p, "Allocation.GPUs", gpufair.ErrValue},
+		{"nil problem", a, nil, "Problem", gpufair.ErrEmpty},
+		{"nil allocation", nil, p, "Allocation", gpufair.ErrEmpty},
+	} {
+		err := tc.a.ValidateFor(tc.p)
+		var ie *gpufair.InputError
+		if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%s: ValidateFor() = %v, want an *InputError on %s wrapping %v", tc.name, err, tc.field, tc.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/lp"
 )
 
@@ -265,11 +264,8 @@ func (pol FinishTimeFairness) Rho(p *Problem, a *Allocation) ([]float64, error) 
 		return nil, err
 	}
 	p = in.p
-	if err := a.Validate(p.Capacity); err != nil {
+	if err := a.ValidateFor(p); err != nil {
 		return nil, err
-	}
-	if len(a.GPUs) != len(p.Jobs) {
-		return nil, gpufair.Invalid("Allocation.GPUs", "", gpufair.ErrShape, "%d rows for %d jobs", len(a.GPUs), len(p.Jobs))
 	}
 	return in.rhos(a.Utilities(p.Valuations())), nil
 }

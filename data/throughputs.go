@@ -40,24 +40,41 @@ type Throughputs struct {
 	pairs    map[string]map[[2]JobType][2]float64
 }
 
-// GPUs returns the GPU keys, sorted.
-func (t *Throughputs) GPUs() []string { return slices.Clone(t.gpus) }
+// GPUs returns the GPU keys, sorted (none for a nil t).
+func (t *Throughputs) GPUs() []string {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.gpus)
+}
 
 // JobTypes returns every job type measured on at least one GPU, sorted by
-// model, then scale.
-func (t *Throughputs) JobTypes() []JobType { return slices.Clone(t.jobs) }
+// model, then scale (none for a nil t).
+func (t *Throughputs) JobTypes() []JobType {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.jobs)
+}
 
 // Isolated returns job type j's throughput alone on gpu. A measured 0 means
-// the job does not fit; ok is false when the pair was not measured.
+// the job does not fit; ok is false when the pair was not measured (by a
+// nil t, nothing was).
 func (t *Throughputs) Isolated(gpu string, j JobType) (rate float64, ok bool) {
+	if t == nil {
+		return 0, false
+	}
 	rate, ok = t.isolated[gpu][j]
 	return rate, ok
 }
 
 // Pair returns the throughputs of job types a and b sharing one set of
 // GPUs of type gpu: a's, then b's. ok is false when the pair was not
-// measured.
+// measured (by a nil t, nothing was).
 func (t *Throughputs) Pair(gpu string, a, b JobType) (rateA, rateB float64, ok bool) {
+	if t == nil {
+		return 0, 0, false
+	}
 	r, ok := t.pairs[gpu][[2]JobType{a, b}]
 	return r[0], r[1], ok
 }

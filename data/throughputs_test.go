@@ -64,3 +64,20 @@ func TestLoadThroughputsErrors(t *testing.T) {
 		t.Error("LoadThroughputs(missing file) = nil error")
 	}
 }
+
+// TestNilThroughputs: a nil *Throughputs has measured nothing (its
+// lookups dereferenced nil, and sim.Rates and sim.GavelColocation with it
+// panicked).
+func TestNilThroughputs(t *testing.T) {
+	var tp *data.Throughputs
+	j := data.JobType{Model: "ResNet-18 (batch size 64)", Scale: 1}
+	if _, ok := tp.Isolated("v100", j); ok {
+		t.Error("Isolated on nil: ok")
+	}
+	if _, _, ok := tp.Pair("v100", j, j); ok {
+		t.Error("Pair on nil: ok")
+	}
+	if tp.GPUs() != nil || tp.JobTypes() != nil {
+		t.Errorf("GPUs, JobTypes on nil = %v, %v", tp.GPUs(), tp.JobTypes())
+	}
+}

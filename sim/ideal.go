@@ -119,6 +119,10 @@ func (r *run) solveIdeal(ctx context.Context, pol alloc.Policy, capa alloc.Capac
 		return nil, nil, err
 	}
 	x, err := pol.Allocate(ctx, p)
+	if err == nil {
+		// A policy of the caller's own may return any shape.
+		err = x.ValidateFor(p)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -172,3 +172,32 @@ func (p *pairs) Decide(_ context.Context, now float64) (*round.Decision, error) 
 	}
 	return d, nil
 }
+
+// oneRowPolicy is a policy of a caller's own that returns one row, however
+// many jobs there are.
+type oneRowPolicy struct{}
+
+func (oneRowPolicy) Name() string { return "one-row" }
+
+func (oneRowPolicy) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
+	return alloc.NewAllocation([]string{string(p.Jobs[0].ID)}, p.Capacity), nil
+}
+
+// TestIdealRefusesMalformedAllocations: Ideal read a policy's rows by the
+// active jobs, and panicked on a policy that returned fewer.
+func TestIdealRefusesMalformedAllocations(t *testing.T) {
+	one := []topology.GPUType{"v100"}
+	w := &Workload{Types: one, Jobs: []Job{
+		{Job: alloc.Job{ID: "a", Gang: 1, Rates: []float64{1}}, Steps: 10},
+		{Job: alloc.Job{ID: "b", Gang: 1, Rates: []float64{1}}, Steps: 10},
+	}}
+	c, err := NewCluster(one, []int{1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Ideal(context.Background(), w, c, oneRowPolicy{}, nil)
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "Allocation.GPUs" {
+		t.Errorf("Ideal() = %v, want an *InputError on Allocation.GPUs wrapping ErrShape", err)
+	}
+}

@@ -287,6 +287,10 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 		return colocated(sol, ss, r, in, types, cols), nil
 	}
 	a, err := pol.Allocate(ctx, prob)
+	if err == nil {
+		// A policy of the caller's own may return any shape.
+		err = a.ValidateFor(prob)
+	}
 	if err != nil {
 		return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
 	}

@@ -228,3 +228,42 @@ func TestGavelInputsMisaligned(t *testing.T) {
 		})
 	}
 }
+
+// malformed is a policy of a caller's own that returns an allocation of
+// the wrong shape: rows for the problem's first rows jobs, cols columns.
+type malformed struct{ rows, cols int }
+
+func (malformed) Name() string { return "malformed" }
+
+func (m malformed) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
+	a := &alloc.Allocation{Types: p.Capacity.Types}
+	for i := range m.rows {
+		a.Rows = append(a.Rows, string(p.Jobs[i].ID))
+		a.GPUs = append(a.GPUs, make([]float64, m.cols))
+	}
+	return a, nil
+}
+
+// TestGavelRefusesMalformedAllocations: the round read a policy's rows by
+// the problem's jobs and its columns by the problem's types, and panicked
+// on a policy that returned fewer of either. Decide now says which is
+// wrong.
+func TestGavelRefusesMalformedAllocations(t *testing.T) {
+	c, types := twoTypeCluster()
+	for _, pol := range []malformed{{rows: 1, cols: 2}, {rows: 2, cols: 1}} {
+		s, err := stride.NewGavel(pol, c, types, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []alloc.JobID{"a", "b"} {
+			if err := s.Apply(round.Arrive(0, alloc.Job{ID: id, Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = s.Decide(context.Background(), 0)
+		var ie *gpufair.InputError
+		if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "Allocation.GPUs" {
+			t.Errorf("%+v: Decide() = %v, want an *InputError on Allocation.GPUs wrapping ErrShape", pol, err)
+		}
+	}
+}
