@@ -622,7 +622,8 @@ func (o *OEF) tenants(jobs []*round.Job, healthy []int) []oefTenant {
 // of jobs, G the largest gang, ι the smallest, over the jobs, of the
 // largest ideal share on a type the job runs on. A job that has waited N
 // rounds is overdue (see OEF). It returns -1 if some job has no positive
-// share on a type it runs on: such a job is never overdue.
+// share on a type it runs on: such a job is never overdue. A bound beyond
+// an int is math.MaxInt.
 func StarvationBound(jobs []alloc.Job, ideal []float64) int {
 	largest := 0
 	iota := math.Inf(1)
@@ -639,7 +640,12 @@ func StarvationBound(jobs []alloc.Job, ideal []float64) int {
 	if !(iota > 0) {
 		return -1
 	}
-	return len(jobs) * (int(math.Ceil(float64(largest+1)/iota)) + 1)
+	// In float64: a share of 1e-19 GPUs overflowed int, to a negative bound.
+	n := float64(len(jobs)) * (math.Ceil(float64(largest+1)/iota) + 1)
+	if n >= math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }
 
 // oefMechanism names OEF's snapshots.

@@ -653,3 +653,26 @@ func TestOEFWarmStartGoesOnWhenCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestStarvationBound: N = J·(⌈(G + 1)/ι⌉ + 1) by hand, -1 where a job has
+// no share where it runs, and math.MaxInt where N exceeds an int (a share
+// of 1e-19 GPUs overflowed to a negative bound).
+func TestStarvationBound(t *testing.T) {
+	jobs := []alloc.Job{
+		{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 0}},
+		{ID: "b", Gang: 2, Weight: 1, Rates: []float64{1, 1}},
+	}
+	for _, tc := range []struct {
+		ideal []float64
+		want  int
+	}{
+		{[]float64{0.5, 2}, 14}, // J = 2, G = 2, ι = min(0.5, 2): 2·(⌈3/0.5⌉ + 1)
+		{[]float64{0, 2}, -1},   // a runs only where it has no share
+		{[]float64{1e-19, 2}, math.MaxInt},
+		{[]float64{1e-300, 2}, math.MaxInt},
+	} {
+		if got := stride.StarvationBound(jobs, tc.ideal); got != tc.want {
+			t.Errorf("StarvationBound(ideal %v) = %d, want %d", tc.ideal, got, tc.want)
+		}
+	}
+}
