@@ -368,16 +368,22 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 }
 
 // checkSpread reports a job in the system whose ThemisSettings.Spread
-// rates are not one per type: the agents and the app scheduler index them
-// by type (rateOf), the agents in goroutines, where a panic ends the
-// program.
+// rates are not one per type.
 func (t *Themis) checkSpread() error {
-	if t.set.Spread == nil {
+	return checkSpread("ThemisSettings.Spread", t.set.Spread, t.l.Jobs())
+}
+
+// checkSpread reports a job of jobs whose spread rates (field names
+// spread) are not one per type: the agents and the app scheduler index
+// them by type (rateOf), the agents in goroutines, where a panic ends the
+// program.
+func checkSpread(field string, spread func(alloc.JobID) []float64, jobs []*round.Job) error {
+	if spread == nil {
 		return nil
 	}
-	for _, j := range t.l.Jobs() {
-		if sp := t.set.Spread(j.ID); sp != nil && len(sp) != len(j.Rates) {
-			return badInput("ThemisSettings.Spread", string(j.ID), gpufair.ErrShape, "%d rates for %d GPU types", len(sp), len(j.Rates))
+	for _, j := range jobs {
+		if sp := spread(j.ID); sp != nil && len(sp) != len(j.Rates) {
+			return badInput(field, string(j.ID), gpufair.ErrShape, "%d rates for %d GPU types", len(sp), len(j.Rates))
 		}
 	}
 	return nil
@@ -674,25 +680,33 @@ func fitsGang(j alloc.Job, per []int) bool {
 
 // Rho is the app's rho at now with what it holds. It returns an
 // *gpufair.InputError wrapping gpufair.ErrShape if held is not one count
-// per server of the ledger's cluster.
+// per server of the ledger's cluster, or Spread gives a job other than one
+// rate per type.
 func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
 	if err := checkHeld(a.Ledger.Cluster(), held); err != nil {
 		return 0, err
 	}
 	jobs := a.Jobs()
+	if err := checkSpread("AppAgent.Spread", a.Spread, jobs); err != nil {
+		return 0, err
+	}
 	later, d := a.later(jobs)
 	return a.rho(now, jobs, later, d, held), nil
 }
 
 // Bid prices rows of the offer up to the app's demand (ftf.Bids). It
 // returns an *gpufair.InputError wrapping gpufair.ErrShape for an offer
-// whose cluster has another number of servers than the ledger's.
+// whose cluster has another number of servers than the ledger's, or where
+// Spread gives a job other than one rate per type.
 func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	// Rows are priced on the ledger's cluster, server by server.
 	if n, m := len(offer.Cluster.Servers), len(a.Ledger.Cluster().Servers); n != m {
 		return ftf.BidTable{}, badInput("Offer.Cluster", "", gpufair.ErrShape, "%d servers for the ledger's %d", n, m)
 	}
 	jobs := a.Jobs()
+	if err := checkSpread("AppAgent.Spread", a.Spread, jobs); err != nil {
+		return ftf.BidTable{}, err
+	}
 	d, runs := a.demand(jobs)
 	later, most := a.later(jobs)
 	set := &ftf.BidSettings{Demand: d, MaxRows: appRows, Usable: func(s int) bool { k := a.Ledger.TypeOf(s); return k >= 0 && runs[k] }}

@@ -229,8 +229,9 @@ func TestThemisSpreadOfWrongLength(t *testing.T) {
 
 // TestAgentsRefuseMismatchedServers: counts of held (or an offer) for
 // another number of servers than the agent's cluster panicked, pricing
-// their locality or indexing free by held's servers; Rho and Bid return
-// typed errors and Wants nothing.
+// their locality or indexing free by held's servers, and so did Rho and
+// Bid of an agent whose Spread gave the wrong number of rates; Rho and Bid
+// return typed errors and Wants nothing.
 func TestAgentsRefuseMismatchedServers(t *testing.T) {
 	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
 	three := topology.Cluster{Servers: append(slices.Clone(c.Servers), topology.Server{Name: "w", Type: "v100", GPUs: 2})}
@@ -244,9 +245,16 @@ func TestAgentsRefuseMismatchedServers(t *testing.T) {
 	app := agentOn(l, nil, 1, 100)
 	rho := auction.RhoAgent{RhoAt: func(time.Time, ftf.Placement) (float64, error) { return 1, nil }}
 	now := time.Unix(0, 0).UTC()
+	// An agent built by hand, whose own Spread gives one rate for two
+	// types: it was indexed by type in the agents' goroutines.
+	spread := agentOn(l, nil, 1, 100)
+	spread.Spread = func(alloc.JobID) []float64 { return []float64{1} }
+	offer := ftf.Offer{Cluster: c, Free: []int{2, 2}}
 	for name, err := range map[string]error{
-		"RhoAgent.Rho": func() error { _, err := rho.Rho(context.Background(), now, c, []int{1}); return err }(),
-		"AppAgent.Rho": func() error { _, err := app.Rho(context.Background(), now, c, []int{1, 0, 0}); return err }(),
+		"AppAgent.Rho, Spread": func() error { _, err := spread.Rho(context.Background(), now, c, []int{1, 1}); return err }(),
+		"AppAgent.Bid, Spread": func() error { _, err := spread.Bid(context.Background(), now, offer, []int{0, 0}); return err }(),
+		"RhoAgent.Rho":         func() error { _, err := rho.Rho(context.Background(), now, c, []int{1}); return err }(),
+		"AppAgent.Rho":         func() error { _, err := app.Rho(context.Background(), now, c, []int{1, 0, 0}); return err }(),
 		"AppAgent.Bid": func() error {
 			_, err := app.Bid(context.Background(), now, ftf.Offer{Cluster: three, Free: []int{2, 2, 2}}, []int{0, 0, 0})
 			return err
