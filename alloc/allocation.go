@@ -58,11 +58,12 @@ func (a *Allocation) RowIndex(r string) (int, bool) {
 	return -1, false
 }
 
-// Used returns the GPUs of each type allocated in total.
+// Used returns the GPUs of each type allocated in total. Amounts beyond
+// Types in a malformed row (which Validate refuses) are not counted.
 func (a *Allocation) Used() []float64 {
 	used := make([]float64, len(a.Types))
 	for _, b := range a.GPUs {
-		for k, x := range b {
+		for k, x := range b[:min(len(b), len(used))] {
 			used[k] += x
 		}
 	}

@@ -166,6 +166,12 @@ func TestAllocationRows(t *testing.T) {
 			t.Errorf("Bundle(%d) = %v, want nil", i, b)
 		}
 	}
+	// A row longer than Types (which Validate refuses) counts its
+	// amounts on Types only (it indexed past them and panicked).
+	a.GPUs[1] = append(a.GPUs[1], 5)
+	if diff := cmp.Diff([]float64{1, 0.75}, a.Used()); diff != "" {
+		t.Errorf("Used() with a row too long (-want +got):\n%s", diff)
+	}
 }
 
 // TestIsolatedRateBadInput: rates of the wrong length indexed past their
