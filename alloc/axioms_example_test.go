@@ -120,3 +120,41 @@ func ExampleEnvyFreenessWithin() {
 	// within the runs: envy-free false (b may envy a by 0.046)
 	// within the runs: sharing-incentive false (smallest margin -0.030, b's)
 }
+
+// evenPolicy is a policy of a caller's own: every job gets an equal share
+// of every type, in GPUs.
+type evenPolicy struct{}
+
+func (evenPolicy) Name() string { return "even" }
+
+func (evenPolicy) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocation, error) {
+	a := alloc.NewAllocation(p.JobIDs(), p.Capacity)
+	for _, row := range a.GPUs {
+		for k, n := range p.Capacity.Count {
+			row[k] = n / float64(len(p.Jobs))
+		}
+	}
+	return a, nil
+}
+
+// A policy of one's own, checked before its rows are read as the
+// problem's jobs: what evenPolicy returns passes, and a result with a row
+// missing, or more GPUs than the cluster has, does not.
+func ExampleAllocation_ValidateFor() {
+	c, _ := alloc.NewCapacity([]topology.GPUType{"K80", "V100"}, []float64{2, 1})
+	p, _ := alloc.NewJobProblem(c, nil, []alloc.Job{
+		{ID: "a", Gang: 1, Weight: 1, Rates: []float64{1, 4}},
+		{ID: "b", Gang: 1, Weight: 1, Rates: []float64{1, 2}},
+	})
+	a, _ := evenPolicy{}.Allocate(context.Background(), p)
+	fmt.Println(a.GPUs, a.ValidateFor(p))
+
+	short := alloc.NewAllocation([]string{"a"}, c)
+	fmt.Println(short.ValidateFor(p))
+	a.GPUs[1][1] = 1
+	fmt.Println(a.ValidateFor(p))
+	// Output:
+	// [[1 0.5] [1 0.5]] <nil>
+	// Allocation.GPUs: gpufair: mismatched dimensions: 1 rows for 2 jobs
+	// Allocation.GPUs[V100]: gpufair: invalid value: 1.5 GPUs allocated of 1
+}
