@@ -88,13 +88,18 @@ func (l *Ledger) Abort() {
 // as the lease in force for [d.Start, d.End). It sets d.Round and each
 // placement's Renewed and Restart flags (a renewal: the same jobs held the
 // same slots until d.Start). It returns an error wrapping ErrPlacement, and
-// aborts the round, if d breaks the contract (see ErrPlacement), and
+// aborts the round, if d breaks the contract (see ErrPlacement),
 // gpufair.ErrOrder if no round was begun at d.Start or d.End is not after
-// it.
+// it, and gpufair.ErrValue if d.End is +Inf.
 func (l *Ledger) Commit(d *Decision) error {
 	if l.begun == nil || d.Start != l.now || !(d.End > d.Start) {
 		l.Abort()
 		return gpufair.Invalid("Decision", "", gpufair.ErrOrder, "decision for [%v, %v), round begun at %v", d.Start, d.End, l.now)
+	}
+	if math.IsInf(d.End, 1) {
+		// A lease that never ends cannot be snapshotted: Seal failed on +Inf.
+		l.Abort()
+		return gpufair.Invalid("Decision.End", "", gpufair.ErrValue, "lease end %v", d.End)
 	}
 	if err := l.checkDecision(d); err != nil {
 		l.Abort()

@@ -196,6 +196,27 @@ func TestLeaseEnd(t *testing.T) {
 	}
 }
 
+// A lease ending at +Inf (LeaseEnd of an infinite round length) was
+// committed, and every later Seal failed on the +Inf.
+func TestCommitRefusesEndlessLease(t *testing.T) {
+	l := testLedger(t)
+	if err := l.Begin(10); err != nil {
+		t.Fatal(err)
+	}
+	d := &round.Decision{Start: 10, End: round.LeaseEnd(10, math.Inf(1)), Placements: []round.Placement{{Jobs: []alloc.JobID{"x"}, Type: "v100", GPUs: []topology.GPU{{Server: 1, Slot: 0}}}}}
+	err := l.Commit(d)
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "Decision.End" {
+		t.Fatalf("Commit of a lease to +Inf = %v, want an *InputError on Decision.End wrapping gpufair.ErrValue", err)
+	}
+	if l.Lease() != nil || l.Rounds() != 0 {
+		t.Errorf("the refused decision was committed")
+	}
+	if _, err := round.Seal("m", l, nil); err != nil {
+		t.Errorf("Seal after the refused decision: %v", err)
+	}
+}
+
 // TypeOf gives each server's type index, and -1 for a server out of range
 // (it indexed past the servers and panicked).
 func TestTypeOf(t *testing.T) {

@@ -28,7 +28,8 @@ func typeCounts(c topology.Cluster, types []topology.GPUType, field string) ([]i
 // named "<type>-<i>", one rack per type. Gavel's simulated cluster is
 // NewCluster(GavelTypes(), []int{36, 36, 36}, 4). It returns an
 // *gpufair.InputError for mismatched lengths, a count below 1 or perServer
-// below 1.
+// below 1, and counts that add up to more than topology.MaxClusterGPUs
+// (gpufair.ErrTooLarge).
 func NewCluster(types []topology.GPUType, count []int, perServer int) (topology.Cluster, error) {
 	if len(types) != len(count) || len(types) == 0 {
 		return topology.Cluster{}, gpufair.Invalid("Cluster.Count", "", gpufair.ErrShape, "%d counts for %d types", len(count), len(types))
@@ -37,9 +38,15 @@ func NewCluster(types []topology.GPUType, count []int, perServer int) (topology.
 		return topology.Cluster{}, gpufair.Invalid("Cluster.PerServer", "", gpufair.ErrValue, "%d GPUs per server", perServer)
 	}
 	var c topology.Cluster
+	total := 0
 	for k, t := range types {
 		if count[k] < 1 {
 			return topology.Cluster{}, gpufair.Invalid("Cluster.Count", string(t), gpufair.ErrValue, "%d GPUs", count[k])
+		}
+		// Checked before the servers are built: a count of math.MaxInt
+		// built servers until memory ran out.
+		if total += min(count[k], topology.MaxClusterGPUs+1); total > topology.MaxClusterGPUs {
+			return topology.Cluster{}, gpufair.Invalid("Cluster.Count", string(t), gpufair.ErrTooLarge, "more than %d GPUs in all", topology.MaxClusterGPUs)
 		}
 		for i, left := 0, count[k]; left > 0; i++ {
 			n := min(perServer, left)

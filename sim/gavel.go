@@ -80,7 +80,7 @@ const MaxJobs = 1 << 24
 // throughput on the reference type; Poisson arrivals at s.Rate. Job IDs are
 // the arrival order, zero-padded. All randomness comes from src, so a seed
 // gives the same workload. It returns an *gpufair.InputError for settings out
-// of range.
+// of range, among them a Rate so small that arrival times overflow.
 func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workload, error) {
 	types := s.Types
 	if types == nil {
@@ -112,6 +112,10 @@ func Generate(tp *data.Throughputs, s GenerateSettings, src rand.Source) (*Workl
 	for i := range w.Jobs {
 		if i > 0 && s.Rate > 0 {
 			now += rng.ExpFloat64() * 3600 / s.Rate
+			if math.IsInf(now, 0) {
+				// A rate of 1e-320 an hour gave arrivals at +Inf.
+				return nil, gpufair.Invalid("GenerateSettings.Rate", "", gpufair.ErrValue, "rate %v: job %d's arrival overflows", s.Rate, i)
+			}
 		}
 		jt := data.JobType{Model: models[rng.IntN(len(models))], Scale: 1}
 		if s.Multi {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -83,6 +84,22 @@ func TestGenerateErrors(t *testing.T) {
 	for _, s := range []GenerateSettings{{Jobs: 0}, {Jobs: 1, Rate: math.NaN()}, {Jobs: 1, Types: []topology.GPUType{"tpu"}}} {
 		if _, err := Generate(tp, s, rand.NewPCG(1, 1)); err == nil {
 			t.Errorf("Generate(%+v) succeeded", s)
+		}
+	}
+}
+
+// A rate of 1e-320 jobs an hour gave arrivals at +Inf with no error, and
+// NewCluster with a count of math.MaxInt built servers until memory ran out.
+func TestGenerateAndNewClusterOverflow(t *testing.T) {
+	_, err := Generate(gavelThroughputs(t), GenerateSettings{Jobs: 3, Rate: 1e-320}, rand.NewPCG(1, 0))
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "GenerateSettings.Rate" {
+		t.Errorf("Generate(Rate 1e-320) = %v, want an *InputError on GenerateSettings.Rate wrapping gpufair.ErrValue", err)
+	}
+	for _, count := range [][]int{{math.MaxInt}, {topology.MaxClusterGPUs, 1}, {math.MaxInt, math.MaxInt}} {
+		_, err := NewCluster(GavelTypes()[:len(count)], count, 1)
+		if !errors.Is(err, gpufair.ErrTooLarge) || !errors.As(err, &ie) || ie.Field != "Cluster.Count" {
+			t.Errorf("NewCluster(%v) = %v, want an *InputError on Cluster.Count wrapping gpufair.ErrTooLarge", count, err)
 		}
 	}
 }

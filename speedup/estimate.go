@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -55,7 +56,8 @@ type CompleteSettings struct {
 	MaxIter int
 	// Tol stops the sweeps when the root-mean-square change of the estimated
 	// cells, relative to the root-mean-square of the fitted values, falls
-	// below it; 0 means 1e-10.
+	// below it; 0 means 1e-10. NaN and ±Inf are refused (a
+	// *gpufair.InputError wrapping gpufair.ErrValue).
 	Tol float64
 }
 
@@ -100,6 +102,10 @@ func Complete(rows []string, types []topology.GPUType, values [][]float64, s *Co
 	}
 	if set.MaxIter <= 0 {
 		set.MaxIter = 2000
+	}
+	if math.IsNaN(set.Tol) || math.IsInf(set.Tol, 0) {
+		// A NaN Tol is never met: MaxIter sweeps, or a hang with a large MaxIter.
+		return nil, gpufair.Invalid("CompleteSettings.Tol", "", gpufair.ErrValue, "%v", set.Tol)
 	}
 	if set.Tol <= 0 {
 		set.Tol = 1e-10

@@ -476,6 +476,20 @@ func TestCompleteErrors(t *testing.T) {
 	}
 }
 
+// A NaN Tol was never met: Complete swept MaxIter times, forever with
+// MaxIter math.MaxInt.
+func TestCompleteRefusesBadTol(t *testing.T) {
+	nan := math.NaN()
+	values := [][]float64{{1, 2, 3}, {2, 4, nan}, {3, 5, 7}}
+	for _, tol := range []float64{nan, math.Inf(1), math.Inf(-1)} {
+		c, err := speedup.Complete([]string{"a", "b", "c"}, []topology.GPUType{"x", "y", "z"}, values, &speedup.CompleteSettings{Tol: tol, MaxIter: math.MaxInt})
+		var ie *gpufair.InputError
+		if c != nil || !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "CompleteSettings.Tol" {
+			t.Errorf("Complete(Tol %v) = %v, %v; want an *InputError on CompleteSettings.Tol wrapping gpufair.ErrValue", tol, c, err)
+		}
+	}
+}
+
 func TestCompleteNothingMissing(t *testing.T) {
 	v := [][]float64{{1, 2}, {0, 4}}
 	c, err := speedup.Complete([]string{"a", "b"}, []topology.GPUType{"x", "y"}, v, nil)

@@ -132,7 +132,7 @@ func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
 	rates := make([]float64, len(m.rows))
 	for i := range rates {
 		for k, x := range m.v[i*n : (i+1)*n] {
-			rates[i] += x * count[k] / total
+			rates[i] += x * (count[k] / total) // x·count overflowed for rates near 1e308
 		}
 	}
 	return rates, nil

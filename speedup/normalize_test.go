@@ -132,6 +132,23 @@ func TestNormaliseErrors(t *testing.T) {
 
 func nan() float64 { z := 0.0; return z / z }
 
+// Rates near 1e308 times a count of 10 overflowed before the division by
+// the total: EqualShareRates gave +Inf, RelativeToEqualShare zeros.
+func TestEqualShareLargeRates(t *testing.T) {
+	m := mustNew(t, []string{"a"}, kpv, [][]float64{{1e308, 1e308, 1e308}})
+	r, err := m.EqualShareRates([]float64{10, 10, 10})
+	if err != nil || r[0] != 1e308 {
+		t.Errorf("EqualShareRates = %v, %v; want [1e308]", r, err)
+	}
+	eq, err := m.RelativeToEqualShare([]float64{10, 10, 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]float64{1, 1, 1}, eq.Row(0)); diff != "" {
+		t.Errorf("RelativeToEqualShare (-want +got):\n%s", diff)
+	}
+}
+
 func ExampleMatrix_RelativeToSlowest() {
 	// Training steps per second of two jobs on three GPU types.
 	m, err := speedup.New([]string{"resnet", "lm"}, kpv, [][]float64{{2, 4, 8}, {1, 3, 6}})

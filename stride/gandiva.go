@@ -400,7 +400,8 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 // *gpufair.InputError, and changes nothing, for an unknown job
 // (gpufair.ErrUnknownID), a type not among the scheduler's
 // (gpufair.ErrUnknownType), a type the job cannot run on, or a time that is
-// NaN, zero, negative or infinite (gpufair.ErrValue).
+// NaN, zero, negative, infinite or so small that its rate overflows
+// (gpufair.ErrValue).
 func (g *GandivaFair) Profile(id alloc.JobID, t topology.GPUType, seconds float64) error {
 	p, ok := g.st.Profiles[id]
 	if !ok {
@@ -413,7 +414,8 @@ func (g *GandivaFair) Profile(id alloc.JobID, t topology.GPUType, seconds float6
 	if j, _ := g.l.Job(id); !(j.Rates[k] > 0) {
 		return gpufair.Invalid("Profile.Type", string(id), gpufair.ErrValue, "the job cannot run on %q", t)
 	}
-	if !(seconds > 0) || math.IsInf(seconds, 0) {
+	// 1e-320 s gave a rate of +Inf, which no snapshot can hold.
+	if !(seconds > 0) || math.IsInf(seconds, 0) || math.IsInf(1/seconds, 0) {
 		return gpufair.Invalid("Profile.Seconds", string(id), gpufair.ErrValue, "%v seconds per unit of work", seconds)
 	}
 	g.sample(p, k, 1/seconds)
@@ -442,7 +444,7 @@ func (g *GandivaFair) rates(id alloc.TenantID, jobs []alloc.JobID) []float64 {
 			}
 		}
 	}
-	sum := make([]float64, len(g.count))
+	sum, mean := make([]float64, len(g.count)), make([]float64, len(g.count))
 	n := make([]float64, len(g.count))
 	for _, id := range jobs {
 		if p := g.st.Profiles[id]; p != nil {
@@ -450,6 +452,7 @@ func (g *GandivaFair) rates(id alloc.TenantID, jobs []alloc.JobID) []float64 {
 				if r > 0 {
 					sum[k] += r
 					n[k]++
+					mean[k] += (r - mean[k]) / n[k]
 				}
 			}
 		}
@@ -457,6 +460,12 @@ func (g *GandivaFair) rates(id alloc.TenantID, jobs []alloc.JobID) []float64 {
 	for k := range sum {
 		if n[k] > 0 {
 			sum[k] /= n[k]
+		}
+		// A sum of two rates of 1e308 overflowed to +Inf. The running mean
+		// does not, but rounds otherwise, and trades turn on the last
+		// digits: it stands in only there.
+		if math.IsInf(sum[k], 1) {
+			sum[k] = mean[k]
 		}
 	}
 	return sum
@@ -482,7 +491,11 @@ func (g *GandivaFair) profile() {
 			}
 		}
 		if ran == 1 {
-			g.sample(p, on, dw/(j.Received[on]-p.Received[on]))
+			// A rate beyond float64 (1e308 units of work in a millisecond) is
+			// no sample: +Inf stayed in the profile and failed every snapshot.
+			if r := dw / (j.Received[on] - p.Received[on]); !math.IsInf(r, 0) {
+				g.sample(p, on, r)
+			}
 		}
 		if ran > 0 {
 			p.Done = j.Done

@@ -190,6 +190,7 @@ func (m *gandivaMachine) BadInput(t *rapid.T) {
 		{"NaN time", m.s.Profile(some, m.types[0], math.NaN()), gpufair.ErrValue},
 		{"zero time", m.s.Profile(some, m.types[0], 0), gpufair.ErrValue},
 		{"negative time", m.s.Profile(some, m.types[0], -1), gpufair.ErrValue},
+		{"time whose rate overflows", m.s.Profile(some, m.types[0], 1e-320), gpufair.ErrValue},
 		{"unknown type", m.s.Profile(some, "TPU", 1), gpufair.ErrUnknownType},
 		{"unknown job", m.s.Profile("nobody", m.types[0], 1), gpufair.ErrUnknownID},
 		{"job larger than every type", m.s.Apply(round.Arrive(m.now, huge, 0)), gpufair.ErrTooLarge},

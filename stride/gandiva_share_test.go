@@ -2,12 +2,14 @@ package stride_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/stride"
@@ -104,4 +106,55 @@ func ones(n int) []float64 {
 		out[i] = 1
 	}
 	return out
+}
+
+// Profiled rates stay finite: a profile of 1e-320 s, progress of 1e308 units
+// in a millisecond, and the mean of two jobs' rates of 1e308 each gave a rate
+// of +Inf, and every Snapshot after failed on it.
+func TestGandivaFairRatesStayFinite(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "k80", GPUs: 2}, {Name: "b", Type: "v100", GPUs: 2}}}
+	g, err := stride.NewGandivaFair(c, []topology.GPUType{"k80", "v100"}, &stride.GandivaSettings{Quantum: 1e-3, Trading: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []alloc.Job{
+		{ID: "x", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2}},
+		{ID: "y", Owner: "u", Gang: 1, Weight: 1, Rates: []float64{1, 2}},
+		{ID: "z", Gang: 1, Weight: 1, Rates: []float64{1, 2}},
+	} {
+		if err := g.Apply(round.Arrive(0, j, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ie *gpufair.InputError
+	if err := g.Profile("x", "k80", 1e-320); !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "Profile.Seconds" {
+		t.Errorf("Profile(1e-320 s) = %v, want an *InputError on Profile.Seconds wrapping gpufair.ErrValue", err)
+	}
+	for _, id := range []alloc.JobID{"x", "y"} {
+		if err := g.Profile(id, "k80", 1e-308); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := 0.0
+	for q := range 4 {
+		now += 1e-3
+		if _, err := g.Decide(context.Background(), now); err != nil {
+			t.Fatal(err)
+		}
+		if q == 1 {
+			if err := g.Apply(round.Progress(now, "z", 1e308)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, u := range []alloc.TenantID{"u", "z"} {
+		for k, r := range g.Rates(u) {
+			if math.IsInf(r, 0) || math.IsNaN(r) {
+				t.Errorf("tenant %s's rate on type %d is %v", u, k, r)
+			}
+		}
+	}
+	if _, err := g.Snapshot(); err != nil {
+		t.Errorf("Snapshot: %v", err)
+	}
 }

@@ -197,7 +197,8 @@ func ServersUsed(gpus []GPU) int {
 
 // MinServers returns the fewest servers of type t whose GPUs add up to at
 // least n, counting every GPU of each server (an empty cluster's answer),
-// or 0 if the cluster's GPUs of type t are fewer than n.
+// or 0 if the cluster's GPUs of type t are fewer than n or n is not
+// positive.
 func MinServers(c Cluster, t GPUType, n int) int {
 	var sizes []int
 	for _, s := range c.Servers {
@@ -205,10 +206,13 @@ func MinServers(c Cluster, t GPUType, n int) int {
 			sizes = append(sizes, s.GPUs)
 		}
 	}
+	if n <= 0 {
+		return 0 // no server is needed (it said 1)
+	}
 	sort.Sort(sort.Reverse(sort.IntSlice(sizes)))
-	for k, sum := 0, 0; k < len(sizes); k++ {
-		sum += sizes[k]
-		if sum >= n {
+	for k, size := range sizes {
+		// Counting n down cannot wrap, as a running sum of sizes could.
+		if n -= size; n <= 0 {
 			return k + 1
 		}
 	}

@@ -3,6 +3,7 @@ package topology_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -99,4 +100,20 @@ func TestPlaceProperties(t *testing.T) {
 			t.Fatalf("%d slots handed out of %d", len(seen), total)
 		}
 	})
+}
+
+// MinServers said 1 server for a gang of 0 or fewer GPUs, and a running sum
+// of server sizes could wrap for a cluster that was never validated.
+func TestMinServersEdges(t *testing.T) {
+	c := placementCluster(4, 2, 8)
+	for _, tc := range []struct{ n, want int }{{-1, 0}, {0, 0}, {1, 1}, {9, 2}, {14, 3}, {15, 0}} {
+		if got := topology.MinServers(c, "v100", tc.n); got != tc.want {
+			t.Errorf("MinServers(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	half := math.MaxInt/2 + 1
+	big := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "v100", GPUs: half}, {Name: "b", Type: "v100", GPUs: half}}}
+	if got := topology.MinServers(big, "v100", math.MaxInt); got != 2 {
+		t.Errorf("MinServers(MaxInt) on two servers of MaxInt/2+1 GPUs = %d, want 2", got)
+	}
 }

@@ -16,11 +16,14 @@ import (
 // its fair value shrink by the same factor, so a trade that left a bidder
 // no worse off than its share still does.
 func (m *Market) join(i int, mb *member) {
-	var W float64
+	// Weights relative to the largest, as in reshare: weights of 1e308
+	// summed to +Inf and made every holding NaN.
+	top := mb.Weight
 	for _, u := range m.users {
-		W += u.Weight
+		top = max(top, u.Weight)
 	}
-	f := W / (W + mb.Weight)
+	W, w := weightSum(m.users, top), mb.Weight/top
+	f := W / (W + w)
 	for _, u := range m.users {
 		for k := range u.hold {
 			u.hold[k] *= f
@@ -31,7 +34,7 @@ func (m *Market) join(i int, mb *member) {
 		m.open[i].SlowGPUs *= f
 	}
 	for k := range mb.hold {
-		mb.hold[k] = m.count[k] * mb.Weight / (W + mb.Weight)
+		mb.hold[k] = m.count[k] * w / (W + w)
 	}
 	m.users = slices.Insert(m.users, i, mb)
 }
@@ -43,18 +46,36 @@ func (m *Market) join(i int, mb *member) {
 func (m *Market) leave(i int, q int) []Trade {
 	id := m.users[i].ID
 	undone := m.undoFor(q, func(t Trade) bool { return t.Buyer == id || t.Seller == id })
-	var W float64
+	// Weights relative to the largest, and the others' sum taken without
+	// the leaver: W − gone cancelled to 0 for weights 1e20 and 1, and
+	// weights of 1e308 overflowed, both making holdings NaN or +Inf.
+	top := 0.0
 	for _, u := range m.users {
-		W += u.Weight
+		top = max(top, u.Weight)
 	}
-	gone := m.users[i].Weight
+	frac := m.users[i].Weight / top / weightSum(m.users, top) // the leaver's share
 	m.users = slices.Delete(m.users, i, i+1)
+	top = 0
+	for _, u := range m.users {
+		top = max(top, u.Weight)
+	}
+	rest := weightSum(m.users, top)
 	for _, u := range m.users {
 		for k := range u.hold {
-			u.hold[k] += m.count[k] * gone / W * u.Weight / (W - gone)
+			u.hold[k] += m.count[k] * frac * (u.Weight / top) / rest
 		}
 	}
 	return undone
+}
+
+// weightSum returns the sum of the bidders' weights over top, at least
+// their largest, which cannot overflow.
+func weightSum(users []*member, top float64) float64 {
+	var s float64
+	for _, u := range users {
+		s += u.Weight / top
+	}
+	return s
 }
 
 // UndoFor undoes, at quantum q, the trades in force that bidder id made,
@@ -160,7 +181,8 @@ func (m *Market) SetRates(id alloc.TenantID, rates map[topology.GPUType]float64)
 // seller or the same bidder on both sides (gpufair.ErrUnknownID,
 // gpufair.ErrDuplicate), an unknown type (gpufair.ErrUnknownType), a fast
 // type that is not faster than the slow one, amounts that are not
-// positive and finite or more than the giver holds (gpufair.ErrValue),
+// positive and finite, whose ratio overflows, or more than the giver holds
+// (gpufair.ErrValue),
 // and q below the latest quantum (gpufair.ErrOrder).
 func (m *Market) Exchange(t Trade, q int) error {
 	bi, okb := m.find(t.Buyer)
@@ -181,6 +203,9 @@ func (m *Market) Exchange(t Trade, q int) error {
 		return gpufair.Invalid("Trade.Fast", string(t.Fast), gpufair.ErrValue, "%q is not faster than %q", t.Fast, t.Slow)
 	case !(t.FastGPUs > 0) || math.IsInf(t.FastGPUs, 0) || !(t.SlowGPUs > 0) || math.IsInf(t.SlowGPUs, 0):
 		return gpufair.Invalid("Trade.FastGPUs", "", gpufair.ErrValue, "%v %s for %v %s", t.FastGPUs, t.Fast, t.SlowGPUs, t.Slow)
+	case math.IsInf(t.SlowGPUs/t.FastGPUs, 0):
+		// The rate is logged and marshalled: +Inf (1 for 1e-320) broke MarshalJSON.
+		return gpufair.Invalid("Trade.FastGPUs", "", gpufair.ErrValue, "rate %v %s for %v %s overflows", t.SlowGPUs, t.Slow, t.FastGPUs, t.Fast)
 	case m.users[si].hold[f] < t.FastGPUs-holdTol:
 		return gpufair.Invalid("Trade.FastGPUs", string(t.Seller), gpufair.ErrValue, "%v %s sold, %v held", t.FastGPUs, t.Fast, m.users[si].hold[f])
 	case m.users[bi].hold[s] < t.SlowGPUs-holdTol:

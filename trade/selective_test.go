@@ -225,6 +225,8 @@ func TestExchangeRefuses(t *testing.T) {
 		{"types swapped", func(t *trade.Trade) { t.Fast, t.Slow = t.Slow, t.Fast }, gpufair.ErrValue, "Trade.Fast"},
 		{"NaN amount", func(t *trade.Trade) { t.FastGPUs = math.NaN() }, gpufair.ErrValue, "Trade.FastGPUs"},
 		{"more than held", func(t *trade.Trade) { t.FastGPUs = 2 }, gpufair.ErrValue, "Trade.FastGPUs"},
+		// 1 k80 for 1e-320 v100 logged a rate of +Inf, which MarshalJSON refused.
+		{"rate overflow", func(t *trade.Trade) { t.FastGPUs = 1e-320 }, gpufair.ErrValue, "Trade.FastGPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := ok
@@ -322,5 +324,41 @@ func TestBidder(t *testing.T) {
 	}
 	if got, ok := m.Bidder("nobody"); ok {
 		t.Errorf("Bidder(nobody) = %v, true", got)
+	}
+}
+
+// Selective joins and leaves keep holdings finite at extreme weights: three
+// weights of 1e308 summed to +Inf and made every holding NaN, and a bidder of
+// weight 1e20 leaving one of weight 1 divided by W − gone = 0.
+func TestSelectiveExtremeWeights(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	for _, tc := range []struct {
+		name    string
+		weights []float64
+		want    []float64 // holdings of each remaining bidder after "a" leaves
+	}{
+		{"1e308", []float64{1e308, 1e308, 1e308}, []float64{5, 5}},
+		{"1e20 and 1", []float64{1e20, 1}, []float64{10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMarket(t, types, []float64{10, 10}, &trade.Settings{Selective: true})
+			ids := []alloc.TenantID{"a", "b", "c"}[:len(tc.weights)]
+			for i, id := range ids {
+				if _, err := m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: id, Weight: tc.weights[i]}, Rates: rates(1, 2)}, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := m.Leave("a", 1); err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range ids[1:] {
+				h, _ := m.Holdings(id)
+				for _, x := range h {
+					if math.Abs(x-tc.want[i]) > tol {
+						t.Errorf("%s holds %v, want %v of each type", id, h, tc.want[i])
+					}
+				}
+			}
+		})
 	}
 }

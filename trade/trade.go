@@ -191,6 +191,15 @@ func (m *Market) member(u Bidder) (*member, error) {
 			return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrValue, "rate %v on %q is more than %v times below the largest, %v", r, m.types[k], alloc.MaxRateSpread, top)
 		}
 	}
+	// A throughput is Σ rate·holding, at most the largest rate times all
+	// the GPUs: rates of 1e300 over 1e12 GPUs made Value +Inf.
+	var gpus float64
+	for _, c := range m.count {
+		gpus += c
+	}
+	if math.IsInf(top*gpus, 0) {
+		return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrTooLarge, "rate %v times %v GPUs overflows", top, gpus)
+	}
 	if len(u.Rates) != len(m.types) || m.s.Unprofiled {
 		for _, t := range slices.Sorted(maps.Keys(u.Rates)) {
 			if !slices.Contains(m.types, t) {
@@ -206,8 +215,9 @@ func (m *Market) member(u Bidder) (*member, error) {
 // returned (and logged). It returns an
 // *gpufair.InputError for an empty or known ID, a weight or rates that are
 // not positive and finite or that spread over more than
-// alloc.MaxRateSpread (gpufair.ErrValue), and rates for unknown or missing
-// types (gpufair.ErrUnknownType).
+// alloc.MaxRateSpread (gpufair.ErrValue), rates so large that the bidder's
+// throughput over every GPU overflows (gpufair.ErrTooLarge), and rates for
+// unknown or missing types (gpufair.ErrUnknownType).
 func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	mb, err := m.member(u)
 	if err != nil {

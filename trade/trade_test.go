@@ -289,6 +289,8 @@ func TestBadInput(t *testing.T) {
 		// A subnormal rate made the speedup +Inf: a million trades at an
 		// infinite price, each of nothing (found by FuzzMarket).
 		{"rate spread", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(1.8e-310, 6)}, gpufair.ErrValue, "Bidder.Rates"},
+		// Rates of 1e308 made Value +Inf.
+		{"rate overflow", trade.Bidder{Tenant: alloc.Tenant{ID: "x", Weight: 1}, Rates: rates(1e308, 1e308)}, gpufair.ErrTooLarge, "Bidder.Rates"},
 		{"empty ID", trade.Bidder{Tenant: alloc.Tenant{Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrValue, "Tenant.ID"},
 		{"duplicate", trade.Bidder{Tenant: alloc.Tenant{ID: "a", Weight: 1}, Rates: rates(1, 2)}, gpufair.ErrDuplicate, "Tenant.ID"},
 	} {
