@@ -26,10 +26,27 @@ type Homogeneous interface {
 // value mean defaults.
 type Settings struct {
 	// GapTol is the largest accepted optimality gap of Σ_i log v_i (the
-	// certificate in Result.Gap); 0 means DefaultGapTol.
+	// certificate in Result.Gap); 0 means DefaultGapTol. It must be
+	// finite and not negative.
 	GapTol float64
-	// MaxNewton bounds Newton steps per solve; 0 means 400.
+	// MaxNewton bounds Newton steps per solve; 0 means 400. It must not
+	// be negative.
 	MaxNewton int
+}
+
+// validate reports a GapTol that is NaN, infinite or negative and a
+// negative MaxNewton.
+func (s *Settings) validate() error {
+	if s == nil {
+		return nil
+	}
+	if !(s.GapTol >= 0) || math.IsInf(s.GapTol, 0) {
+		return badInput("Settings.GapTol", "", gpufair.ErrValue, "%v is not finite and non-negative", s.GapTol)
+	}
+	if s.MaxNewton < 0 {
+		return badInput("Settings.MaxNewton", "", gpufair.ErrValue, "%d is negative", s.MaxNewton)
+	}
+	return nil
 }
 
 // DefaultGapTol is the default Settings.GapTol: the product of valuations at
@@ -91,12 +108,16 @@ const crossoverGap = 1e-3
 // ErrNotConverged.
 //
 // Inputs are validated: a valuation that is neither Linear nor Homogeneous,
-// a Linear of the wrong length or with a negative, NaN or infinite rate, and
-// a bidder who values nothing in the cluster, and a number of valuations
-// other than of bidders, are *gpufair.InputError.
+// a Linear of the wrong length or with a negative, NaN or infinite rate, a
+// rate whose product with its type's count overflows (gpufair.ErrTooLarge),
+// a bidder who values nothing in the cluster, a number of valuations other
+// than of bidders, and Settings out of their domain are *gpufair.InputError.
 func ProportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
 	if len(vals) != len(bidders) {
 		return nil, badInput("vals", "", gpufair.ErrShape, "%d valuations for %d bidders", len(vals), len(bidders))
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -152,6 +173,9 @@ func newProblem(c alloc.Capacity, bidders []string, vals []alloc.Valuation) (*pr
 					return nil, badInput("vals", id, gpufair.ErrValue, "rate %v for %q", a, c.Types[k])
 				}
 				row[k] = a * c.Count[k]
+				if math.IsInf(row[k], 0) {
+					return nil, badInput("vals", id, gpufair.ErrTooLarge, "rate %v for %q times its count %v overflows", a, c.Types[k], c.Count[k])
+				}
 				top = max(top, row[k])
 			}
 			if top == 0 {

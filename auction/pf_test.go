@@ -174,6 +174,29 @@ func TestPFInputErrors(t *testing.T) {
 	if _, err := ProportionalFair(context.Background(), c, names(2), []alloc.Valuation{alloc.Linear{1, 1}}, nil); !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "vals" {
 		t.Errorf("2 bidders, 1 valuation: error = %v, want an *gpufair.InputError of vals wrapping ErrShape", err)
 	}
+	// A rate whose product with its count overflowed gave NaN utilities
+	// and prices, reported as ErrNotConverged.
+	vals := []alloc.Valuation{alloc.Linear{1e300, 1}, alloc.Linear{1, 1}}
+	if _, err := PartialAllocation(context.Background(), cluster(1e12, 1), names(2), vals, nil); !errors.Is(err, gpufair.ErrTooLarge) || !errors.As(err, &ie) || ie.Field != "vals" || ie.ID != "b0" {
+		t.Errorf("rate 1e300 on 1e12 GPUs: error = %v, want an *gpufair.InputError of vals[b0] wrapping ErrTooLarge", err)
+	}
+	// A NaN GapTol failed every solve as ErrNotConverged, however exact; a
+	// negative one meant the default and an infinite one accepted any
+	// point; a negative MaxNewton meant the default.
+	for _, tc := range []struct {
+		set   Settings
+		field string
+	}{
+		{Settings{GapTol: math.NaN()}, "Settings.GapTol"},
+		{Settings{GapTol: math.Inf(1)}, "Settings.GapTol"},
+		{Settings{GapTol: -1}, "Settings.GapTol"},
+		{Settings{MaxNewton: -1}, "Settings.MaxNewton"},
+	} {
+		vals := []alloc.Valuation{alloc.Linear{1, 2}, alloc.Linear{2, 1}}
+		if _, err := PartialAllocation(context.Background(), c, names(2), vals, &tc.set); !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%+v: error = %v, want an *gpufair.InputError of %s wrapping ErrValue", tc.set, err, tc.field)
+		}
+	}
 }
 
 type constVal struct{}

@@ -325,14 +325,22 @@ func (t *Themis) contention(app *themisApp, now float64) float64 {
 
 // Decide runs an arbiter round at now and lets each app's scheduler place
 // its jobs on the GPUs it holds. An error of the arbiter leaves the ledger
-// as it was, but not the arbiter. It returns an *gpufair.InputError
-// wrapping gpufair.ErrShape, and changes nothing, if ThemisSettings.Spread
-// gives a job in the system other than one rate per GPU type.
+// as it was, but not the arbiter. It returns an *gpufair.InputError, and
+// changes nothing, if ThemisSettings.Spread gives a job in the system other
+// than one rate per GPU type (gpufair.ErrShape), if ThemisSettings.Work
+// gives an app in the system +Inf (gpufair.ErrValue), or if the plan
+// ThemisSettings.Phases gave an app in the system has a job that
+// round.Arrive would refuse: other than one rate per GPU type
+// (gpufair.ErrShape), a rate that is negative or not finite, a gang below
+// 1, or work that is negative or not finite (gpufair.ErrValue).
 func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := t.checkSpread(); err != nil {
+		return nil, err
+	}
+	if err := t.checkApps(); err != nil {
 		return nil, err
 	}
 	if err := t.l.Begin(now); err != nil {
@@ -371,6 +379,56 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 // rates are not one per type.
 func (t *Themis) checkSpread() error {
 	return checkSpread("ThemisSettings.Spread", t.set.Spread, t.l.Jobs())
+}
+
+// checkApps reports, for the apps with jobs in the system, by name, an
+// infinite ThemisSettings.Work and a plan whose jobs checkPhases refuses:
+// the agents would price every holding at +Inf or NaN, or index a plan's
+// rates by type in goroutines, where a panic ends the program.
+func (t *Themis) checkApps() error {
+	ids := make([]alloc.TenantID, 0, len(t.apps))
+	for id, app := range t.apps {
+		if len(app.jobs) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if t.set.Work != nil {
+			if b := t.set.Work(id); math.IsInf(b, 1) {
+				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", b)
+			}
+		}
+		if err := checkPhases("ThemisSettings.Phases", t.apps[id].agent.Phases, len(t.capa.Count)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPhases reports a job of plan (field names it) with other than types
+// rates, a rate that is negative or not finite, a gang below 1 or work that
+// is negative or not finite, as round.Arrive does.
+func checkPhases(field string, plan [][]PlannedJob, types int) error {
+	for _, phase := range plan {
+		for _, pj := range phase {
+			id := string(pj.ID)
+			switch {
+			case len(pj.Rates) != types:
+				return badInput(field, id, gpufair.ErrShape, "%d rates for %d GPU types", len(pj.Rates), types)
+			case pj.Gang < 1:
+				return badInput(field, id, gpufair.ErrValue, "gang %d is below 1", pj.Gang)
+			case !(pj.Work >= 0) || math.IsInf(pj.Work, 0):
+				return badInput(field, id, gpufair.ErrValue, "total work %v", pj.Work)
+			}
+			for _, r := range pj.Rates {
+				if !(r >= 0) || math.IsInf(r, 0) {
+					return badInput(field, id, gpufair.ErrValue, "rate %v", r)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // checkSpread reports a job of jobs whose spread rates (field names
@@ -681,9 +739,12 @@ func fitsGang(j alloc.Job, per []int) bool {
 // Rho is the app's rho at now with what it holds. It returns an
 // *gpufair.InputError wrapping gpufair.ErrShape if held is not one count
 // per server of the ledger's cluster, or Spread gives a job other than one
-// rate per type.
+// rate per type, and one that Themis.Decide would for a bad job of Phases.
 func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
 	if err := checkHeld(a.Ledger.Cluster(), held); err != nil {
+		return 0, err
+	}
+	if err := checkPhases("AppAgent.Phases", a.Phases, len(a.Capacity.Count)); err != nil {
 		return 0, err
 	}
 	jobs := a.Jobs()
@@ -697,11 +758,15 @@ func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, hel
 // Bid prices rows of the offer up to the app's demand (ftf.Bids). It
 // returns an *gpufair.InputError wrapping gpufair.ErrShape for an offer
 // whose cluster has another number of servers than the ledger's, or where
-// Spread gives a job other than one rate per type.
+// Spread gives a job other than one rate per type, and one that
+// Themis.Decide would for a bad job of Phases.
 func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	// Rows are priced on the ledger's cluster, server by server.
 	if n, m := len(offer.Cluster.Servers), len(a.Ledger.Cluster().Servers); n != m {
 		return ftf.BidTable{}, badInput("Offer.Cluster", "", gpufair.ErrShape, "%d servers for the ledger's %d", n, m)
+	}
+	if err := checkPhases("AppAgent.Phases", a.Phases, len(a.Capacity.Count)); err != nil {
+		return ftf.BidTable{}, err
 	}
 	jobs := a.Jobs()
 	if err := checkSpread("AppAgent.Spread", a.Spread, jobs); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -270,5 +271,76 @@ func TestAgentsRefuseMismatchedServers(t *testing.T) {
 	}
 	if b := app.Wants([]int{0, 0}, []int{2, 2}); b == nil {
 		t.Errorf("Wants() = nil with free GPUs of both types")
+	}
+}
+
+// TestThemisRefusesBadPlansAndWork: a plan (ThemisSettings.Phases) whose
+// job had one rate for two types panicked in the agents' goroutines, and
+// bad gangs, rates or work and an infinite ThemisSettings.Work priced every
+// holding at +Inf or NaN; Decide refuses them and takes no round, and the
+// agent's Rho and Bid refuse such a plan.
+func TestThemisRefusesBadPlansAndWork(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	types := []topology.GPUType{"k80", "v100"}
+	planWith := func(next auction.PlannedJob) func(alloc.TenantID) [][]auction.PlannedJob {
+		return func(alloc.TenantID) [][]auction.PlannedJob {
+			return [][]auction.PlannedJob{{{Job: alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, Work: 100}}, {next}}
+		}
+	}
+	next := func(gang int, work float64, rates ...float64) auction.PlannedJob {
+		return auction.PlannedJob{Job: alloc.Job{ID: "y", Gang: gang, Weight: 1, Rates: rates}, Work: work}
+	}
+	for _, tc := range []struct {
+		name  string
+		set   auction.ThemisSettings
+		field string
+		want  error
+	}{
+		{"one rate for two types", auction.ThemisSettings{Phases: planWith(next(1, 100, 1))}, "ThemisSettings.Phases", gpufair.ErrShape},
+		{"NaN rate", auction.ThemisSettings{Phases: planWith(next(1, 100, math.NaN(), 1))}, "ThemisSettings.Phases", gpufair.ErrValue},
+		{"negative rate", auction.ThemisSettings{Phases: planWith(next(1, 100, -1, 1))}, "ThemisSettings.Phases", gpufair.ErrValue},
+		{"zero gang", auction.ThemisSettings{Phases: planWith(next(0, 100, 1, 2))}, "ThemisSettings.Phases", gpufair.ErrValue},
+		{"NaN work", auction.ThemisSettings{Phases: planWith(next(1, math.NaN(), 1, 2))}, "ThemisSettings.Phases", gpufair.ErrValue},
+		{"infinite work", auction.ThemisSettings{Phases: planWith(next(1, math.Inf(1), 1, 2))}, "ThemisSettings.Phases", gpufair.ErrValue},
+		{"infinite Work", auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return math.Inf(1) }}, "ThemisSettings.Work", gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := auction.NewThemis(c, types, &tc.set, rand.NewPCG(1, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Decide(context.Background(), 0)
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Fatalf("Decide() = %v, want an *InputError on %s wrapping %v", err, tc.field, tc.want)
+			}
+			if n := s.Ledger().Rounds(); n != 0 {
+				t.Errorf("a refused Decide made %d rounds", n)
+			}
+		})
+	}
+	l, err := round.NewLedger(c, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	app := agentOn(l, planWith(next(1, 100, 1))(""), 1, 100)
+	now := time.Unix(0, 0).UTC()
+	for name, err := range map[string]error{
+		"Rho": func() error { _, err := app.Rho(context.Background(), now, c, []int{1, 1}); return err }(),
+		"Bid": func() error {
+			_, err := app.Bid(context.Background(), now, ftf.Offer{Cluster: c, Free: []int{2, 2}}, []int{0, 0})
+			return err
+		}(),
+	} {
+		var ie *gpufair.InputError
+		if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "AppAgent.Phases" {
+			t.Errorf("AppAgent.%s: error = %v, want an *InputError on AppAgent.Phases wrapping ErrShape", name, err)
+		}
 	}
 }

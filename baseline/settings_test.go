@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/baseline"
 	"github.com/gpufair/gpufair/round"
 )
@@ -75,6 +76,33 @@ func TestSLAQRefusesBadLoss(t *testing.T) {
 	}
 	if after, _ := s.Snapshot(); string(after) != string(before) {
 		t.Error("a refused Decide changed the state")
+	}
+	if s.Ledger().Rounds() != 0 {
+		t.Errorf("%d rounds after a refused Decide, want 0", s.Ledger().Rounds())
+	}
+}
+
+// A Converged so small that 1/Converged overflowed made the default curve's
+// β +Inf and every loss at no work NaN, which ranked pairs at random; and
+// a job whose total work was that small for the default Converged did
+// too, in Decide.
+func TestSLAQRefusesOverflowingCurve(t *testing.T) {
+	_, err := baseline.NewSLAQ(exampleCluster, exampleTypes, &baseline.SLAQSettings{Converged: 1e-310})
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "SLAQSettings.Converged" {
+		t.Fatalf("NewSLAQ(Converged 1e-310) = %v, want an *InputError on SLAQSettings.Converged wrapping ErrValue", err)
+	}
+	s, err := baseline.NewSLAQ(exampleCluster, exampleTypes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiny := round.Arrive(0, alloc.Job{ID: "tiny", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 1e-320)
+	if err := s.Apply(append(exampleJobs(), tiny)...); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Decide(t.Context(), 0)
+	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "Job.Work" || ie.ID != "tiny" {
+		t.Fatalf("Decide = %v, want an *InputError on Job.Work[tiny] wrapping ErrValue", err)
 	}
 	if s.Ledger().Rounds() != 0 {
 		t.Errorf("%d rounds after a refused Decide, want 0", s.Ledger().Rounds())

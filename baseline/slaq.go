@@ -27,7 +27,8 @@ type SLAQSettings struct {
 	Loss func(j *round.Job, done float64) float64
 	// Converged is the fraction of its initial loss a job has left when it
 	// finishes, under the default curve; 0 means DefaultConverged. It must
-	// lie in (0, 1).
+	// lie in (0, 1), and 1/Converged must be finite (Converged above about
+	// 5.6e-309).
 	Converged float64
 }
 
@@ -68,7 +69,8 @@ type SLAQ struct {
 // NewSLAQ returns a SLAQ scheduler on cluster c, with job rates given over
 // types (each a type of c). s may be nil. It returns the errors of
 // round.NewLedger and an *gpufair.InputError for a round length that is not
-// positive and finite or Converged outside (0, 1).
+// positive and finite or Converged outside (0, 1) or so small that its
+// reciprocal overflows.
 func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SLAQ, error) {
 	var set SLAQSettings
 	if s != nil {
@@ -80,6 +82,10 @@ func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SL
 	if !(set.Converged > 0 && set.Converged < 1) {
 		return nil, gpufair.Invalid("SLAQSettings.Converged", "", gpufair.ErrValue, "%v is not in (0, 1)", set.Converged)
 	}
+	if math.IsInf(1/set.Converged, 0) {
+		// The default curve's β would be +Inf, and every loss at 0 work NaN.
+		return nil, gpufair.Invalid("SLAQSettings.Converged", "", gpufair.ErrValue, "%v is so small that 1/Converged overflows", set.Converged)
+	}
 	b, err := newCore("slaq", "SLAQSettings.Round", set.Round, c, types)
 	if err != nil {
 		return nil, err
@@ -89,7 +95,9 @@ func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SL
 
 // Decide returns the decision for the round that starts at now. It returns
 // an *gpufair.InputError wrapping gpufair.ErrValue, and changes nothing, if
-// SLAQSettings.Loss returns a value that is not finite.
+// SLAQSettings.Loss returns a value that is not finite, or if the default
+// curve cannot price a job: its total work (or, unknown, the work assumed)
+// so small that β overflows (field "Job.Work").
 func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	return s.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
 		types := len(s.l.Types())
@@ -130,7 +138,12 @@ func (s *SLAQ) lossOf(j *round.Job, done float64) (float64, error) {
 		w = max(2*j.Done, slices.Max(j.Rates)*s.lease)
 	}
 	beta := (1/s.converged - 1) / w
-	return 1 / (1 + beta*min(done, w)), nil
+	v := 1 / (1 + beta*min(done, w))
+	if math.IsNaN(v) {
+		// β = +Inf at no work done: the work is too small for the curve.
+		return 0, gpufair.Invalid("Job.Work", string(j.ID), gpufair.ErrValue, "total work %v is too small for the default loss curve (β overflows)", w)
+	}
+	return v, nil
 }
 
 var _ round.Scheduler = (*SLAQ)(nil)
