@@ -359,6 +359,17 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 		t.held[ls.App] = append(t.held[ls.App], ls.GPU)
 	}
 	d := &round.Decision{Start: now, End: round.LeaseEnd(now, t.set.Round), Partial: r.Partial}
+	for _, id := range t.activeApps() {
+		d.Placements = append(d.Placements, t.schedule(t.jobsOf(t.apps[id]), t.held[string(id)])...)
+	}
+	if err := t.l.Commit(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// activeApps returns the names of the apps with jobs in the system, sorted.
+func (t *Themis) activeApps() []alloc.TenantID {
 	names := make([]alloc.TenantID, 0, len(t.apps))
 	for id, app := range t.apps {
 		if len(app.jobs) > 0 {
@@ -366,13 +377,7 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 		}
 	}
 	slices.Sort(names)
-	for _, id := range names {
-		d.Placements = append(d.Placements, t.schedule(t.jobsOf(t.apps[id]), t.held[string(id)])...)
-	}
-	if err := t.l.Commit(d); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return names
 }
 
 // checkSpread reports a job in the system whose ThemisSettings.Spread
@@ -386,14 +391,7 @@ func (t *Themis) checkSpread() error {
 // the agents would price every holding at +Inf or NaN, or index a plan's
 // rates by type in goroutines, where a panic ends the program.
 func (t *Themis) checkApps() error {
-	ids := make([]alloc.TenantID, 0, len(t.apps))
-	for id, app := range t.apps {
-		if len(app.jobs) > 0 {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range t.activeApps() {
 		if t.set.Work != nil {
 			if b := t.set.Work(id); math.IsInf(b, 1) {
 				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", b)
