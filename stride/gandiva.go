@@ -88,6 +88,8 @@ type GandivaSettings struct {
 //     in a second-price market (trade.Market, undoing trades selectively);
 //     each tenant's tickets on each type become its holdings there.
 //     A tenant whose profiled rate drifts has its trades undone first.
+//     Rates the market refuses (trade.Market.SetRates: a spread beyond
+//     alloc.MaxRateSpread) are no bid: the tenant's trades stand.
 //  4. Migration across types: the one job (GandivaSettings.Migrations)
 //     whose move gains its tenant most, by at least GandivaSettings.Gain:
 //     throughput Σ_k rate_k·min(demand_k, share_k), or, where that is
@@ -717,10 +719,16 @@ func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.Tenan
 		if !changed {
 			continue
 		}
-		if drift {
-			_, _ = g.m.UndoFor(u.ID, q)
+		// Profiled rates are positive and finite, but the market refuses a
+		// spread beyond alloc.MaxRateSpread or a rate whose throughput
+		// overflows: such a profile is no bid, and the tenant's trades stand
+		// on its earlier rates.
+		if g.m.SetRates(u.ID, rates) != nil {
+			continue
 		}
-		_ = g.m.SetRates(u.ID, rates) // profiled rates are positive and finite
+		if drift {
+			_, _ = g.m.UndoFor(u.ID, q) // u is in the market: SetRates found it
+		}
 	}
 	_, err := g.m.Run(ctx, q)
 	partial = err != nil

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"pgregory.net/rapid"
 
@@ -156,5 +159,73 @@ func TestGandivaFairRatesStayFinite(t *testing.T) {
 	}
 	if _, err := g.Snapshot(); err != nil {
 		t.Errorf("Snapshot: %v", err)
+	}
+}
+
+// A profile the market refuses is no bid: a rate 1e14 times another of the
+// tenant's is beyond alloc.MaxRateSpread, so trade.Market.SetRates refuses
+// it, and the tenant's trades in force stand on its earlier rates. They were
+// undone first, then made again on those rates, before the refusal was
+// heeded.
+func TestGandivaFairRefusedProfileKeepsTrades(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{
+		{Name: "k80-0", Type: "k80", GPUs: 4}, {Name: "k80-1", Type: "k80", GPUs: 4},
+		{Name: "v100-0", Type: "v100", GPUs: 4},
+	}}
+	g, err := stride.NewGandivaFair(c, []topology.GPUType{"k80", "v100"}, &stride.GandivaSettings{Trading: true, Migrations: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	speed := map[alloc.TenantID][]float64{"A": {1, 1.25}, "C": {1, 6.25}}
+	for i := range 8 {
+		for _, u := range []alloc.TenantID{"A", "C"} {
+			j := alloc.Job{ID: alloc.JobID(fmt.Sprintf("%s%d", u, i)), Owner: u, Gang: 1, Weight: 1, Rates: []float64{1, 1}}
+			if err := g.Apply(round.Arrive(0, j, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	done := map[alloc.JobID]float64{}
+	decide := func(q int) {
+		d, err := g.Decide(context.Background(), float64(q)*stride.DefaultQuantum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress []round.Event
+		for _, p := range d.Placements {
+			k := slices.Index([]topology.GPUType{"k80", "v100"}, p.Type)
+			done[p.Jobs[0]] += stride.DefaultQuantum * speed[alloc.TenantID(p.Jobs[0][:1])][k]
+			progress = append(progress, round.Progress(d.End, p.Jobs[0], done[p.Jobs[0]]))
+		}
+		if err := g.Apply(progress...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q := range 30 {
+		decide(q)
+	}
+	log, held := g.Trades(), map[alloc.TenantID][]float64{}
+	if len(log) == 0 {
+		t.Fatal("no trade in 30 quanta")
+	}
+	for _, u := range []alloc.TenantID{"A", "C"} {
+		held[u], _ = g.Holdings(u)
+	}
+	for i := range 8 {
+		if err := g.Profile(alloc.JobID(fmt.Sprintf("A%d", i)), "k80", 1e-14); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := g.Rates("A"); !alloc.BelowRateSpread(r[1], r[0]) {
+		t.Fatalf("A's profiled rates %v are within alloc.MaxRateSpread: the test needs them beyond it", r)
+	}
+	decide(30)
+	if diff := cmp.Diff(log, g.Trades()); diff != "" {
+		t.Errorf("trades after a refused profile (-before +after):\n%s", diff)
+	}
+	for _, u := range []alloc.TenantID{"A", "C"} {
+		if h, _ := g.Holdings(u); !slices.Equal(h, held[u]) {
+			t.Errorf("%s holds %v after a refused profile, %v before", u, h, held[u])
+		}
 	}
 }
