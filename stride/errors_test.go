@@ -41,6 +41,16 @@ func TestBadInput(t *testing.T) {
 		{"NaN tickets", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: math.NaN()}), gpufair.ErrValue},
 		{"infinite tickets", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: math.Inf(1)}), gpufair.ErrValue},
 		{"zero gang", s.Add(alloc.Job{ID: "x", Gang: 0, Weight: 1}), gpufair.ErrValue},
+		{"tickets whose stride overflows", s.Add(alloc.Job{ID: "x", Gang: 1, Weight: 1e-320}), gpufair.ErrValue},
+		{"stride above 1e250", s.Add(alloc.Job{ID: "x", Gang: 2, Weight: 1e-250}), gpufair.ErrValue},
+		{"large job's stride above 1e250", split.AddLarge(alloc.Job{ID: "L", Gang: 8, Weight: 1e-250}, []stride.Part{{Server: 0, GPUs: 4}, {Server: 1, GPUs: 4}}), gpufair.ErrValue},
+		{"tickets set with a stride above 1e250", func() error {
+			if err := split.AddSmall(alloc.Job{ID: "s", Gang: 2, Weight: 1}, 0); err != nil {
+				return err
+			}
+			return split.SetWeight("s", 1e-250)
+		}(), gpufair.ErrValue},
+		{"tenant weight below 1e-200", f.AddTenant(alloc.Tenant{ID: "t", Weight: 1e-201}), gpufair.ErrValue},
 		{"no server GPUs", func() error { _, err := stride.NewScheduler(0); return err }(), gpufair.ErrValue},
 		{"job larger than the cluster", func() error {
 			_, err := f.Submit(stride.Submission{ID: "x", Owner: "a", Gang: 9})
@@ -279,5 +289,47 @@ func TestFairUnmarshalRefusesBadTickets(t *testing.T) {
 	}
 	if acc := g.Accounts(); len(acc) != 1 || acc[0].WeightPerGPU != 2 {
 		t.Errorf("restored accounts %v, want a's 2 tickets on v100", acc)
+	}
+}
+
+// A tenant of the least weight Fair takes (1e-200) that trades its tickets
+// on a type away keeps minTicketShare of them there: its job's stride is
+// 1e209, and its pass stays finite, so the state snapshots and restores.
+// Below that weight, strides could overflow (AddTenant refuses it).
+func TestFairLeastWeightKeepsFinitePasses(t *testing.T) {
+	f, _ := stride.NewFair(servers(1, 2, "v100"), nil)
+	for _, u := range []alloc.Tenant{{ID: "a", Weight: 1e-200}, {ID: "b", Weight: 1}} {
+		if err := f.AddTenant(u); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := f.Submit(stride.Submission{ID: alloc.JobID(string(u.ID) + string(rune('0'+i))), Owner: u.ID, Gang: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.SetTypeTickets("a", map[topology.GPUType]float64{"v100": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := f.JobWeight("a0"); !(w > 0) || w > 1e-200 {
+		t.Fatalf("a0's weight %v: want the tenant's vanishing share, below its 1e-200 tickets", w)
+	}
+	for q := range 20 {
+		if _, err := f.Quantum(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []alloc.JobID{"a0", "a1", "b0", "b1"} {
+		if p, _ := f.Split().Pass(id); math.IsInf(p, 0) || math.IsNaN(p) {
+			t.Errorf("job %s's pass is %v", id, p)
+		}
+	}
+	snap, err := f.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := stride.NewFair(servers(1, 2, "v100"), nil)
+	if err := g.UnmarshalJSON(snap); err != nil {
+		t.Fatalf("restoring the snapshot: %v", err)
 	}
 }

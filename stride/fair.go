@@ -157,13 +157,14 @@ func (f *Fair) user(id alloc.TenantID) (*fairUser, int) {
 
 // AddTenant adds a tenant without jobs; its Weight is its tickets. It
 // returns an *gpufair.InputError wrapping gpufair.ErrValue for an empty ID
-// or a Weight that is not positive and finite, and gpufair.ErrDuplicate for
+// or a Weight outside [1e-200, 1e300] (NaN included: below 1e-200 a job's
+// stride could overflow), and gpufair.ErrDuplicate for
 // a known tenant.
 func (f *Fair) AddTenant(u alloc.Tenant) error {
 	if u.ID == "" {
 		return gpufair.Invalid("Tenant.ID", "", gpufair.ErrValue, "empty tenant ID")
 	}
-	if err := checkWeight("Tenant.Weight", string(u.ID), u.Weight); err != nil {
+	if err := checkTickets("Tenant.Weight", string(u.ID), u.Weight); err != nil {
 		return err
 	}
 	fu, i := f.user(u.ID)

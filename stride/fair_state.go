@@ -77,7 +77,7 @@ func (e entryJSON) entry() *entry {
 // written: a valid weight, the stride of its job (strideOf) and its pass
 // base + n·stride, as entry.advance computes it.
 func (e entryJSON) consistent() bool {
-	return checkWeight("", "", e.Job.Weight) == nil && e.Job.Gang >= 1 && e.Stride == strideOf(e.Job) && passOf(e.Base, e.N, e.Stride, e.Pass)
+	return e.Job.Gang >= 1 && checkJobWeight("", "", e.Job.Weight, e.Job.Gang) == nil && e.Stride == strideOf(e.Job) && passOf(e.Base, e.N, e.Stride, e.Pass)
 }
 
 // passOf reports whether pass is base + n·stride with n ≥ 0, all finite:

@@ -309,7 +309,7 @@ func (g *GandivaFair) Apply(events ...round.Event) error {
 		if u, _ := g.f.user(o); u != nil {
 			continue
 		}
-		if err := checkWeight("Event["+strconv.Itoa(i)+"].Job.Owner", string(o), g.tickets(o)); err != nil {
+		if err := checkTickets("Event["+strconv.Itoa(i)+"].Job.Owner", string(o), g.tickets(o)); err != nil {
 			return err
 		}
 	}

@@ -95,7 +95,8 @@ func (s *Scheduler) minPass() float64 {
 
 // Add puts j on the server at the smallest pass present. It returns an
 // *gpufair.InputError wrapping gpufair.ErrValue for an empty ID, a Gang below
-// 1 or a Weight that is not positive and finite, gpufair.ErrTooLarge for a
+// 1 or a Weight that is not positive and finite or gives a stride
+// (Gang/Weight) above 1e250, gpufair.ErrTooLarge for a
 // job larger than the server and gpufair.ErrDuplicate for an ID already
 // present. The job's Weight is its tickets; its Owner is not used.
 func (s *Scheduler) Add(j alloc.Job) error {
@@ -122,7 +123,7 @@ func validJob(j alloc.Job, room int, where string) error {
 	case j.Gang > room:
 		return gpufair.Invalid("Job.Gang", id, gpufair.ErrTooLarge, "%d GPUs on a %s of %d", j.Gang, where, room)
 	}
-	return checkWeight("Job.Weight", id, j.Weight)
+	return checkJobWeight("Job.Weight", id, j.Weight, j.Gang)
 }
 
 // Remove takes job id off the server and reports whether it was there.
@@ -140,15 +141,15 @@ func (s *Scheduler) Remove(id alloc.JobID) bool {
 
 // SetWeight changes job id's weight (tickets), and so its stride from its
 // current pass on. It returns gpufair.ErrValue for a weight that is not
-// positive and finite and gpufair.ErrUnknownID if the job is not on the
-// server.
+// positive and finite or whose stride (gang over weight) exceeds 1e250, and
+// gpufair.ErrUnknownID if the job is not on the server.
 func (s *Scheduler) SetWeight(id alloc.JobID, w float64) error {
-	if err := checkWeight("Job.Weight", string(id), w); err != nil {
-		return err
-	}
 	i := s.find(id)
 	if i < 0 {
 		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not on the server")
+	}
+	if err := checkJobWeight("Job.Weight", string(id), w, s.jobs[i].Gang); err != nil {
+		return err
 	}
 	s.jobs[i].retune(w)
 	return nil

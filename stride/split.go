@@ -212,7 +212,8 @@ func (s *Split) AddSmall(j alloc.Job, l int) error {
 // *gpufair.InputError wrapping gpufair.ErrValue for parts that do not add up,
 // gpufair.ErrUnknownID for a server out of range, gpufair.ErrDuplicate for a
 // server or job listed twice, gpufair.ErrTooLarge for a part larger than its
-// server and gpufair.ErrValue for a weight that is not positive and finite.
+// server and gpufair.ErrValue for a weight that is not positive and finite
+// or gives a stride (Gang/Weight) above 1e250.
 func (s *Split) AddLarge(j alloc.Job, parts []Part) error {
 	if err := validJob(j, j.Gang, "gang"); err != nil {
 		return err
@@ -276,18 +277,20 @@ func (s *Split) Remove(id alloc.JobID) bool {
 }
 
 // SetWeight changes job id's weight (tickets). It returns gpufair.ErrValue
-// for a weight that is not positive and finite and gpufair.ErrUnknownID for
-// a job that is not scheduled.
+// for a weight that is not positive and finite or whose stride (gang over
+// weight) exceeds 1e250, and gpufair.ErrUnknownID for a job that is not
+// scheduled.
 func (s *Split) SetWeight(id alloc.JobID, w float64) error {
-	if err := checkWeight("Job.Weight", string(id), w); err != nil {
-		return err
-	}
 	l, ok := s.where[id]
 	if !ok {
 		return gpufair.Invalid("Job.ID", string(id), gpufair.ErrUnknownID, "not scheduled")
 	}
 	if l == onLarge {
-		s.large[s.findLarge(id)].retune(w)
+		lj := s.large[s.findLarge(id)]
+		if err := checkJobWeight("Job.Weight", string(id), w, lj.Gang); err != nil {
+			return err
+		}
+		lj.retune(w)
 		return nil
 	}
 	if err := s.local[l].SetWeight(id, w); err != nil {
