@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/internal/stat"
 )
 
@@ -66,8 +67,12 @@ type MeasuredJob struct {
 func (j MeasuredJob) Measured() bool { return len(j.Runs) > 0 }
 
 // Rate returns the measured rate of Gavel's job type model (at scale 1);
-// ok is false when the row does not hold it or it was not measured.
+// ok is false when the row does not hold it or it was not measured (by a nil
+// r, nothing was).
 func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
+	if r == nil {
+		return 0, false
+	}
 	for _, j := range r.Jobs {
 		if j.JobType == model && j.Measured() {
 			return j.Rate, true
@@ -80,7 +85,12 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 // "h100.json") and checks it: a GPU type, at least one job, job types named
 // once, batches not negative, runs finite and positive, and each rate the median
 // of its runs (the mean of the middle two for an even count), or 0 with no
-// runs. An error names the file and the first fault.
+// runs. An error names the file and the first fault. It is fsys's error if
+// the file cannot be read, encoding/json's if it is not a row, and otherwise
+// a *gpufair.InputError: Field "MeasuredRow.GPUType" or "MeasuredRow.Jobs"
+// wrapping gpufair.ErrEmpty for a row without a GPU type or jobs; for a job,
+// "MeasuredJob.JobType" wrapping ErrEmpty or ErrDuplicate, "MeasuredJob.Batch",
+// "MeasuredJob.Runs" or "MeasuredJob.Rate" wrapping ErrValue.
 func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
@@ -91,10 +101,10 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	if r.GPUType == "" {
-		return nil, fmt.Errorf("data: %s: no gpu_type", name)
+		return nil, fmt.Errorf("data: %s: %w", name, gpufair.Invalid("MeasuredRow.GPUType", "", gpufair.ErrEmpty, "no gpu_type"))
 	}
 	if len(r.Jobs) == 0 {
-		return nil, fmt.Errorf("data: %s: no jobs", name)
+		return nil, fmt.Errorf("data: %s: %w", name, gpufair.Invalid("MeasuredRow.Jobs", "", gpufair.ErrEmpty, "no jobs"))
 	}
 	seen := make(map[string]bool, len(r.Jobs))
 	for i, j := range r.Jobs {
@@ -105,29 +115,41 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 	return &r, nil
 }
 
+// check checks j as a job of a row read whole: its runs (checkRuns), and its
+// rate the median of its runs, or 0 with none.
 func (j MeasuredJob) check(seen map[string]bool) error {
-	switch {
-	case j.JobType == "":
-		return fmt.Errorf("no job_type")
-	case seen[j.JobType]:
-		return fmt.Errorf("job type listed twice")
-	case j.Batch < 0:
-		return fmt.Errorf("batch %d is negative", j.Batch)
-	}
-	seen[j.JobType] = true
-	for _, x := range j.Runs {
-		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-			return fmt.Errorf("run rate %v is not a positive number", x)
-		}
+	if err := j.checkRuns(seen); err != nil {
+		return err
 	}
 	if len(j.Runs) == 0 {
 		if j.Rate != 0 {
-			return fmt.Errorf("rate %v without runs", j.Rate)
+			return gpufair.Invalid("MeasuredJob.Rate", j.JobType, gpufair.ErrValue, "rate %v without runs", j.Rate)
 		}
 		return nil
 	}
 	if m := stat.Median(j.Runs); math.Abs(j.Rate-m) > 1e-9*m {
-		return fmt.Errorf("rate %v is not the median of its runs, %v", j.Rate, m)
+		return gpufair.Invalid("MeasuredJob.Rate", j.JobType, gpufair.ErrValue, "rate %v is not the median of its runs, %v", j.Rate, m)
+	}
+	return nil
+}
+
+// checkRuns checks what a row read whole and a row to merge both need of a
+// job: a job type, not one of seen (the row's job types before it, which it
+// joins), a batch not negative, and runs finite and positive.
+func (j MeasuredJob) checkRuns(seen map[string]bool) error {
+	switch {
+	case j.JobType == "":
+		return gpufair.Invalid("MeasuredJob.JobType", "", gpufair.ErrEmpty, "no job_type")
+	case seen[j.JobType]:
+		return gpufair.Invalid("MeasuredJob.JobType", j.JobType, gpufair.ErrDuplicate, "job type listed twice")
+	case j.Batch < 0:
+		return gpufair.Invalid("MeasuredJob.Batch", j.JobType, gpufair.ErrValue, "batch %d is negative", j.Batch)
+	}
+	seen[j.JobType] = true
+	for _, x := range j.Runs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return gpufair.Invalid("MeasuredJob.Runs", j.JobType, gpufair.ErrValue, "run rate %v is not a positive number", x)
+		}
 	}
 	return nil
 }
@@ -140,32 +162,52 @@ func (j MeasuredJob) check(seen map[string]bool) error {
 // Where the rows differ in date, command or method, the merged row lists each
 // distinct value, joined by "; ". The rows are not modified. An error names
 // the first row, by its index, that cannot join the first, and why.
+//
+// The rows' rates are not read, but each row must hold what LoadMeasured
+// takes of its runs: a GPU type, and jobs each with a job type listed once in
+// the row, a batch not negative and runs finite and positive. The errors are
+// *gpufair.InputError values: Field "rows" wrapping gpufair.ErrEmpty for no
+// rows or a nil one; "MeasuredRow.<Field>" wrapping ErrEmpty for no GPU type
+// or ErrValue for a field that differs from row 0's; the "MeasuredJob.*"
+// errors of LoadMeasured for a job, and "MeasuredJob.Job" or
+// "MeasuredJob.Batch" wrapping ErrValue for a job type run as another job or
+// batch than in an earlier row; and "MeasuredRow.Jobs" wrapping
+// ErrEmpty when no row has a job.
 func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("data: no rows to merge")
+		return nil, fmt.Errorf("data: %w", gpufair.Invalid("rows", "", gpufair.ErrEmpty, "no rows to merge"))
 	}
 	for i, r := range rows {
 		if r == nil {
-			return nil, fmt.Errorf("data: row %d is nil", i)
+			return nil, fmt.Errorf("data: %w", gpufair.Invalid("rows", "", gpufair.ErrEmpty, "row %d is nil", i))
 		}
 	}
 	first := rows[0]
+	if first.GPUType == "" {
+		return nil, fmt.Errorf("data: row 0: %w", gpufair.Invalid("MeasuredRow.GPUType", "", gpufair.ErrEmpty, "no gpu_type"))
+	}
 	out := &MeasuredRow{GPUType: first.GPUType, Product: first.Product, Driver: first.Driver, CUDA: first.CUDA,
 		Software: first.Software, Host: first.Host, Unit: first.Unit}
 	var dates, commands, methods []string
 	at := map[string]int{} // job type → index in out.Jobs
 	for i, r := range rows {
-		for _, f := range [...]struct{ name, got, want string }{
-			{"gpu_type", r.GPUType, first.GPUType}, {"product", r.Product, first.Product},
-			{"driver", r.Driver, first.Driver}, {"cuda", r.CUDA, first.CUDA},
-			{"software", r.Software, first.Software}, {"host", r.Host, first.Host}, {"unit", r.Unit, first.Unit},
+		for _, f := range [...]struct{ name, field, got, want string }{
+			{"gpu_type", "GPUType", r.GPUType, first.GPUType}, {"product", "Product", r.Product, first.Product},
+			{"driver", "Driver", r.Driver, first.Driver}, {"cuda", "CUDA", r.CUDA, first.CUDA},
+			{"software", "Software", r.Software, first.Software}, {"host", "Host", r.Host, first.Host},
+			{"unit", "Unit", r.Unit, first.Unit},
 		} {
 			if f.got != f.want {
-				return nil, fmt.Errorf("data: row %d's %s %q is not row 0's %q: its runs measure something else", i, f.name, f.got, f.want)
+				return nil, fmt.Errorf("data: %w", gpufair.Invalid("MeasuredRow."+f.field, "", gpufair.ErrValue,
+					"row %d's %s %q is not row 0's %q: its runs measure something else", i, f.name, f.got, f.want))
 			}
 		}
 		dates, commands, methods = appendNew(dates, r.Date), appendNew(commands, r.Command), appendNew(methods, r.Method)
-		for _, j := range r.Jobs {
+		seen := make(map[string]bool, len(r.Jobs))
+		for n, j := range r.Jobs {
+			if err := j.checkRuns(seen); err != nil {
+				return nil, fmt.Errorf("data: row %d: job %d (%q): %w", i, n, j.JobType, err)
+			}
 			k, ok := at[j.JobType]
 			if !ok {
 				at[j.JobType] = len(out.Jobs)
@@ -175,11 +217,19 @@ func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 			}
 			m := &out.Jobs[k]
 			if j.Job != m.Job || j.Batch != m.Batch {
-				return nil, fmt.Errorf("data: row %d runs %q as job %q at batch %d, an earlier row as %q at batch %d",
-					i, j.JobType, j.Job, j.Batch, m.Job, m.Batch)
+				field := "MeasuredJob.Job"
+				if j.Job == m.Job {
+					field = "MeasuredJob.Batch"
+				}
+				return nil, fmt.Errorf("data: %w", gpufair.Invalid(field, j.JobType, gpufair.ErrValue,
+					"row %d runs %q as job %q at batch %d, an earlier row as %q at batch %d",
+					i, j.JobType, j.Job, j.Batch, m.Job, m.Batch))
 			}
 			m.Runs = append(m.Runs, j.Runs...)
 		}
+	}
+	if len(out.Jobs) == 0 {
+		return nil, fmt.Errorf("data: %w", gpufair.Invalid("MeasuredRow.Jobs", "", gpufair.ErrEmpty, "no jobs in any row"))
 	}
 	for k := range out.Jobs {
 		j := &out.Jobs[k]

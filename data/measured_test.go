@@ -2,8 +2,10 @@ package data_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/internal/stat"
 )
@@ -345,4 +348,94 @@ func TestMergeMeasuredProperties(t *testing.T) {
 			t.Fatalf("read back (-merged +read):\n%s", diff)
 		}
 	})
+}
+
+// TestLoadMeasuredTypedErrors: a row LoadMeasured refuses gets a
+// *gpufair.InputError naming the field and the job type. Two runs of
+// 1.7e308 were taken with any rate at all: their median, the mean of the
+// two, overflowed to +Inf, and every rate is within 1e-9 times +Inf of it
+// (stat.Median now halves first there).
+func TestLoadMeasuredTypedErrors(t *testing.T) {
+	row := func(jobs string) string {
+		return `{"gpu_type": "h100", "jobs": [` + jobs + `]}`
+	}
+	for _, tc := range []struct {
+		name, file, field, id string
+		want                  error
+	}{
+		{"not the median of large runs", row(`{"job_type": "A", "runs": [1.7e308, 1.7e308], "rate": 5}`), "MeasuredJob.Rate", "A", gpufair.ErrValue},
+		{"no type", `{"jobs": [{"job_type": "A", "runs": [1], "rate": 1}]}`, "MeasuredRow.GPUType", "", gpufair.ErrEmpty},
+		{"no jobs", row(``), "MeasuredRow.Jobs", "", gpufair.ErrEmpty},
+		{"no job type", row(`{"runs": [1], "rate": 1}`), "MeasuredJob.JobType", "", gpufair.ErrEmpty},
+		{"twice", row(`{"job_type": "A"}, {"job_type": "A"}`), "MeasuredJob.JobType", "A", gpufair.ErrDuplicate},
+		{"negative batch", row(`{"job_type": "A", "batch": -2}`), "MeasuredJob.Batch", "A", gpufair.ErrValue},
+		{"zero run", row(`{"job_type": "A", "runs": [0], "rate": 0}`), "MeasuredJob.Runs", "A", gpufair.ErrValue},
+		{"rate, no runs", row(`{"job_type": "A", "rate": 3}`), "MeasuredJob.Rate", "A", gpufair.ErrValue},
+		{"not the median", row(`{"job_type": "A", "runs": [1, 2, 9], "rate": 4}`), "MeasuredJob.Rate", "A", gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := data.LoadMeasured(fstest.MapFS{"r.json": {Data: []byte(tc.file)}}, "r.json")
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != tc.id {
+				t.Fatalf("LoadMeasured(%s) = %+v, error %v; want a %s[%s] error wrapping %v", tc.file, r, err, tc.field, tc.id, tc.want)
+			}
+		})
+	}
+	// Runs as large as float64 holds are taken, with their median.
+	big := row(`{"job_type": "A", "runs": [1.7e308, 1.7e308], "rate": 1.7e308}`)
+	if _, err := data.LoadMeasured(fstest.MapFS{"r.json": {Data: []byte(big)}}, "r.json"); err != nil {
+		t.Errorf("LoadMeasured(%s): %v", big, err)
+	}
+}
+
+// TestMergeMeasuredRefusesBadRows: MergeMeasured took rows it had not read
+// (a caller's own, or LoadMeasured's changed) without a look at their runs,
+// and gave NaN and negative rates: [NaN, 1] and [-3] merged to a rate of -3;
+// a job type listed twice in one row was
+// merged into one; a row without a GPU type, or rows without jobs, made a row
+// LoadMeasured refuses.
+func TestMergeMeasuredRefusesBadRows(t *testing.T) {
+	row := func(jobs ...data.MeasuredJob) *data.MeasuredRow {
+		return &data.MeasuredRow{GPUType: "h200", Jobs: jobs}
+	}
+	job := func(jt string, runs ...float64) data.MeasuredJob {
+		return data.MeasuredJob{JobType: jt, Runs: runs, Rate: stat.Median(runs)}
+	}
+	for _, tc := range []struct {
+		name      string
+		rows      []*data.MeasuredRow
+		field, id string
+		want      error
+	}{
+		{"NaN run", []*data.MeasuredRow{row(job("A", 1)), row(job("A", math.NaN(), 1))}, "MeasuredJob.Runs", "A", gpufair.ErrValue},
+		{"negative run", []*data.MeasuredRow{row(job("A", -3))}, "MeasuredJob.Runs", "A", gpufair.ErrValue},
+		{"+Inf run", []*data.MeasuredRow{row(job("A", math.Inf(1)))}, "MeasuredJob.Runs", "A", gpufair.ErrValue},
+		{"zero run", []*data.MeasuredRow{row(job("A", 0))}, "MeasuredJob.Runs", "A", gpufair.ErrValue},
+		{"twice in a row", []*data.MeasuredRow{row(job("A", 1), job("A", 2))}, "MeasuredJob.JobType", "A", gpufair.ErrDuplicate},
+		{"no job type", []*data.MeasuredRow{row(job("", 1))}, "MeasuredJob.JobType", "", gpufair.ErrEmpty},
+		{"negative batch", []*data.MeasuredRow{row(data.MeasuredJob{JobType: "A", Batch: -1})}, "MeasuredJob.Batch", "A", gpufair.ErrValue},
+		{"no GPU type", []*data.MeasuredRow{{Jobs: []data.MeasuredJob{job("A", 1)}}}, "MeasuredRow.GPUType", "", gpufair.ErrEmpty},
+		{"no jobs", []*data.MeasuredRow{row(), row()}, "MeasuredRow.Jobs", "", gpufair.ErrEmpty},
+		{"no rows", nil, "rows", "", gpufair.ErrEmpty},
+		{"nil row", []*data.MeasuredRow{row(job("A", 1)), nil}, "rows", "", gpufair.ErrEmpty},
+		{"other unit", []*data.MeasuredRow{row(job("A", 1)), {GPUType: "h200", Unit: "x"}}, "MeasuredRow.Unit", "", gpufair.ErrValue},
+		{"other batch", []*data.MeasuredRow{row(job("A", 1)), row(data.MeasuredJob{JobType: "A", Batch: 2})}, "MeasuredJob.Batch", "A", gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := data.MergeMeasured(tc.rows...)
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != tc.id {
+				t.Fatalf("MergeMeasured() = %+v, error %v; want a %s[%s] error wrapping %v", m, err, tc.field, tc.id, tc.want)
+			}
+		})
+	}
+}
+
+// TestNilMeasuredRow: a nil *MeasuredRow has measured nothing (Rate
+// dereferenced nil).
+func TestNilMeasuredRow(t *testing.T) {
+	var r *data.MeasuredRow
+	if rate, ok := r.Rate("ResNet-18 (batch size 16)"); ok || rate != 0 {
+		t.Errorf("Rate on nil = %v, %v; want 0, false", rate, ok)
+	}
 }

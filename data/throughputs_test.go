@@ -1,10 +1,12 @@
 package data_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/data"
 )
 
@@ -79,5 +81,53 @@ func TestNilThroughputs(t *testing.T) {
 	}
 	if tp.GPUs() != nil || tp.JobTypes() != nil {
 		t.Errorf("GPUs, JobTypes on nil = %v, %v", tp.GPUs(), tp.JobTypes())
+	}
+}
+
+// TestLoadThroughputsRefusesMalformed: what encoding/json reads without a
+// word into a wrong table is refused with a typed error naming the field and
+// the entry. A null rate or pair read as 0 (a job that "does not fit"), a
+// pair of one rate as [r, 0], a pair of three dropped the third, a repeated
+// key or a second key of the same job type ("('A', 01)") kept one of the
+// rates, and a job type or GPU with nothing measured was listed as measured.
+func TestLoadThroughputsRefusesMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, field, id string
+		want                  error
+	}{
+		{"null rate", `{"v100": {"('A', 1)": {"null": null}}}`, "Throughputs.Isolated", "v100 ('A', 1)", gpufair.ErrValue},
+		{"null pair", `{"v100": {"('A', 1)": {"null": 1, "('B', 1)": null}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrShape},
+		{"null in pair", `{"v100": {"('A', 1)": {"null": 1, "('B', 1)": [1, null]}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrValue},
+		{"short pair", `{"v100": {"('A', 1)": {"null": 1, "('B', 1)": [1]}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrShape},
+		{"long pair", `{"v100": {"('A', 1)": {"null": 1, "('B', 1)": [1, 2, 3]}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrShape},
+		{"bad pair key", `{"v100": {"('A', 1)": {"null": 1, "B": [1, 2]}}}`, "Throughputs.Pair", "v100 ('A', 1) with B", gpufair.ErrValue},
+		{"negative", `{"v100": {"('A', 1)": {"null": -1}}}`, "Throughputs.Isolated", "v100 ('A', 1)", gpufair.ErrValue},
+		{"negative pair", `{"v100": {"('A', 1)": {"('B', 1)": [3, -2]}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrValue},
+		{"rate not a number", `{"v100": {"('A', 1)": {"null": "fast"}}}`, "Throughputs.Isolated", "v100 ('A', 1)", gpufair.ErrValue},
+		{"rate overflows", `{"v100": {"('A', 1)": {"null": 1e400}}}`, "Throughputs.Isolated", "v100 ('A', 1)", gpufair.ErrValue},
+		{"bad job key", `{"v100": {"ResNet": {"null": 1}}}`, "Throughputs.JobType", "v100 ResNet", gpufair.ErrValue},
+		{"repeated job key", `{"v100": {"('A', 1)": {"null": 5}, "('A', 1)": {"null": 7}}}`, "Throughputs.GPU", "v100", gpufair.ErrDuplicate},
+		{"job type keyed twice", `{"v100": {"('A', 1)": {"null": 5}, "('A', 01)": {"null": 7}}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrDuplicate},
+		{"job type keyed +1", `{"v100": {"('A', 1)": {"null": 5}, "('A', +1)": {"null": 7}}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrDuplicate},
+		{"repeated rate", `{"v100": {"('A', 1)": {"null": 5, "null": 7}}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrDuplicate},
+		{"other job keyed twice", `{"v100": {"('A', 1)": {"('B', 1)": [1, 2], "('B', 01)": [3, 4]}}}`, "Throughputs.Pair", "v100 ('A', 1) with ('B', 1)", gpufair.ErrDuplicate},
+		{"repeated GPU", `{"v100": {"('A', 1)": {"null": 5}}, "v100": {"('A', 1)": {"null": 7}}}`, "Throughputs", "", gpufair.ErrDuplicate},
+		{"job, nothing measured", `{"v100": {"('A', 1)": {}}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrEmpty},
+		{"job, null", `{"v100": {"('A', 1)": null}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrEmpty},
+		{"job, not an object", `{"v100": {"('A', 1)": [1]}}`, "Throughputs.JobType", "v100 ('A', 1)", gpufair.ErrValue},
+		{"GPU, no jobs", `{"v100": {}}`, "Throughputs.GPU", "v100", gpufair.ErrEmpty},
+		{"GPU, null", `{"v100": null}`, "Throughputs.GPU", "v100", gpufair.ErrEmpty},
+		{"GPU, no name", `{"": {"('A', 1)": {"null": 5}}}`, "Throughputs.GPU", "", gpufair.ErrEmpty},
+		{"no GPUs", `{}`, "Throughputs", "", gpufair.ErrEmpty},
+		{"null", `null`, "Throughputs", "", gpufair.ErrEmpty},
+		{"not an object", `[1, 2]`, "Throughputs", "", gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp, err := data.LoadThroughputs(fstest.MapFS{"t.json": {Data: []byte(tc.body)}}, "t.json")
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != tc.id {
+				t.Fatalf("LoadThroughputs(%s) = %v, error %v; want a %s[%s] error wrapping %v", tc.body, tp, err, tc.field, tc.id, tc.want)
+			}
+		})
 	}
 }

@@ -14,8 +14,10 @@ var ErrNoHosts = errors.New("gpu: no hosts with schedulable GPUs")
 
 // Cluster combines several hosts' probes into one topology.Cluster: the
 // servers of each host (see Host.Servers), hosts in the order given. It
-// returns an error wrapping topology.ErrInvalid if a host has no name or two
-// servers share a name (give hosts distinct names first), and ErrNoHosts if there are no servers.
+// returns an error wrapping topology.ErrInvalid if a host has no name, two
+// servers share a name (give hosts distinct names first), a schedulable
+// device has no type, or the cluster is larger than topology.Cluster.Validate
+// allows, and ErrNoHosts if a host is nil or there are no servers.
 func Cluster(hosts ...*Host) (topology.Cluster, error) {
 	var c topology.Cluster
 	for i, h := range hosts {
@@ -39,7 +41,9 @@ func Cluster(hosts ...*Host) (topology.Cluster, error) {
 // Capacity returns the alloc.Cluster of several hosts: the number of
 // schedulable GPUs of each type, summed over hosts, with the types in order
 // of first appearance (hosts in the order given, then device index). It
-// returns ErrNoHosts if there is no schedulable GPU.
+// returns an error wrapping ErrNoHosts if a host is nil or there is no
+// schedulable GPU, and alloc.NewCapacity's *gpufair.InputError if a
+// schedulable device has no type or a count is beyond alloc.MaxCount.
 func Capacity(hosts ...*Host) (alloc.Capacity, error) {
 	var types []topology.GPUType
 	var count []float64

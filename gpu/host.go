@@ -145,8 +145,12 @@ func (l Link) String() string {
 	return l.Path.String()
 }
 
-// Link returns the link between devices a and b, in either order.
+// Link returns the link between devices a and b, in either order; false
+// when there is none (a nil h has none).
 func (h *Host) Link(a, b int) (Link, bool) {
+	if h == nil {
+		return Link{}, false
+	}
 	if a > b {
 		a, b = b, a
 	}
@@ -167,8 +171,8 @@ func (d *Device) Schedulable() bool { return !d.MIG.Enabled }
 // because a topology.Server holds GPUs of a single type. A host with one GPU
 // type gives one server named h.Name; a host with several gives one server per
 // type named h.Name + "/" + type, in order of the type's lowest device index.
-// Only schedulable devices (MIG off) are counted; a host with none gives no
-// servers.
+// Only schedulable devices (MIG off) are counted; a host with none, or a nil
+// h, gives no servers.
 func (h *Host) Servers() []topology.Server {
 	types, count := h.Capacity()
 	out := make([]topology.Server, len(types))
@@ -183,8 +187,11 @@ func (h *Host) Servers() []topology.Server {
 }
 
 // Capacity returns the number of schedulable GPUs of each type on the host,
-// with the types in order of their lowest device index.
+// with the types in order of their lowest device index; none for a nil h.
 func (h *Host) Capacity() (types []topology.GPUType, count []int) {
+	if h == nil {
+		return nil, nil
+	}
 	idx := map[topology.GPUType]int{}
 	for i := range h.Devices {
 		d := &h.Devices[i]

@@ -191,3 +191,43 @@ func TestLinkLabels(t *testing.T) {
 		t.Errorf("paths are not ordered from closest to farthest")
 	}
 }
+
+// TestWriteTableRemoteOutOfRange: an NVLink whose Remote is none of the
+// constants (a Host is a plain value a caller may fill or decode) counts as
+// one to an unknown device; WriteTable indexed its counts with it and
+// panicked.
+func TestWriteTableRemoteOutOfRange(t *testing.T) {
+	for _, r := range []gpu.Remote{-1, gpu.RemoteCPU + 1, 1 << 20} {
+		h := handHost("lab")
+		h.Devices[0].NVLinks = []gpu.NVLink{{Port: 0, Active: true, Remote: r, Peer: -1}, {Port: 1, Active: true, Remote: gpu.RemoteGPU, Peer: -1}}
+		var b strings.Builder
+		if err := h.WriteTable(&b); err != nil {
+			t.Fatalf("Remote %d: WriteTable() error = %v", r, err)
+		}
+		if !strings.Contains(b.String(), "1 to gpu, 1 to unknown") {
+			t.Errorf("Remote %d: WriteTable() =\n%s\nwant device 0 with \"1 to gpu, 1 to unknown\"", r, b.String())
+		}
+	}
+}
+
+// TestNilHost: a nil *Host has no devices, servers or links (its methods,
+// and Targets, dereferenced nil), and WriteTable says there is no host.
+func TestNilHost(t *testing.T) {
+	var h *gpu.Host
+	if types, count := h.Capacity(); types != nil || count != nil {
+		t.Errorf("Capacity on nil = %v, %v", types, count)
+	}
+	if s := h.Servers(); len(s) != 0 {
+		t.Errorf("Servers on nil = %v", s)
+	}
+	if l, ok := h.Link(0, 1); ok {
+		t.Errorf("Link on nil = %v, true", l)
+	}
+	if ts := gpu.Targets(nil); ts != nil {
+		t.Errorf("Targets(nil) = %v", ts)
+	}
+	var b strings.Builder
+	if err := h.WriteTable(&b); !errors.Is(err, gpu.ErrNoHosts) {
+		t.Errorf("WriteTable on nil: error %v, want ErrNoHosts", err)
+	}
+}

@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -28,9 +29,13 @@ func ProbeLocal(s *Settings) (*Host, error) {
 // GetP2PStatus). A query a device does not support (ERROR_NOT_SUPPORTED, or
 // ERROR_FUNCTION_NOT_FOUND from an older driver) leaves its field at the
 // documented "unknown" value; any other failure stops the probe with a
-// *CallError naming the device and the call. If Init fails because there is
-// no driver, the error wraps ErrNoDriver.
+// *CallError naming the device and the call, and so does a call that
+// succeeds with a nil device handle. If lib is nil, or Init fails because
+// there is no driver, the error wraps ErrNoDriver.
 func Probe(lib nvml.Interface, s *Settings) (h *Host, err error) {
+	if lib == nil {
+		return nil, fmt.Errorf("%w: nil nvml.Interface", ErrNoDriver)
+	}
 	set := s.withDefaults()
 	switch ret := lib.Init(); ret {
 	case nvml.SUCCESS:
@@ -62,6 +67,9 @@ func Probe(lib nvml.Interface, s *Settings) (h *Host, err error) {
 	for i := range n {
 		if devs[i], ret = lib.DeviceGetHandleByIndex(i); ret != nvml.SUCCESS {
 			return nil, callErr("DeviceGetHandleByIndex", i, -1, -1, ret)
+		}
+		if devs[i] == nil {
+			return nil, nilHandle("DeviceGetHandleByIndex", i)
 		}
 		if err := readDevice(devs[i], i, set.Types, &h.Devices[i]); err != nil {
 			return nil, err
@@ -98,6 +106,12 @@ const (
 // outOfRange is the error for a count NVML answered outside [0, max].
 func outOfRange(call string, dev, n, max int) error {
 	return &CallError{Call: call, Device: dev, Peer: -1, Port: -1, Err: fmt.Errorf("answered %d, outside 0 to %d", n, max)}
+}
+
+// nilHandle is the error for a call that answered SUCCESS with a nil handle,
+// which the probe would call methods on.
+func nilHandle(call string, dev int) error {
+	return &CallError{Call: call, Device: dev, Peer: -1, Port: -1, Err: errors.New("answered a nil handle")}
 }
 
 func callErr(call string, dev, peer, port int, ret nvml.Return) error {
@@ -169,6 +183,9 @@ func readMIG(dev nvml.Device, i int, m *MIG) error {
 		}
 		if ret != nvml.SUCCESS {
 			return callErr("GetMigDeviceHandleByIndex", i, -1, -1, ret)
+		}
+		if mig == nil {
+			return nilHandle("GetMigDeviceHandleByIndex", i)
 		}
 		inst := MIGInstance{Slot: k}
 		if inst.UUID, ret = mig.GetUUID(); ret != nvml.SUCCESS {

@@ -254,9 +254,9 @@ func TestProbeMIG(t *testing.T) {
 func TestProbeErrors(t *testing.T) {
 	fail := nvml.ERROR_GPU_IS_LOST
 	for _, tc := range []struct {
-		name   string
-		break_ func(lib *mock.Interface, devs []*mock.Device)
-		want   gpu.CallError
+		name     string
+		breakLib func(lib *mock.Interface, devs []*mock.Device)
+		want     gpu.CallError
 	}{
 		{"count", func(lib *mock.Interface, _ []*mock.Device) {
 			lib.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, fail }
@@ -314,7 +314,7 @@ func TestProbeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lib, devs := nvmlmock.New(mixedHost())
-			tc.break_(lib, devs)
+			tc.breakLib(lib, devs)
 			h, err := gpu.Probe(lib, &gpu.Settings{Name: "x"})
 			if h != nil {
 				t.Errorf("Probe() host = %v, want nil with an error", h)
@@ -355,9 +355,9 @@ func TestProbeMIGErrors(t *testing.T) {
 	g2 := g
 	g2.UUID, g2.BusID = "GPU-y", "0000:02:00.0"
 	for _, tc := range []struct {
-		name   string
-		break_ func(d *mock.Device)
-		want   gpu.CallError
+		name     string
+		breakLib func(d *mock.Device)
+		want     gpu.CallError
 	}{
 		{"max mig", func(d *mock.Device) {
 			d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 0, fail }
@@ -371,7 +371,7 @@ func TestProbeMIGErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lib, devs := nvmlmock.New(nvmlmock.Host{GPUs: []nvmlmock.GPU{g, g2}})
-			tc.break_(devs[0])
+			tc.breakLib(devs[0])
 			_, err := gpu.Probe(lib, nil)
 			var ce *gpu.CallError
 			if !errors.As(err, &ce) || !errors.Is(err, fail) {
@@ -422,5 +422,43 @@ func TestSettingsDefaults(t *testing.T) {
 	}
 	if got := []topology.GPUType{h.Devices[0].Type, h.Devices[2].Type}; !cmp.Equal(got, []topology.GPUType{"v100-sxm2", "t4"}) {
 		t.Errorf("types with a custom table = %v, want [v100-sxm2 t4] (t4 from the name, no rule)", got)
+	}
+}
+
+// TestProbeNilHandles: a nil library is no driver, and a call that answers
+// SUCCESS with a nil device or MIG device handle is a *CallError naming it;
+// the probe called methods on them and panicked.
+func TestProbeNilHandles(t *testing.T) {
+	if _, err := gpu.Probe(nil, nil); !errors.Is(err, gpu.ErrNoDriver) {
+		t.Errorf("Probe(nil) error = %v, want ErrNoDriver", err)
+	}
+	g := nvmlmock.GPU{Name: "NVIDIA A30", UUID: "GPU-x", BusID: "0000:01:00.0", MIGSupported: true, MIGEnabled: true, MIGSlots: 2,
+		MIGDevices: []nvmlmock.MIGDev{{Slot: 1, UUID: "MIG-x"}}}
+	for _, tc := range []struct {
+		name     string
+		breakLib func(lib *mock.Interface, d *mock.Device)
+		want     gpu.CallError
+	}{
+		{"device", func(lib *mock.Interface, _ *mock.Device) {
+			lib.DeviceGetHandleByIndexFunc = func(int) (nvml.Device, nvml.Return) { return nil, nvml.SUCCESS }
+		}, gpu.CallError{Call: "DeviceGetHandleByIndex", Device: 0, Peer: -1, Port: -1}},
+		{"mig device", func(_ *mock.Interface, d *mock.Device) {
+			d.GetMigDeviceHandleByIndexFunc = func(int) (nvml.Device, nvml.Return) { return nil, nvml.SUCCESS }
+		}, gpu.CallError{Call: "GetMigDeviceHandleByIndex", Device: 0, Peer: -1, Port: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib, devs := nvmlmock.New(nvmlmock.Host{GPUs: []nvmlmock.GPU{g}})
+			tc.breakLib(lib, devs[0])
+			h, err := gpu.Probe(lib, nil)
+			var ce *gpu.CallError
+			if h != nil || !errors.As(err, &ce) || !errors.Is(err, gpu.ErrNVML) {
+				t.Fatalf("Probe() = %v, %v; want a *CallError", h, err)
+			}
+			got := *ce
+			got.Err = nil
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CallError mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ var (
 
 // ErrProfile reports a profiling request that cannot be run: no workloads,
 // no targets, an empty or duplicate name, a workload without a command, a
-// target without a UUID.
+// target without a UUID, a negative Repeats or Timeout.
 var ErrProfile = errors.New("gpu: invalid profile request")
 
 // Workload is a program to profile. It runs with CUDA_VISIBLE_DEVICES set to
@@ -44,8 +44,11 @@ type Target struct {
 }
 
 // Targets returns one target per GPU type of h: the schedulable device of
-// lowest index of each type, in the order of h.Capacity.
+// lowest index of each type, in the order of h.Capacity; none for a nil h.
 func Targets(h *Host) []Target {
+	if h == nil {
+		return nil
+	}
 	var out []Target
 	seen := map[topology.GPUType]bool{}
 	for i := range h.Devices {
@@ -108,10 +111,11 @@ func ParseRate(out []byte) (float64, error) {
 }
 
 // Profiler measures workloads on GPU types. The zero value is usable: three
-// runs per cell, ten minutes per run, real programs, ParseRate.
+// runs per cell, ten minutes per run, real programs, ParseRate. So is a nil
+// *Profiler, which is the zero value.
 type Profiler struct {
-	Repeats int           // runs per cell; 0 means 3
-	Timeout time.Duration // limit on each run; 0 means 10 minutes
+	Repeats int           // runs per cell; 0 means 3, and a negative count is refused
+	Timeout time.Duration // limit on each run; 0 means 10 minutes, and a negative limit is refused
 	Run     Runner        // nil means ExecRunner
 	Parse   Parser        // nil means ParseRate
 }
@@ -151,8 +155,11 @@ type Profile struct {
 }
 
 // Err joins the errors of every failed cell, in row-major order; nil when
-// every cell has a rate.
+// every cell has a rate (a nil p has no cells).
 func (p *Profile) Err() error {
+	if p == nil {
+		return nil
+	}
 	var errs []error
 	for _, row := range p.Cells {
 		for _, c := range row {
@@ -166,17 +173,25 @@ func (p *Profile) Err() error {
 
 // Matrix returns the rates as a speedup.Matrix. If any cell failed it returns
 // nil and Err(): a failed cell is never filled in silently. To estimate the
-// missing cells instead, pass Values to speedup.Complete.
+// missing cells instead, pass Values to speedup.Complete. Otherwise it
+// returns speedup.New's error for a profile that is not a matrix (a nil p,
+// cells that do not match Workloads and Types, a rate that is not finite).
 func (p *Profile) Matrix() (*speedup.Matrix, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
+	}
+	if p == nil {
+		return speedup.New(nil, nil, nil)
 	}
 	return speedup.New(p.Workloads, p.Types, p.Values())
 }
 
 // Values returns the rates, one row per workload, with NaN in failed cells
-// (the marker speedup.Complete takes for a missing entry).
+// (the marker speedup.Complete takes for a missing entry); none for a nil p.
 func (p *Profile) Values() [][]float64 {
+	if p == nil {
+		return nil
+	}
 	out := make([][]float64, len(p.Cells))
 	for i, row := range p.Cells {
 		out[i] = make([]float64, len(row))
@@ -196,15 +211,18 @@ const outputTail = 512
 // Profile runs every workload on every target, Repeats times each, one run at
 // a time, and takes the median rate of each cell. A run that exits with an
 // error, exceeds Timeout or reports no rate fails its cell (the cell's later
-// runs are skipped) with a *RunError; other cells go on. Profile returns an
-// error wrapping ErrProfile for an invalid request, and ctx's error if ctx is
-// done before the end, together with the profile so far (cells not run carry
-// ctx's error).
+// runs are skipped) with a *RunError; other cells go on. Profile returns an error wrapping ErrProfile for an invalid request or a negative
+// Repeats or Timeout, and ctx's error if ctx is done before the end, together
+// with the profile so far (cells not run carry ctx's error).
 func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Profile, error) {
-	if err := checkRequest(ws, ts); err != nil {
+	var set Profiler
+	if p != nil {
+		set = *p
+	}
+	if err := checkRequest(set, ws, ts); err != nil {
 		return nil, err
 	}
-	repeats, timeout, run, parse := p.Repeats, p.Timeout, p.Run, p.Parse
+	repeats, timeout, run, parse := set.Repeats, set.Timeout, set.Run, set.Parse
 	if repeats <= 0 {
 		repeats = 3
 	}
@@ -281,8 +299,14 @@ func runOnce(ctx context.Context, run Runner, parse Parser, timeout time.Duratio
 	return x, nil
 }
 
-func checkRequest(ws []Workload, ts []Target) error {
+func checkRequest(p Profiler, ws []Workload, ts []Target) error {
 	var errs []error
+	if p.Repeats < 0 {
+		errs = append(errs, fmt.Errorf("%w: Repeats %d is negative", ErrProfile, p.Repeats))
+	}
+	if p.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: Timeout %v is negative", ErrProfile, p.Timeout))
+	}
 	if len(ws) == 0 {
 		errs = append(errs, fmt.Errorf("%w: no workloads", ErrProfile))
 	}

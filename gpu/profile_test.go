@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/gpu"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -288,5 +289,51 @@ func TestTargets(t *testing.T) {
 	types, _ := h.Capacity()
 	if diff := cmp.Diff([]topology.GPUType{"t4", "a100"}, types); diff != "" {
 		t.Errorf("Capacity() types mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestProfileMedianOfLargeRuns: two runs of 1.7e308, each a finite rate,
+// had a median (the mean of the two) of +Inf, which the cell took as its
+// rate without an error, and Values passed on. It is 1.7e308.
+func TestProfileMedianOfLargeRuns(t *testing.T) {
+	f := &fakeRunner{script: map[string][]string{"a GPU-k": {"rate: 1.7e308", "rate: 1.7e308"}}}
+	prof, err := (&gpu.Profiler{Repeats: 2, Run: f.run}).Profile(context.Background(), []gpu.Workload{{Name: "w", Argv: []string{"a"}}}, twoTypes[:1])
+	if err != nil || prof.Err() != nil || prof.Cells[0][0].Rate != 1.7e308 {
+		t.Errorf("runs of 1.7e308: %+v, %v; want a rate of 1.7e308", prof.Cells, err)
+	}
+}
+
+// TestProfileNegativeSettings: a negative Repeats or Timeout is refused
+// with ErrProfile; it ran 3 times with 10 minutes each, as if it were 0.
+func TestProfileNegativeSettings(t *testing.T) {
+	w := []gpu.Workload{{Name: "w", Argv: []string{"a"}}}
+	run := func(context.Context, []string, []string) ([]byte, error) {
+		t.Fatal("ran a workload of an invalid request")
+		return nil, nil
+	}
+	for _, p := range []gpu.Profiler{{Repeats: -1}, {Timeout: -time.Second}} {
+		p.Run = run
+		if _, err := p.Profile(context.Background(), w, twoTypes); !errors.Is(err, gpu.ErrProfile) {
+			t.Errorf("Profiler{Repeats: %d, Timeout: %v}: error = %v, want ErrProfile", p.Repeats, p.Timeout, err)
+		}
+	}
+}
+
+// TestNilProfile: a nil *Profiler is the zero value (its Profile
+// dereferenced nil), and a nil *Profile has no cells and is no matrix.
+func TestNilProfile(t *testing.T) {
+	var p *gpu.Profiler
+	if _, err := p.Profile(context.Background(), nil, twoTypes); !errors.Is(err, gpu.ErrProfile) {
+		t.Errorf("nil Profiler, no workloads: error = %v, want ErrProfile", err)
+	}
+	var prof *gpu.Profile
+	if err := prof.Err(); err != nil {
+		t.Errorf("Err on nil = %v", err)
+	}
+	if v := prof.Values(); v != nil {
+		t.Errorf("Values on nil = %v", v)
+	}
+	if m, err := prof.Matrix(); m != nil || !errors.Is(err, gpufair.ErrShape) {
+		t.Errorf("Matrix on nil = %v, %v; want an ErrShape error", m, err)
 	}
 }

@@ -13,8 +13,13 @@ import (
 // nvidia-smi topo -m notation (NV<n> for n shared NVLinks, else the PCIe
 // path: PIX, PXB, PHB, NODE, SYS, BRD for two GPUs on one board, ? when
 // unknown). When some GPUs share NVLinks, a second matrix gives every pair's
-// PCIe path. Hosts with fewer than two GPUs get no matrix.
+// PCIe path. Hosts with fewer than two GPUs get no matrix. A nil h is an
+// error wrapping ErrNoHosts; an NVLink whose Remote is none of the Remote
+// constants counts as one to an unknown device.
 func (h *Host) WriteTable(w io.Writer) error {
+	if h == nil {
+		return fmt.Errorf("%w: nil host", ErrNoHosts)
+	}
 	types, count := h.Capacity()
 	var caps []string
 	for k, t := range types {
@@ -114,12 +119,17 @@ func migLabel(m MIG) string {
 }
 
 // nvlinkLabel counts active ports by the kind of their far end, e.g.
-// "12 to nvswitch" or "4 to gpu".
+// "12 to nvswitch" or "4 to gpu". A Remote out of the constants' range (a
+// Host is a plain value, which a caller may fill or decode) is unknown.
 func nvlinkLabel(ls []NVLink) string {
 	var n [RemoteCPU + 1]int
 	for _, l := range ls {
 		if l.Active {
-			n[l.Remote]++
+			r := l.Remote
+			if r < RemoteUnknown || r > RemoteCPU {
+				r = RemoteUnknown
+			}
+			n[r]++
 		}
 	}
 	var parts []string

@@ -12,6 +12,10 @@ func TestMedian(t *testing.T) {
 		{[]float64{3, 1, 2}, 2},
 		{[]float64{4, 1, 3, 2}, 2.5},
 		{[]float64{-1, 5}, 2},
+		// The sum of the middle two overflows; their mean does not.
+		{[]float64{1.7e308, 1.7e308}, 1.7e308},
+		{[]float64{1.7e308, 1.5e308, 1, 1.6e308}, 1.55e308},
+		{[]float64{-1.7e308, -1.7e308}, -1.7e308},
 	} {
 		in := append([]float64(nil), tc.xs...)
 		if got := Median(in); got != tc.want {
