@@ -50,16 +50,14 @@ const keepTol = 1e-6
 // Errors are those of ProportionalFair; a failed re-solve is wrapped with the
 // bidder left out. ctx is checked between solves.
 func PartialAllocation(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Outcome, error) {
-	pf, err := ProportionalFair(ctx, c, bidders, vals, s)
+	pf, logs, err := proportionalFair(ctx, c, bidders, vals, s)
 	if err != nil {
 		return nil, err
 	}
 	n := len(bidders)
 	out := &Outcome{PF: pf, Keep: make([]float64, n), Gap: pf.Gap}
-	logs := make([]float64, n)
 	var all float64
-	for i, u := range pf.Utilities {
-		logs[i] = math.Log(u)
+	for i := range logs {
 		all += logs[i]
 	}
 	for i := range bidders {
@@ -72,14 +70,14 @@ func PartialAllocation(ctx context.Context, c alloc.Capacity, bidders []string, 
 		}
 		ob := append(append([]string(nil), bidders[:i]...), bidders[i+1:]...)
 		ov := append(append([]alloc.Valuation(nil), vals[:i]...), vals[i+1:]...)
-		without, err := ProportionalFair(ctx, c, ob, ov, s)
+		without, wlogs, err := proportionalFair(ctx, c, ob, ov, s)
 		if err != nil {
 			return nil, fmt.Errorf("auction: re-solve without %q: %w", bidders[i], err)
 		}
 		out.Gap = max(out.Gap, without.Gap)
 		var others float64
-		for _, u := range without.Utilities {
-			others += math.Log(u)
+		for _, l := range wlogs {
+			others += l
 		}
 		ci := math.Exp((all - logs[i]) - others)
 		if ci > 1+keepTol {

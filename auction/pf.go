@@ -122,12 +122,53 @@ func ProportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, v
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	res, _, err := proportionalFair(ctx, c, bidders, vals, s)
+	return res, err
+}
+
+// proportionalFair is ProportionalFair, which it checks the inputs of,
+// with log v_i(x*_i) for each bidder i (logUtilities).
+func proportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, []float64, error) {
+	if len(vals) != len(bidders) {
+		return nil, nil, badInput("vals", "", gpufair.ErrShape, "%d valuations for %d bidders", len(vals), len(bidders))
+	}
+	if err := s.validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	p, err := newProblem(c, bidders, vals)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p.solve(s)
+	res, err := p.solve(s)
+	if res == nil {
+		return nil, nil, err
+	}
+	return res, p.logUtilities(res), err
 }
+
+// logUtilities returns log v_i(x*_i) for each bidder: the log of its
+// Utilities entry, or, where that entry underflowed to 0 or a subnormal
+// or overflowed (rates near the ends of float64's range), the log of its
+// normalised value plus the log of its scale, which neither underflows
+// nor overflows.
+func (p *problem) logUtilities(res *Result) []float64 {
+	logs := make([]float64, p.n)
+	for i, u := range res.Utilities {
+		if normal(u) {
+			logs[i] = math.Log(u)
+		} else {
+			logs[i] = math.Log(p.norm[i]) + math.Log(p.scale[i])
+		}
+	}
+	return logs
+}
+
+// normal reports whether x is a positive, finite float64 of full
+// precision: neither 0, nor subnormal, nor +Inf.
+func normal(x float64) bool { return x >= 0x1p-1022 && !math.IsInf(x, 1) }
 
 // problem is the Eisenberg-Gale program in normalised units: y_ik is the
 // fraction of type k's capacity bidder i gets, and bidder i's valuation is
@@ -141,6 +182,9 @@ type problem struct {
 	scale   []float64
 	// scratch for non-linear bidders
 	bundle, grad, grad2 []float64
+	// norm[i] is bidder i's normalised value at the solution (its
+	// Utilities entry over scale[i]), set by solve.
+	norm []float64
 }
 
 func newProblem(c alloc.Capacity, bidders []string, vals []alloc.Valuation) (*problem, error) {
@@ -468,16 +512,24 @@ func (p *problem) solve(s *Settings) (*Result, error) {
 	res.Gap = p.gap(y, u, gv)
 	res.Alloc = alloc.NewAllocation(p.bidders, p.c)
 	res.Utilities = make([]float64, n)
+	p.norm = make([]float64, n)
 	for i := range y {
 		for k := range y[i] {
 			res.Alloc.GPUs[i][k] = y[i][k] * p.c.Count[k]
 		}
-		res.Utilities[i] = p.valGrad(i, y[i], gv[i]) * p.scale[i]
+		p.norm[i] = p.valGrad(i, y[i], gv[i])
+		res.Utilities[i] = p.norm[i] * p.scale[i]
 	}
 	res.Prices = make([]float64, m)
 	for k := range res.Prices {
 		for i := range y {
-			res.Prices[k] = max(res.Prices[k], gv[i][k]/(res.Utilities[i]/p.scale[i]))
+			w := res.Utilities[i] / p.scale[i]
+			if !normal(res.Utilities[i]) {
+				// The utility underflowed (rates near the smallest
+				// float64) or overflowed: a price of +Inf or 0.
+				w = p.norm[i]
+			}
+			res.Prices[k] = max(res.Prices[k], gv[i][k]/w)
 		}
 		res.Prices[k] /= p.c.Count[k]
 	}

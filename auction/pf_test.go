@@ -339,3 +339,44 @@ func TestCrossoverTinyPrice(t *testing.T) {
 		t.Errorf("allocation (-want +got):\n%s", diff)
 	}
 }
+
+// TestPartialAllocationExtremeScales: c_i and the prices do not depend on
+// the scale of a bidder's rates, but a utility that underflowed to 0 (rates
+// near the smallest float64, which ProportionalFair takes) made its log
+// -Inf, c_i NaN (-Inf − -Inf) or 0 for the others, and Final and Leftover
+// NaN, and its price +Inf; one at a subnormal scale lost its digits.
+// Logs of utilities now come from the normalised values.
+func TestPartialAllocationExtremeScales(t *testing.T) {
+	c := cluster(1, 1)
+	for _, tc := range []struct {
+		name          string
+		extreme, want []alloc.Valuation
+	}{
+		{"underflow to 0", []alloc.Valuation{alloc.Linear{5e-324, 0}, alloc.Linear{1, 2}, alloc.Linear{2, 1}},
+			[]alloc.Valuation{alloc.Linear{1, 0}, alloc.Linear{1, 2}, alloc.Linear{2, 1}}},
+		{"subnormal", []alloc.Valuation{alloc.Linear{1e-310, 2e-310}, alloc.Linear{1e-310, 1e-310}, alloc.Linear{2, 1}},
+			[]alloc.Valuation{alloc.Linear{1, 2}, alloc.Linear{1, 1}, alloc.Linear{2, 1}}},
+	} {
+		got, err := PartialAllocation(context.Background(), c, names(3), tc.extreme, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, err := PartialAllocation(context.Background(), c, names(3), tc.want, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		approx := cmpopts.EquateApprox(valTol, 1e-9)
+		if diff := cmp.Diff(want.Keep, got.Keep, approx); diff != "" {
+			t.Errorf("%s: Keep (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(want.Final.GPUs, got.Final.GPUs, approx); diff != "" {
+			t.Errorf("%s: Final (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(want.Leftover, got.Leftover, approx); diff != "" {
+			t.Errorf("%s: Leftover (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(want.PF.Prices, got.PF.Prices, approx); diff != "" {
+			t.Errorf("%s: Prices (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

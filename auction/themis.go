@@ -43,6 +43,12 @@ type ThemisSettings struct {
 	// Work, if not nil, returns app's total work B in GPU-seconds (the
 	// budget its hyper-parameter optimizer plans to spend, equation 2), or
 	// 0 when unknown; then B is the work of the app's jobs seen so far.
+	// It must not be negative or NaN, and B must give a T_id (AppAgent)
+	// that is positive and finite and whose reciprocal is finite: B /
+	// min(R_C, D) not so small that its reciprocal overflows, nor B /
+	// min(R_C, D) · N_avg so large that it overflows (Decide). Where B is
+	// 0, no work being known, the app's agent cannot price it (its error is
+	// in the round's Errors) and the other apps go on.
 	Work func(app alloc.TenantID) float64
 	// Phases, if not nil, returns app's plan as its hyper-parameter
 	// optimizer knows it (Figure 7's getNumPhases and getJobsInPhase): all
@@ -328,7 +334,12 @@ func (t *Themis) contention(app *themisApp, now float64) float64 {
 // as it was, but not the arbiter. It returns an *gpufair.InputError, and
 // changes nothing, if ThemisSettings.Spread gives a job in the system other
 // than one rate per GPU type (gpufair.ErrShape), if ThemisSettings.Work
-// gives an app in the system +Inf (gpufair.ErrValue), or if the plan
+// gives an app in the system a value that is negative, NaN or +Inf, or one
+// whose isolated finish time T_id (AppAgent) is so small that its
+// reciprocal overflows, or overflows itself at the app's contention now or
+// up to the next event (gpufair.ErrValue), if the work of an app's jobs
+// seen so far, its B when Work does not give one, does so (field
+// "Job.Work", the app's name as ID; gpufair.ErrValue), or if the plan
 // ThemisSettings.Phases gave an app in the system has a job that
 // round.Arrive would refuse: other than one rate per GPU type
 // (gpufair.ErrShape), a rate that is negative or not finite, a gang below
@@ -340,7 +351,7 @@ func (t *Themis) Decide(ctx context.Context, now float64) (*round.Decision, erro
 	if err := t.checkSpread(); err != nil {
 		return nil, err
 	}
-	if err := t.checkApps(); err != nil {
+	if err := t.checkApps(now); err != nil {
 		return nil, err
 	}
 	if err := t.l.Begin(now); err != nil {
@@ -386,22 +397,50 @@ func (t *Themis) checkSpread() error {
 	return checkSpread("ThemisSettings.Spread", t.set.Spread, t.l.Jobs())
 }
 
-// checkApps reports, for the apps with jobs in the system, by name, an
-// infinite ThemisSettings.Work and a plan whose jobs checkPhases refuses:
-// the agents would price every holding at +Inf or NaN, or index a plan's
-// rates by type in goroutines, where a panic ends the program.
-func (t *Themis) checkApps() error {
+// checkApps reports, for the apps with jobs in the system, by name, a
+// ThemisSettings.Work that is negative, NaN or +Inf, a plan whose jobs
+// checkPhases refuses, and a positive work B whose T_id is not positive and
+// finite at the app's contention from now until the next event: the agents would
+// price every holding at +Inf, 0 or NaN, or index a plan's rates by type
+// in goroutines, where a panic ends the program.
+func (t *Themis) checkApps(now float64) error {
 	for _, id := range t.activeApps() {
+		app := t.apps[id]
+		field, b := "Job.Work", app.seen
 		if t.set.Work != nil {
-			if b := t.set.Work(id); math.IsInf(b, 1) {
-				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", b)
+			w := t.set.Work(id)
+			if !(w >= 0) || math.IsInf(w, 1) {
+				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", w)
+			}
+			if w > 0 {
+				field, b = "ThemisSettings.Work", w
 			}
 		}
-		if err := checkPhases("ThemisSettings.Phases", t.apps[id].agent.Phases, len(t.capa.Count)); err != nil {
+		if err := checkPhases("ThemisSettings.Phases", app.agent.Phases, len(t.capa.Count)); err != nil {
 			return err
+		}
+		// N_avg is at least 1, and until the next event lies between its
+		// value now and the number of apps now.
+		most := max(t.contention(app, now), float64(t.n), 1)
+		_, d := app.agent.later(t.jobsOf(app))
+		// B = 0 is unknown work (round.Job.Work): the agent refuses to
+		// price it (AppAgent.Rho), and the other apps go on.
+		if lo, hi := isolated(b, t.capa, d, 1), isolated(b, t.capa, d, most); b > 0 && (!(lo > 0) || math.IsInf(1/lo, 1) || math.IsInf(hi, 1)) {
+			return badInput(field, string(id), gpufair.ErrValue, "total work B = %v GPU-seconds gives an isolated finish time T_id = B / min(R_C, D) · N_avg in [%v, %v]: it or its reciprocal overflows", b, lo, hi)
 		}
 	}
 	return nil
+}
+
+// isolated returns T_id = b / min(R_C, d) · n, R_C being the GPUs of capa:
+// equation 2's finish time in isolation, for work b, app_demand_max d and
+// N_avg n.
+func isolated(b float64, capa alloc.Capacity, d int, n float64) float64 {
+	gpus := 0
+	for _, c := range capa.Count {
+		gpus += int(c)
+	}
+	return b / float64(min(gpus, d)) * n
 }
 
 // checkPhases reports a job of plan (field names it) with other than types
@@ -636,15 +675,13 @@ func (a *AppAgent) later(jobs []*round.Job) ([][]PlannedJob, int) {
 }
 
 // rho returns the app's rho at now if it kept counts[s] GPUs of each server
-// until it finishes, later being the phases still to come and d its
-// app_demand_max.
-func (a *AppAgent) rho(now time.Time, jobs []*round.Job, later [][]PlannedJob, d int, counts []int) float64 {
+// until it finishes, later being the phases still to come and iso its T_id
+// (isolated). It returns an *gpufair.InputError wrapping gpufair.ErrValue
+// if the jobs' time T on the holding overflows, though each can run on it
+// ("Job.Work"), or if rho does, T_id being that much shorter
+// ("AppAgent.Work"): a finite finish time would read as never finishing.
+func (a *AppAgent) rho(now time.Time, iso float64, jobs []*round.Job, later [][]PlannedJob, counts []int) (float64, error) {
 	sec := now.Sub(a.Epoch).Seconds()
-	gpus := 0
-	for _, n := range a.Capacity.Count {
-		gpus += int(n)
-	}
-	iso := a.Work() / float64(min(gpus, d)) * a.Contention(sec)
 	per := make([]int, len(a.Capacity.Count))
 	g := 0
 	for s, n := range counts {
@@ -664,7 +701,7 @@ func (a *AppAgent) rho(now time.Time, jobs []*round.Job, later [][]PlannedJob, d
 		info, ok := a.jobInfo(j.Job, left, h)
 		if !ok {
 			if left > 0 {
-				return math.Inf(1) // a job that cannot run never finishes
+				return math.Inf(1), nil // a job that cannot run never finishes
 			}
 			continue
 		}
@@ -681,14 +718,43 @@ func (a *AppAgent) rho(now time.Time, jobs []*round.Job, later [][]PlannedJob, d
 			}
 			info, ok := a.jobInfo(pj.Job, left, h)
 			if !ok {
-				return math.Inf(1)
+				return math.Inf(1), nil
 			}
 			infos = append(infos, info)
 			most = max(most, pj.Gang)
 		}
 		t += ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: h.loc}, most)
 	}
-	return (sec - a.Start + t) / iso
+	if math.IsInf(t, 1) {
+		return 0, badInput("Job.Work", "", gpufair.ErrValue, "the jobs' time on %d GPUs, their work over their rates, overflows", g)
+	}
+	rho := (sec - a.Start + t) / iso
+	if math.IsInf(rho, 1) {
+		return 0, badInput("AppAgent.Work", "", gpufair.ErrValue, "rho (%v s + %v s) / T_id %v s overflows", sec-a.Start, t, iso)
+	}
+	return rho, nil
+}
+
+// isolated returns the app's T_id at now for app_demand_max d: B
+// (Work) over min(R_C, D), times N_avg (Contention). It returns an
+// *gpufair.InputError wrapping gpufair.ErrValue for a Work that is not
+// positive and finite ("AppAgent.Work"), a Contention that is not
+// positive and finite ("AppAgent.Contention"), or a T_id that underflows
+// to 0 or overflows ("AppAgent.Work"): every rho would be +Inf, 0 or NaN.
+func (a *AppAgent) isolated(now time.Time, d int) (float64, error) {
+	b := a.Work()
+	if !(b > 0) || math.IsInf(b, 1) {
+		return 0, badInput("AppAgent.Work", "", gpufair.ErrValue, "total work %v is not positive and finite", b)
+	}
+	n := a.Contention(now.Sub(a.Epoch).Seconds())
+	if !(n > 0) || math.IsInf(n, 1) {
+		return 0, badInput("AppAgent.Contention", "", gpufair.ErrValue, "N_avg %v is not positive and finite", n)
+	}
+	iso := isolated(b, a.Capacity, d, n)
+	if !(iso > 0) || math.IsInf(iso, 1) {
+		return 0, badInput("AppAgent.Work", "", gpufair.ErrValue, "total work %v at N_avg %v gives T_id = %v", b, n, iso)
+	}
+	return iso, nil
 }
 
 // holding is a bid row as rho prices it: GPUs per type, their total and
@@ -738,6 +804,11 @@ func fitsGang(j alloc.Job, per []int) bool {
 // *gpufair.InputError wrapping gpufair.ErrShape if held is not one count
 // per server of the ledger's cluster, or Spread gives a job other than one
 // rate per type, and one that Themis.Decide would for a bad job of Phases.
+// It returns one wrapping gpufair.ErrValue if Work is not positive and
+// finite or T_id overflows ("AppAgent.Work"), if Contention is not
+// positive and finite ("AppAgent.Contention"), if the jobs' time on the
+// holding overflows though each can run on it ("Job.Work"), or if rho
+// does, T_id being that much shorter ("AppAgent.Work").
 func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, held []int) (float64, error) {
 	if err := checkHeld(a.Ledger.Cluster(), held); err != nil {
 		return 0, err
@@ -750,14 +821,20 @@ func (a *AppAgent) Rho(_ context.Context, now time.Time, _ topology.Cluster, hel
 		return 0, err
 	}
 	later, d := a.later(jobs)
-	return a.rho(now, jobs, later, d, held), nil
+	iso, err := a.isolated(now, d)
+	if err != nil {
+		return 0, err
+	}
+	return a.rho(now, iso, jobs, later, held)
 }
 
 // Bid prices rows of the offer up to the app's demand (ftf.Bids). It
 // returns an *gpufair.InputError wrapping gpufair.ErrShape for an offer
 // whose cluster has another number of servers than the ledger's, or where
-// Spread gives a job other than one rate per type, and one that
-// Themis.Decide would for a bad job of Phases.
+// Spread gives a job other than one rate per type, one that Themis.Decide
+// would for a bad job of Phases, and those of Rho for Work, Contention, or
+// a row whose time or rho overflows (the last as ftf.Bids reports its
+// pricing's errors).
 func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	// Rows are priced on the ledger's cluster, server by server.
 	if n, m := len(offer.Cluster.Servers), len(a.Ledger.Cluster().Servers); n != m {
@@ -772,8 +849,12 @@ func (a *AppAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held
 	}
 	d, runs := a.demand(jobs)
 	later, most := a.later(jobs)
+	iso, err := a.isolated(now, most)
+	if err != nil {
+		return ftf.BidTable{}, err
+	}
 	set := &ftf.BidSettings{Demand: d, MaxRows: appRows, Usable: func(s int) bool { k := a.Ledger.TypeOf(s); return k >= 0 && runs[k] }}
-	return ftf.Bids(ctx, offer, held, func(counts []int) (float64, error) { return a.rho(now, jobs, later, most, counts), nil }, set)
+	return ftf.Bids(ctx, offer, held, func(counts []int) (float64, error) { return a.rho(now, iso, jobs, later, counts) }, set)
 }
 
 // Wants returns the smallest bundle of free that lets one more of the

@@ -303,6 +303,13 @@ func TestThemisRefusesBadPlansAndWork(t *testing.T) {
 		{"NaN work", auction.ThemisSettings{Phases: planWith(next(1, math.NaN(), 1, 2))}, "ThemisSettings.Phases", gpufair.ErrValue},
 		{"infinite work", auction.ThemisSettings{Phases: planWith(next(1, math.Inf(1), 1, 2))}, "ThemisSettings.Phases", gpufair.ErrValue},
 		{"infinite Work", auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return math.Inf(1) }}, "ThemisSettings.Work", gpufair.ErrValue},
+		// Finite but extreme: T_id = B / min(R_C, D) · N_avg so small that
+		// every rho overflowed to +Inf, as if the app could never finish
+		// (TestThemisRefusesOverflowingWork for one that overflows); NaN and
+		// negative work were taken as unknown.
+		{"Work whose 1/T_id overflows", auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return 1e-320 }}, "ThemisSettings.Work", gpufair.ErrValue},
+		{"NaN Work", auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return math.NaN() }}, "ThemisSettings.Work", gpufair.ErrValue},
+		{"negative Work", auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return -1 }}, "ThemisSettings.Work", gpufair.ErrValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := auction.NewThemis(c, types, &tc.set, rand.NewPCG(1, 1))
@@ -341,6 +348,123 @@ func TestThemisRefusesBadPlansAndWork(t *testing.T) {
 		var ie *gpufair.InputError
 		if !errors.Is(err, gpufair.ErrShape) || !errors.As(err, &ie) || ie.Field != "AppAgent.Phases" {
 			t.Errorf("AppAgent.%s: error = %v, want an *InputError on AppAgent.Phases wrapping ErrShape", name, err)
+		}
+	}
+}
+
+// TestThemisRefusesOverflowingWork: a ThemisSettings.Work of 1e308 with
+// two apps in the system made T_id = B / min(R_C, D) · N_avg +Inf and
+// every rho 0, which the arbiter refused round after round, so the apps
+// were never priced; without Work, B is the work of the app's jobs seen
+// so far, work × gang / fastest rate each, and a job of work 1e308 at
+// rates near 1e-300, which the ledger takes, made it +Inf and every rho
+// NaN. Decide refuses both, naming the app, and takes no round.
+func TestThemisRefusesOverflowingWork(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	for _, tc := range []struct {
+		name  string
+		set   *auction.ThemisSettings
+		work  float64
+		rates []float64
+		field string
+	}{
+		{"ThemisSettings.Work", &auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return 1e308 }}, 100, []float64{1, 2}, "ThemisSettings.Work"},
+		{"work seen", nil, 1e308, []float64{1e-300, 2e-300}, "Job.Work"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, tc.set, rand.NewPCG(1, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Apply(
+				round.Arrive(0, alloc.Job{ID: "x", Owner: "app", Gang: 1, Weight: 1, Rates: tc.rates}, tc.work),
+				round.Arrive(0, alloc.Job{ID: "y", Owner: "other", Gang: 1, Weight: 1, Rates: tc.rates}, tc.work),
+			); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Decide(context.Background(), 0)
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != "app" {
+				t.Fatalf("Decide() = %v, want an *InputError on %s[app] wrapping ErrValue", err, tc.field)
+			}
+			if n := s.Ledger().Rounds(); n != 0 {
+				t.Errorf("a refused Decide made %d rounds", n)
+			}
+		})
+	}
+}
+
+// An app whose jobs' work is unknown (0) and with no ThemisSettings.Work has
+// B = 0: its agent cannot price it, and the other apps go on. Decide refuses
+// only a positive B whose T_id overflows.
+func TestThemisUnknownWorkLeavesOthers(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, nil, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(
+		round.Arrive(0, alloc.Job{ID: "x", Owner: "unknown", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 0),
+		round.Arrive(0, alloc.Job{ID: "y", Owner: "known", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100),
+	); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Decide(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("Decide() = %v with one app of unknown work", err)
+	}
+	placed := false
+	for _, p := range d.Placements {
+		placed = placed || slices.Contains(p.Jobs, "y")
+	}
+	if !placed {
+		t.Errorf("the app of known work got no GPU: %+v", d.Placements)
+	}
+}
+
+// TestAppAgentRefusesUnpriceableRho: an AppAgent whose Work or Contention
+// is not positive and finite, or whose T_id or rho overflows, priced every
+// holding at +Inf, 0 or NaN (a finite finish time read as never finishing);
+// its Rho and Bid now refuse them with a typed error on the input at fault.
+func TestAppAgentRefusesUnpriceableRho(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	types := []topology.GPUType{"k80", "v100"}
+	ledger := func(work float64, rates ...float64) *round.Ledger {
+		l, err := round.NewLedger(c, types)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: rates}, work)); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		name  string
+		app   *auction.AppAgent
+		field string
+	}{
+		{"zero Work", agentOn(ledger(100, 1, 2), nil, 1, 0), "AppAgent.Work"},
+		{"NaN Work", agentOn(ledger(100, 1, 2), nil, 1, math.NaN()), "AppAgent.Work"},
+		{"NaN Contention", agentOn(ledger(100, 1, 2), nil, math.NaN(), 100), "AppAgent.Contention"},
+		{"T_id overflows", agentOn(ledger(100, 1, 2), nil, 10, 1e308), "AppAgent.Work"},
+		// T_id 1e-307 s: 50 s on a V100 is rho 5e308.
+		{"rho overflows", agentOn(ledger(100, 1, 2), nil, 1, 1e-307), "AppAgent.Work"},
+		// 1e308 steps at 2e-300 steps/s: 5e607 s.
+		{"time overflows", agentOn(ledger(1e308, 1e-300, 2e-300), nil, 1, 100), "Job.Work"},
+	} {
+		now := time.Unix(0, 0).UTC()
+		for name, err := range map[string]error{
+			"Rho": func() error { _, err := tc.app.Rho(context.Background(), now, c, []int{0, 1}); return err }(),
+			"Bid": func() error {
+				_, err := tc.app.Bid(context.Background(), now, ftf.Offer{Cluster: c, Free: []int{2, 2}}, []int{0, 0})
+				return err
+			}(),
+		} {
+			var ie *gpufair.InputError
+			if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Errorf("%s: AppAgent.%s: error = %v, want an *InputError on %s wrapping ErrValue", tc.name, name, err, tc.field)
+			}
 		}
 	}
 }

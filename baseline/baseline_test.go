@@ -221,6 +221,39 @@ func TestOptimusMarginalGain(t *testing.T) {
 	}
 }
 
+// Remaining times beyond float64's range (work near the largest float64,
+// rates near the smallest, both finite and accepted by the ledger) made
+// MarginalGain NaN (+Inf − +Inf), and a speed that overflowed read as an
+// instant finish, a gain of the wrong sign; the gain is now worked out in
+// extended range. So did a gang of 0 (0/0), and a Received longer than the
+// rates panicked.
+func TestOptimusMarginalGainExtreme(t *testing.T) {
+	j := func(work float64, rates []float64, received ...float64) *round.Job {
+		return &round.Job{Job: alloc.Job{ID: "x", Gang: 1, Weight: 1, Rates: rates}, Work: work, Received: received}
+	}
+	for _, tc := range []struct {
+		name string
+		j    *round.Job
+		k    int
+		want float64
+	}{
+		// Speed 1e-300 all along, 1e608 s left: nothing to gain on k80,
+		// 5e607 s (beyond float64) on the type twice as fast.
+		{"same speed, time beyond range", j(1e308, []float64{1e-300, 2e-300}, 720, 0), 0, 0},
+		{"faster, gain beyond range", j(1e308, []float64{1e-300, 2e-300}, 720, 0), 1, math.Inf(1)},
+		// Half the time at 1e308: speed 5e307, 2 s left at it.
+		{"speed overflows, to the same type", j(1e308, []float64{1e308, 1e307}, 360, 0), 0, 2 - 1},
+		{"speed overflows, to a slower type", j(1e308, []float64{1e308, 1e307}, 360, 0), 1, 2 - 10},
+		{"received past the rates", j(1000, []float64{1, 4}, 360, 0, 360), 1, (1000/0.5 - 1000.0/4)},
+		{"gang 0", &round.Job{Job: alloc.Job{ID: "x", Gang: 0, Weight: 1, Rates: []float64{1, 1}}, Work: 1000, Done: 1000, Received: []float64{360, 0}}, 0, math.Inf(-1)},
+	} {
+		got := baseline.MarginalGain(tc.j, tc.k, 720)
+		if !(got == tc.want || math.Abs(got-tc.want) <= 1e-12*math.Abs(tc.want)) {
+			t.Errorf("%s: MarginalGain = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // A measured loss curve replaces SLAQ's default: with a curve on which the
 // long job's loss falls fastest, it runs first.
 func TestSLAQLossCurve(t *testing.T) {

@@ -3,6 +3,7 @@ package baseline
 import (
 	"context"
 	"math"
+	"math/big"
 
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
@@ -74,26 +75,68 @@ func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, err
 // MarginalGain returns Optimus' marginal gain of job j on the k-th GPU
 // type (an index in the ledger's types) at time now, in seconds of
 // remaining time per GPU (see Optimus): +Inf for a job that has not run,
-// -Inf on a type it has no rate on or for k out of range, and never NaN.
+// -Inf on a type it has no rate on, for k out of range or for a gang below
+// 1, and never NaN. Its remaining times may lie beyond float64's range
+// (work near the largest float64 at a rate near the smallest): the gain is
+// then worked out in extended range, and is ±Inf only where the gain
+// itself is beyond that range. Received times past the job's rates count
+// for nothing.
 func MarginalGain(j *round.Job, k int, now float64) float64 {
-	if k < 0 || k >= len(j.Rates) || !(j.Rates[k] > 0) {
+	if k < 0 || k >= len(j.Rates) || !(j.Rates[k] > 0) || j.Gang < 1 {
 		return math.Inf(-1)
 	}
 	r := j.Remaining()
 	if math.IsInf(r, 1) {
 		r = j.Done
 	}
+	el := now - j.Arrival
+	ran := false
 	v := 0.0
-	if el := now - j.Arrival; el > 0 {
-		for t, rec := range j.Received {
+	if el > 0 {
+		for t, rec := range j.Received[:min(len(j.Received), len(j.Rates))] {
 			v += rec * j.Rates[t]
+			ran = ran || (rec > 0 && j.Rates[t] > 0)
 		}
 		v /= el
 	}
-	if !(v > 0) {
+	if !ran {
 		return math.Inf(1)
 	}
-	return (r/v - r/j.Rates[k]) / float64(j.Gang)
+	g := (r/v - r/j.Rates[k]) / float64(j.Gang)
+	if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(g) && !math.IsInf(g, 0) {
+		return g
+	}
+	// v overflowed or underflowed, or a remaining time overflowed (Inf −
+	// Inf was NaN, and an overflowing v read as 0 remaining time).
+	return wideGain(j, k, r, el)
+}
+
+// wideGain is MarginalGain for a job that has run, in big.Float's range:
+// r is the work left and el the time since the job's arrival. Inputs that
+// are not finite (a job no round.Ledger would keep) give -Inf.
+func wideGain(j *round.Job, k int, r, el float64) float64 {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if !finite(r) || !finite(el) {
+		return math.Inf(-1)
+	}
+	num := func(x float64) *big.Float { return new(big.Float).SetPrec(128).SetFloat64(x) }
+	v := num(0)
+	for t, rec := range j.Received[:min(len(j.Received), len(j.Rates))] {
+		if !finite(rec) || !finite(j.Rates[t]) {
+			return math.Inf(-1)
+		}
+		v.Add(v, num(rec).Mul(num(rec), num(j.Rates[t])))
+	}
+	v.Quo(v, num(el))
+	if v.Sign() <= 0 {
+		return math.Inf(1)
+	}
+	now := num(r).Quo(num(r), v)                // R/v
+	then := num(r).Quo(num(r), num(j.Rates[k])) // R/rate_k
+	g := now.Sub(now, then)
+	g.Quo(g, num(float64(j.Gang)))
+	f, _ := g.Float64()
+	return f
 }
 
 var _ round.Scheduler = (*Optimus)(nil)
