@@ -107,9 +107,7 @@ reproduce-gandiva-fair: deps
 # Themis' evaluation (docs/reproduction.md, Themis): 85 apps (the trace's
 # subset) of the trace's sizes, 3 seeds for Figures 9, 10, 14, 15-16 and 19,
 # then the small apps of earlier runs (-app-scale small), 3 seeds. About 1.5
-# hours on 2 cores, half of it Figures 14 and 19. Figure 14 at the trace's
-# sizes leaves out Gavel's FTF: its LP over thousands of jobs, solved most
-# rounds, did not finish one seed at 2x in 11 minutes.
+# hours on 2 cores, half of it Figures 14 and 19.
 THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
 THEMIS_FIG14_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,themis-patience-2,finish-time-fairness
 reproduce-themis: deps
