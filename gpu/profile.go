@@ -25,7 +25,8 @@ var (
 
 // ErrProfile reports a profiling request that cannot be run: no workloads,
 // no targets, an empty or duplicate name, a workload without a command, a
-// target without a UUID, a negative Repeats or Timeout.
+// target without a UUID or with a comma in it (more than one device), a
+// negative Repeats or Timeout.
 var ErrProfile = errors.New("gpu: invalid profile request")
 
 // Workload is a program to profile. It runs with CUDA_VISIBLE_DEVICES set to
@@ -222,10 +223,7 @@ func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Pr
 	if err := checkRequest(set, ws, ts); err != nil {
 		return nil, err
 	}
-	repeats, timeout, run, parse := set.Repeats, set.Timeout, set.Run, set.Parse
-	if repeats <= 0 {
-		repeats = 3
-	}
+	repeats, timeout, run, parse := set.RunsPerCell(), set.Timeout, set.Run, set.Parse
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
@@ -299,6 +297,16 @@ func runOnce(ctx context.Context, run Runner, parse Parser, timeout time.Duratio
 	return x, nil
 }
 
+// RunsPerCell returns the runs Profile makes of each cell: Repeats, or 3
+// where it is 0 (Profile refuses a negative Repeats). A nil p is the zero
+// value.
+func (p *Profiler) RunsPerCell() int {
+	if p == nil || p.Repeats == 0 {
+		return 3
+	}
+	return p.Repeats
+}
+
 func checkRequest(p Profiler, ws []Workload, ts []Target) error {
 	var errs []error
 	if p.Repeats < 0 {
@@ -335,8 +343,12 @@ func checkRequest(p Profiler, ws []Workload, ts []Target) error {
 			errs = append(errs, fmt.Errorf("%w: GPU type %q targeted twice", ErrProfile, t.Type))
 		}
 		types[t.Type] = true
-		if t.UUID == "" {
+		switch {
+		case t.UUID == "":
 			errs = append(errs, fmt.Errorf("%w: target %q has no device UUID", ErrProfile, t.Type))
+		case strings.Contains(t.UUID, ","):
+			// CUDA_VISIBLE_DEVICES would expose every device it lists.
+			errs = append(errs, fmt.Errorf("%w: target %q's UUID %q names more than one device", ErrProfile, t.Type, t.UUID))
 		}
 	}
 	return errors.Join(errs...)

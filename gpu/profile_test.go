@@ -262,6 +262,7 @@ func TestProfileInvalid(t *testing.T) {
 		{"duplicate type", []gpu.Workload{w}, []gpu.Target{twoTypes[0], twoTypes[0]}},
 		{"no type", []gpu.Workload{w}, []gpu.Target{{UUID: "x"}}},
 		{"no uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80"}}},
+		{"two devices in one uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80", UUID: "GPU-a,GPU-b"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(context.Context, []string, []string) ([]byte, error) {
@@ -312,6 +313,9 @@ func TestProfileNegativeSettings(t *testing.T) {
 		return nil, nil
 	}
 	for _, p := range []gpu.Profiler{{Repeats: -1}, {Timeout: -time.Second}} {
+		if p.Repeats < 0 && p.RunsPerCell() != p.Repeats {
+			t.Errorf("RunsPerCell() = %d for Repeats %d", p.RunsPerCell(), p.Repeats)
+		}
 		p.Run = run
 		if _, err := p.Profile(context.Background(), w, twoTypes); !errors.Is(err, gpu.ErrProfile) {
 			t.Errorf("Profiler{Repeats: %d, Timeout: %v}: error = %v, want ErrProfile", p.Repeats, p.Timeout, err)
@@ -323,6 +327,9 @@ func TestProfileNegativeSettings(t *testing.T) {
 // dereferenced nil), and a nil *Profile has no cells and is no matrix.
 func TestNilProfile(t *testing.T) {
 	var p *gpu.Profiler
+	if n := p.RunsPerCell(); n != 3 {
+		t.Errorf("RunsPerCell on nil = %d, want 3", n)
+	}
 	if _, err := p.Profile(context.Background(), nil, twoTypes); !errors.Is(err, gpu.ErrProfile) {
 		t.Errorf("nil Profiler, no workloads: error = %v, want ErrProfile", err)
 	}

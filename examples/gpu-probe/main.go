@@ -154,7 +154,7 @@ func run(name, mock, record string, prof gpu.Profiler, argv []string, ws []workl
 // profile runs argv on every target and prints each type's median rate, or
 // why the type has none.
 func profile(prof gpu.Profiler, argv []string, targets []gpu.Target) int {
-	fmt.Printf("\nprofiling %q, %d runs per GPU type:\n", argv, max(prof.Repeats, 1))
+	fmt.Printf("\nprofiling %q, %d runs per GPU type:\n", argv, prof.RunsPerCell())
 	p, err := prof.Profile(context.Background(), []gpu.Workload{{Name: argv[0], Argv: argv}}, targets)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)

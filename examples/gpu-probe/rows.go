@@ -88,12 +88,12 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 			CUDA: set.cuda, Software: set.software, Host: h.Name, Date: time.Now().UTC().Format(time.DateOnly), Unit: set.unit,
 			Command: commandLine(os.Args),
 			Method: fmt.Sprintf("gpu.Profiler: %d runs of each command with CUDA_VISIBLE_DEVICES set to one device of the type, "+
-				"each run's rate its last \"rate:\" line; the rate is the median of the runs", max(prof.Repeats, 1)),
+				"each run's rate its last \"rate:\" line; the rate is the median of the runs", prof.RunsPerCell()),
 		}
 	}
 	status := 0
 	for _, w := range ws {
-		fmt.Printf("\n%s: profiling %q, %d runs per GPU type:\n", w.jobType, w.argv, max(prof.Repeats, 1))
+		fmt.Printf("\n%s: profiling %q, %d runs per GPU type:\n", w.jobType, w.argv, prof.RunsPerCell())
 		p, err := prof.Profile(context.Background(), []gpu.Workload{{Name: w.jobType, Argv: w.argv}}, targets)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
