@@ -47,8 +47,9 @@ type ThemisSettings struct {
 	// that is positive and finite and whose reciprocal is finite: B /
 	// min(R_C, D) not so small that its reciprocal overflows, nor B /
 	// min(R_C, D) · N_avg so large that it overflows (Decide). Where B is
-	// 0, no work being known, the app's agent cannot price it (its error is
-	// in the round's Errors) and the other apps go on.
+	// the work of the app's jobs and gives no T_id (0, no work being known,
+	// or past float64's range), the app's agent cannot price it (its error
+	// is in the round's Errors) and the other apps go on.
 	Work func(app alloc.TenantID) float64
 	// Phases, if not nil, returns app's plan as its hyper-parameter
 	// optimizer knows it (Figure 7's getNumPhases and getJobsInPhase): all
@@ -337,9 +338,7 @@ func (t *Themis) contention(app *themisApp, now float64) float64 {
 // gives an app in the system a value that is negative, NaN or +Inf, or one
 // whose isolated finish time T_id (AppAgent) is so small that its
 // reciprocal overflows, or overflows itself at the app's contention now or
-// up to the next event (gpufair.ErrValue), if the work of an app's jobs
-// seen so far, its B when Work does not give one, does so (field
-// "Job.Work", the app's name as ID; gpufair.ErrValue), or if the plan
+// up to the next event (gpufair.ErrValue), or if the plan
 // ThemisSettings.Phases gave an app in the system has a job that
 // round.Arrive would refuse: other than one rate per GPU type
 // (gpufair.ErrShape), a rate that is negative or not finite, a gang below
@@ -399,34 +398,37 @@ func (t *Themis) checkSpread() error {
 
 // checkApps reports, for the apps with jobs in the system, by name, a
 // ThemisSettings.Work that is negative, NaN or +Inf, a plan whose jobs
-// checkPhases refuses, and a positive work B whose T_id is not positive and
-// finite at the app's contention from now until the next event: the agents would
+// checkPhases refuses, and a positive ThemisSettings.Work whose T_id is not
+// positive and finite at the app's contention from now until the next
+// event: the agents would
 // price every holding at +Inf, 0 or NaN, or index a plan's rates by type
 // in goroutines, where a panic ends the program.
 func (t *Themis) checkApps(now float64) error {
 	for _, id := range t.activeApps() {
 		app := t.apps[id]
-		field, b := "Job.Work", app.seen
+		var b float64
 		if t.set.Work != nil {
-			w := t.set.Work(id)
-			if !(w >= 0) || math.IsInf(w, 1) {
-				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", w)
-			}
-			if w > 0 {
-				field, b = "ThemisSettings.Work", w
+			if b = t.set.Work(id); !(b >= 0) || math.IsInf(b, 1) {
+				return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work %v", b)
 			}
 		}
 		if err := checkPhases("ThemisSettings.Phases", app.agent.Phases, len(t.capa.Count)); err != nil {
 			return err
 		}
+		// Where Work gives 0, B is the work of the app's jobs seen so far,
+		// which the ledger took: it is not refused here. Where it gives no
+		// T_id (unknown work, or work past float64's range), the agent
+		// refuses to price the app (AppAgent.Rho), and the other apps go
+		// on.
+		if b == 0 {
+			continue
+		}
 		// N_avg is at least 1, and until the next event lies between its
 		// value now and the number of apps now.
 		most := max(t.contention(app, now), float64(t.n), 1)
 		_, d := app.agent.later(t.jobsOf(app))
-		// B = 0 is unknown work (round.Job.Work): the agent refuses to
-		// price it (AppAgent.Rho), and the other apps go on.
-		if lo, hi := isolated(b, t.capa, d, 1), isolated(b, t.capa, d, most); b > 0 && (!(lo > 0) || math.IsInf(1/lo, 1) || math.IsInf(hi, 1)) {
-			return badInput(field, string(id), gpufair.ErrValue, "total work B = %v GPU-seconds gives an isolated finish time T_id = B / min(R_C, D) · N_avg in [%v, %v]: it or its reciprocal overflows", b, lo, hi)
+		if lo, hi := isolated(b, t.capa, d, 1), isolated(b, t.capa, d, most); !(lo > 0) || math.IsInf(1/lo, 1) || math.IsInf(hi, 1) {
+			return badInput("ThemisSettings.Work", string(id), gpufair.ErrValue, "total work B = %v GPU-seconds gives an isolated finish time T_id = B / min(R_C, D) · N_avg in [%v, %v]: it or its reciprocal overflows", b, lo, hi)
 		}
 	}
 	return nil

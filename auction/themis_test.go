@@ -369,7 +369,7 @@ func TestThemisRefusesOverflowingWork(t *testing.T) {
 		field string
 	}{
 		{"ThemisSettings.Work", &auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return 1e308 }}, 100, []float64{1, 2}, "ThemisSettings.Work"},
-		{"work seen", nil, 1e308, []float64{1e-300, 2e-300}, "Job.Work"},
+		{"ThemisSettings.Work too small", &auction.ThemisSettings{Work: func(alloc.TenantID) float64 { return 1e-320 }}, 100, []float64{1, 2}, "ThemisSettings.Work"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, tc.set, rand.NewPCG(1, 1))
@@ -394,31 +394,44 @@ func TestThemisRefusesOverflowingWork(t *testing.T) {
 	}
 }
 
-// An app whose jobs' work is unknown (0) and with no ThemisSettings.Work has
-// B = 0: its agent cannot price it, and the other apps go on. Decide refuses
-// only a positive B whose T_id overflows.
-func TestThemisUnknownWorkLeavesOthers(t *testing.T) {
+// An app whose jobs' work gives no T_id, unknown (0) or past float64's
+// range (1e308 at rates of 1e-12: FuzzEvents' workloads have such jobs),
+// with no ThemisSettings.Work, cannot be priced: its agent refuses, and the
+// other apps go on. Decide refuses only a ThemisSettings.Work whose T_id
+// overflows.
+func TestThemisUnpriceableWorkLeavesOthers(t *testing.T) {
 	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
-	s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, nil, rand.NewPCG(1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(
-		round.Arrive(0, alloc.Job{ID: "x", Owner: "unknown", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 0),
-		round.Arrive(0, alloc.Job{ID: "y", Owner: "known", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100),
-	); err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.Decide(context.Background(), 0)
-	if err != nil {
-		t.Fatalf("Decide() = %v with one app of unknown work", err)
-	}
-	placed := false
-	for _, p := range d.Placements {
-		placed = placed || slices.Contains(p.Jobs, "y")
-	}
-	if !placed {
-		t.Errorf("the app of known work got no GPU: %+v", d.Placements)
+	for _, tc := range []struct {
+		name  string
+		work  float64
+		rates []float64
+	}{
+		{"unknown", 0, []float64{1, 2}},
+		{"past float64", 1e308, []float64{1e-12, 2e-12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, nil, rand.NewPCG(1, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Apply(
+				round.Arrive(0, alloc.Job{ID: "x", Owner: "unpriced", Gang: 1, Weight: 1, Rates: tc.rates}, tc.work),
+				round.Arrive(0, alloc.Job{ID: "y", Owner: "known", Gang: 1, Weight: 1, Rates: tc.rates}, 100),
+			); err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.Decide(context.Background(), 0)
+			if err != nil {
+				t.Fatalf("Decide() = %v", err)
+			}
+			placed := false
+			for _, p := range d.Placements {
+				placed = placed || slices.Contains(p.Jobs, "y")
+			}
+			if !placed {
+				t.Errorf("the app of known work got no GPU: %+v", d.Placements)
+			}
+		})
 	}
 }
 

@@ -301,3 +301,74 @@ func TestSRTFAgainstSRSF(t *testing.T) {
 		}
 	}
 }
+
+// A job of known work whose remaining time (or, under SRSF, remaining
+// service) overflowed float64 got the key +Inf, tied with the jobs of
+// unknown work, and one of those that arrived first ran before it; two
+// known jobs beyond the range tied on arrival order too. Known work now
+// always ranks first, and remaining times beyond the range in order.
+// Every gang takes both GPUs, so one job runs.
+func TestSRTFRemainingBeyondRange(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k80-0", Type: "k80", GPUs: 2}}}
+	for _, tc := range []struct {
+		name       string
+		a, b       float64 // total work of jobs a (arriving first) and b; 0 is unknown
+		rateA      float64
+		rateB      float64
+		srtf, srsf alloc.JobID
+	}{
+		{"time beyond range against unknown work", 0, 1e300, 1e-10, 1e-10, "b", "b"},
+		{"times beyond range", 1e301, 1e300, 1e-10, 1e-10, "b", "b"},
+		{"service beyond range against unknown work", 0, 1e308, 1, 1, "b", "b"},
+		{"services beyond range", 1.7e308, 1.6e308, 1, 1, "b", "b"},
+		{"in range against beyond", 1e300, 8e307, 1e-10, 1, "b", "b"},
+		{"in range", 1e10, 2e10, 1, 1, "a", "a"},
+	} {
+		evs := map[int][]round.Event{0: {round.Arrive(0, job("a", 2, tc.rateA), tc.a), round.Arrive(0, job("b", 2, tc.rateB), tc.b)}}
+		for _, service := range []bool{false, true} {
+			s, err := baseline.NewSRTF(c, []topology.GPUType{"k80"}, &baseline.SRTFSettings{Service: service})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.srtf
+			if service {
+				want = tc.srsf
+			}
+			if diff := cmp.Diff([][]alloc.JobID{{want}}, runs(t, s, 1, evs)); diff != "" {
+				t.Errorf("%s: %s: jobs run (-want +got):\n%s", s.Name(), tc.name, diff)
+			}
+		}
+	}
+}
+
+// A job of unknown work whose assumed work (a round's work on its fastest
+// type) overflowed float64 got β = 0 and a predicted loss drop of 0 where
+// it is 1 − Converged; it lost the GPU to a known job whose loss falls by
+// 0.98. With Converged one ulp below 1 and total work near the largest
+// float64, β underflowed to 0 too, and a job that finishes in the round
+// (a drop of about 2.2e-16) tied with one that barely moves.
+func TestSLAQWorkBeyondRange(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		converged float64
+		a, b      float64 // total work of jobs a (arriving first) and b; 0 is unknown
+		rateA     float64
+		rateB     float64
+		want      alloc.JobID
+	}{
+		// a: half done in a round, a drop of 1 − 1/(1 + 99/2) ≈ 0.98; b:
+		// 1 − 0.01 = 0.99.
+		{"assumed work beyond range", 0, 2 * 1e300 * baseline.DefaultRound, 0, 1e300, 1e306, "b"},
+		{"β underflows", 1 - 0x1p-52, 1.5e308, 1e308, 1e296, 1e306, "b"},
+		{"in range", 0, 2 * baseline.DefaultRound, 0, 1, 2, "b"},
+	} {
+		s, err := baseline.NewSLAQ(oneGPU, []topology.GPUType{"k80"}, &baseline.SLAQSettings{Converged: tc.converged})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := map[int][]round.Event{0: {round.Arrive(0, job("a", 1, tc.rateA), tc.a), round.Arrive(0, job("b", 1, tc.rateB), tc.b)}}
+		if diff := cmp.Diff([][]alloc.JobID{{tc.want}}, runs(t, s, 1, evs)); diff != "" {
+			t.Errorf("%s: jobs run (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

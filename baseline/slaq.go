@@ -54,8 +54,14 @@ type SLAQSettings struct {
 // which starts at 1 and has fallen to ε (SLAQSettings.Converged) when the
 // job's work is done; done work is capped at Work_m. A job of unknown
 // total work (round.Job.Work 0) is assumed to need twice the work it has
-// done, and at least a round's work on its fastest type. Like SLAQ, this
-// favours new jobs, whose loss falls fastest, and short ones.
+// done, and at least a round's work on its fastest type. Where that
+// assumed work lies beyond float64's range, or β below its normal range
+// (Work_m near the largest float64 and ε not small), the loss is worked
+// out as 1 / (1 + (1/ε − 1) · min(x, Work_m)/Work_m) instead, with work
+// beyond the range scaled by a power of 2, so that such a job is still
+// priced by its curve: one that finishes its assumed work in a round
+// drops by 1 − ε. Like SLAQ, this favours new jobs, whose loss falls
+// fastest, and short ones.
 // SLAQSettings.Loss replaces the curve with a measured one.
 //
 // It keeps no state beyond the ledger. The zero value is not usable; build
@@ -103,13 +109,13 @@ func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error)
 		types := len(s.l.Types())
 		drop := make([]float64, len(jobs)*types) // Δ_mk
 		for i, j := range jobs {
-			before, err := s.lossOf(j, j.Done)
+			before, err := s.lossOf(j, 0)
 			if err != nil {
 				return nil, err
 			}
 			for k, r := range j.Rates {
 				if r > 0 {
-					after, err := s.lossOf(j, j.Done+r*s.lease)
+					after, err := s.lossOf(j, r)
 					if err != nil {
 						return nil, err
 					}
@@ -124,8 +130,10 @@ func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error)
 	})
 }
 
-// lossOf returns job j's normalised loss after done units of work.
-func (s *SLAQ) lossOf(j *round.Job, done float64) (float64, error) {
+// lossOf returns job j's normalised loss after it runs a round at rate
+// (0: its loss now), that is after j.Done + rate × Round units of work.
+func (s *SLAQ) lossOf(j *round.Job, rate float64) (float64, error) {
+	done := j.Done + rate*s.lease
 	if s.loss != nil {
 		v := s.loss(j, done)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -137,13 +145,43 @@ func (s *SLAQ) lossOf(j *round.Job, done float64) (float64, error) {
 	if w == 0 {
 		w = max(2*j.Done, slices.Max(j.Rates)*s.lease)
 	}
-	beta := (1/s.converged - 1) / w
-	v := 1 / (1 + beta*min(done, w))
-	if math.IsNaN(v) {
-		// β = +Inf at no work done: the work is too small for the curve.
-		return 0, gpufair.Invalid("Job.Work", string(j.ID), gpufair.ErrValue, "total work %v is too small for the default loss curve (β overflows)", w)
+	c := 1/s.converged - 1
+	if beta := c / w; !(beta < 0x1p-1022) {
+		// β is normal (or +Inf or NaN, refused below): as written.
+		v := 1 / (1 + beta*min(done, w))
+		if math.IsNaN(v) {
+			// β = +Inf at no work done: the work is too small for the curve.
+			return 0, gpufair.Invalid("Job.Work", string(j.ID), gpufair.ErrValue, "total work %v is too small for the default loss curve (β overflows)", w)
+		}
+		return v, nil
 	}
-	return v, nil
+	// β underflowed (w near the largest float64 and ε not small) or is 0
+	// (the assumed work overflowed): the same curve, as
+	// 1 / (1 + (1/ε − 1) × min(done, w)/w).
+	return 1 / (1 + c*s.doneShare(j, rate)), nil
+}
+
+// slaqShift is the power of 2 by which doneShare scales work beyond
+// float64's range: work done and assumed (below 2 × 2^1024 + 2^1024 ×
+// 2^1024) then lies within range, and an assumed work that overflows (at
+// least about 2^1024) within the normal range.
+const slaqShift = 1100
+
+// doneShare returns min(done, w)/w for job j after a round at rate (see
+// lossOf), in [0, 1], where done and w, the total or assumed work, may lie
+// beyond float64's range.
+func (s *SLAQ) doneShare(j *round.Job, rate float64) float64 {
+	if w := j.Work; w != 0 {
+		return min(j.Done+rate*s.lease, w) / w // done +Inf gives 1
+	}
+	if w := max(2*j.Done, slices.Max(j.Rates)*s.lease); !math.IsInf(w, 1) {
+		return min(j.Done+rate*s.lease, w) / w
+	}
+	fl, el := math.Frexp(s.lease)
+	work := func(r float64) float64 { return math.Ldexp(r*fl, el-slaqShift) } // r × Round, scaled
+	d := math.Ldexp(j.Done, -slaqShift)
+	w := max(2*d, work(slices.Max(j.Rates)))
+	return min(d+work(rate), w) / w
 }
 
 var _ round.Scheduler = (*SLAQ)(nil)

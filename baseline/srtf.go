@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"math"
 
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
@@ -31,7 +32,10 @@ type SRTFSettings struct {
 // its fast type competes for that type before it competes for a slower one:
 // efficiency comes second, as Themis says. Jobs of unknown total work
 // (round.Job.Work 0) have an infinite remaining time and run, in arrival
-// order, only on GPUs no job of known work can use.
+// order, only on GPUs no job of known work can use. A job of known work
+// ranks before them even where its remaining time lies beyond float64's
+// range (work near the largest float64, a rate near the smallest): such
+// times are compared in a scaled range.
 //
 // SRTF is preemptive: a running job yields its GPUs to a job that arrives
 // with less time left. SRTFSettings.Service gives SRSF, which ranks by
@@ -69,12 +73,41 @@ func (s *SRTF) Decide(ctx context.Context, now float64) (*round.Decision, error)
 	return s.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
 		chosen := s.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
 			if s.service {
-				return float64(j.Gang) * j.Remaining() / j.Rates[k], 0
+				return remainingKey(float64(j.Gang), j.Remaining(), j.Rates[k])
 			}
-			return j.Remaining() / j.Rates[k], 0
+			return remainingKey(1, j.Remaining(), j.Rates[k])
 		})
 		return s.realise(now, jobs, chosen, placing{})
 	})
+}
+
+// wideShift is the power of 2 by which remainingKey scales a remaining
+// time beyond float64's range: it brings every gang × work / rate the
+// ledger admits (below 2^63 × 2^1024 / 2^-1074) within range, and every
+// one beyond it (at least 2^1024) within the normal range, so that the
+// scaling is exact.
+const wideShift = 1140
+
+// remainingKey returns the greedy keys of a pair whose job has rem units of
+// work left (+Inf if unknown) at rate r > 0: (mul × rem / r, 0), mul being
+// 1 or the gang. Where that overflows for a known rem, the key is
+// math.MaxFloat64, and then the same quotient scaled by 2^-wideShift, so
+// that such pairs rank after every pair within range, before every job of
+// unknown work, and among themselves by their remaining time. Keys that
+// mul × rem / r gives within range are unchanged; one that overflowed only
+// in mul × rem is worked out in the scaled range too.
+func remainingKey(mul, rem, r float64) (float64, float64) {
+	q := mul * rem / r
+	if !math.IsInf(q, 1) || math.IsInf(rem, 1) {
+		return q, 0
+	}
+	fr, er := math.Frexp(rem)
+	fd, ed := math.Frexp(r)
+	wide := math.Ldexp(mul*fr/fd, er-ed-wideShift)
+	if v := math.Ldexp(wide, wideShift); !math.IsInf(v, 1) {
+		return v, 0 // only mul × rem overflowed
+	}
+	return math.MaxFloat64, wide
 }
 
 var _ round.Scheduler = (*SRTF)(nil)
