@@ -53,6 +53,12 @@ func TestDefaultTypes(t *testing.T) {
 	if got := over.Lookup("NVIDIA A100-SXM4-40GB"); got != "a100" {
 		t.Errorf("override Lookup of the 40GB part = %q, want a100", got)
 	}
+	// A rule without a type is skipped: it gave devices an empty type, which
+	// Cluster and Capacity refuse.
+	untyped := append(gpu.TypeTable{{Match: "a100", Type: ""}}, tab...)
+	if got := untyped.Lookup("NVIDIA A100-SXM4-40GB"); got != "a100" {
+		t.Errorf("Lookup past a rule without a type = %q, want a100", got)
+	}
 	tab[0].Type = "changed"
 	if gpu.DefaultTypes()[0].Type == "changed" {
 		t.Errorf("DefaultTypes() shares its table between calls")

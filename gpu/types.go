@@ -65,14 +65,15 @@ func DefaultTypes() TypeTable {
 }
 
 // Lookup returns the type of the first rule that matches name (see
-// TypeRule). With no match it derives a type from the name: lower case,
+// TypeRule); a rule with an empty Match or Type matches nothing, as a device
+// without a type could not be scheduled. With no match it derives a type from the name: lower case,
 // without a leading "nvidia " or "tesla ", spaces replaced by '-' (so
 // "NVIDIA GeForce RTX 4090" becomes "geforce-rtx-4090"). An empty name gives
 // "unknown".
 func (t TypeTable) Lookup(name string) topology.GPUType {
 	words := splitWords(name)
 	for _, r := range t {
-		if m := splitWords(r.Match); len(m) > 0 && containsRun(words, m) {
+		if m := splitWords(r.Match); len(m) > 0 && r.Type != "" && containsRun(words, m) {
 			return r.Type
 		}
 	}
