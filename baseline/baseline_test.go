@@ -372,3 +372,21 @@ func TestSLAQWorkBeyondRange(t *testing.T) {
 		}
 	}
 }
+
+// A job of unknown work measured at rate 0 on every type cannot run; its
+// assumed work, twice what it did or a round at its best rate, is 0, which
+// the loss curve cannot price, and SLAQ refused every decision while the job
+// stayed (FuzzEvents). It is left out, and the others run.
+func TestSLAQJobThatCannotRun(t *testing.T) {
+	s, err := baseline.NewSLAQ(oneGPU, []topology.GPUType{"k80"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := map[int][]round.Event{0: {
+		round.Arrive(0, job("a", 1, 3), 0), round.Measure(0, "a", []float64{0}),
+		round.Arrive(0, job("b", 1, 1), 0),
+	}}
+	if diff := cmp.Diff([][]alloc.JobID{{"b"}, {"b"}}, runs(t, s, 2, evs)); diff != "" {
+		t.Errorf("jobs run (-want +got):\n%s", diff)
+	}
+}

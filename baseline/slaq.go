@@ -102,13 +102,19 @@ func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SL
 // Decide returns the decision for the round that starts at now. It returns
 // an *gpufair.InputError wrapping gpufair.ErrValue, and changes nothing, if
 // SLAQSettings.Loss returns a value that is not finite, or if the default
-// curve cannot price a job: its total work (or, unknown, the work assumed)
-// so small that β overflows (field "Job.Work").
+// curve cannot price a job that can run on some type: its total work (or,
+// unknown, the work assumed) so small that β overflows (field "Job.Work").
 func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	return s.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
 		types := len(s.l.Types())
 		drop := make([]float64, len(jobs)*types) // Δ_mk
 		for i, j := range jobs {
+			if !slices.ContainsFunc(j.Rates, func(r float64) bool { return r > 0 }) {
+				// Measured at rate 0 on every type, it cannot run, so
+				// its loss does not matter: unknown work assumed from
+				// those rates is 0, which the curve cannot price.
+				continue
+			}
 			before, err := s.lossOf(j, 0)
 			if err != nil {
 				return nil, err
