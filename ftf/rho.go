@@ -102,14 +102,16 @@ func (j SingleJob) Rho(p Placement) (float64, error) {
 
 // ratio returns rho = T_shared/T_independent for the app named by field,
 // refusing times and ratios outside float64's range: T_independent of 0
-// or +Inf, or T_shared or rho of +Inf on GPUs (without GPUs, +Inf is the
-// answer), which would give NaN, 0 or +Inf for an app that finishes.
+// or +Inf, T_shared of +Inf on GPUs (without GPUs, work left never
+// finishes, and +Inf is the answer), or a finite T_shared whose rho
+// overflows (3 s elapsed over a T_independent of 2.6e-310, with no work
+// left), which would give NaN, 0 or +Inf for an app that finishes.
 func ratio(field string, shared, independent float64, p Placement) (float64, error) {
 	if !(independent > 0) || math.IsInf(independent, 1) {
 		return 0, badInput(field, "", gpufair.ErrTooLarge, "T_independent %v is outside float64's range", independent)
 	}
 	r := shared / independent
-	if math.IsInf(r, 1) && p.GPUs > 0 {
+	if math.IsInf(r, 1) && (p.GPUs > 0 || !math.IsInf(shared, 1)) {
 		return 0, badInput(field, "", gpufair.ErrTooLarge, "T_shared %v on %d GPUs over T_independent %v overflows float64", shared, p.GPUs, independent)
 	}
 	return r, nil
