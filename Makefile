@@ -13,7 +13,7 @@ GO ?= go
 CLP = -tags clp
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: demo test deps lint bench fuzz fuzz-run reproduce
+.PHONY: demo test deps lint bench fuzz fuzz-run reproduce reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis reproduce-profile-noise
 
 deps:
 	@sh scripts/deps.sh
@@ -67,7 +67,7 @@ bench: deps
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
-reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis
+reproduce: deps reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis reproduce-profile-noise
 
 # Gavel's evaluation, about 1.5 hours on 2 cores; outputs and plots go to
 # docs/reproduction/ (the commands of docs/reproduction.md).
@@ -87,6 +87,18 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fig11_ -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
+
+# What profiling errors cost (docs/simulation.md, (e)): Gavel's Figure 9
+# workload told every rate off by up to 0, 10, 27 and 50%, with pure-Go LPs
+# (no $(CLP)), the heterogeneity-agnostic policy beside it once. About 40
+# minutes on 2 cores.
+reproduce-profile-noise: deps
+	@mkdir -p docs/reproduction
+	@set -e; for n in 0 0.1 0.27 0.5; do \
+		m=max-min,finish-time-fairness; if [ $$n = 0 ]; then m=$$m,max-min-agnostic; fi; \
+		echo "== -profile-noise $$n"; \
+		$(GO) run ./examples/simulate -progress=false -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6,6 -mechanisms $$m -profile-noise $$n; \
+	done | tee docs/reproduction/gavel-fig9-profile-noise.txt
 
 # OEF's evaluation (section 6), about 1.5 minutes on 2 cores; outputs go to
 # docs/reproduction/.
