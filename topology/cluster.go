@@ -77,8 +77,12 @@ func (c Cluster) Has(g GPU) bool {
 }
 
 // Capacity returns the number of GPUs of each type, with the types in order
-// of first appearance among the servers.
+// of first appearance among the servers; nil for a cluster Validate refuses
+// (counts of 2^62 GPUs summed past int's range).
 func (c Cluster) Capacity() (types []GPUType, count []int) {
+	if c.Validate() != nil {
+		return nil, nil
+	}
 	idx := map[GPUType]int{}
 	for _, s := range c.Servers {
 		k, ok := idx[s.Type]

@@ -114,8 +114,13 @@ func SortGPUs(gpus []GPU) {
 	})
 }
 
-// AllGPUs returns every GPU slot of the cluster, sorted by server and slot.
+// AllGPUs returns every GPU slot of the cluster, sorted by server and slot;
+// nil for a cluster Validate refuses (a server of 2^40 GPUs would exhaust
+// memory).
 func (c Cluster) AllGPUs() []GPU {
+	if c.Validate() != nil {
+		return nil
+	}
 	var out []GPU
 	for s, sv := range c.Servers {
 		for k := 0; k < sv.GPUs; k++ {
