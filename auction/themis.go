@@ -400,9 +400,8 @@ func (t *Themis) checkSpread() error {
 // ThemisSettings.Work that is negative, NaN or +Inf, a plan whose jobs
 // checkPhases refuses, and a positive ThemisSettings.Work whose T_id is not
 // positive and finite at the app's contention from now until the next
-// event: the agents would
-// price every holding at +Inf, 0 or NaN, or index a plan's rates by type
-// in goroutines, where a panic ends the program.
+// event: the agents would price every holding at +Inf, 0 or NaN, or index a
+// plan's rates by type in goroutines, where a panic ends the program.
 func (t *Themis) checkApps(now float64) error {
 	for _, id := range t.activeApps() {
 		app := t.apps[id]
