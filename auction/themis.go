@@ -49,7 +49,7 @@ type ThemisSettings struct {
 	// min(R_C, D) · N_avg so large that it overflows (Decide). Where B is
 	// the work of the app's jobs and gives no T_id (0, no work being known,
 	// or past float64's range), the app's agent cannot price it (its error
-	// is in the round's Errors) and the other apps go on.
+	// is in Round.Errors, which Observe sees) and the other apps go on.
 	Work func(app alloc.TenantID) float64
 	// Phases, if not nil, returns app's plan as its hyper-parameter
 	// optimizer knows it (Figure 7's getNumPhases and getJobsInPhase): all
