@@ -169,15 +169,19 @@ func (t *Themis) Arbiter() *Arbiter { return t.arb }
 // arbiter counts in time.Duration, whose range is ±292 years around the
 // epoch: a time beyond it counts as its end, so that the arbiter's clock
 // never runs back (6.95e10 s wrapped round to 1677, before every lease).
-func (t *Themis) at(sec float64) time.Time {
+func (t *Themis) at(sec float64) time.Time { return t.epoch.Add(clock(sec)) }
+
+// clock returns sec as a time.Duration, or the end of its range that sec
+// lies beyond.
+func clock(sec float64) time.Duration {
 	ns := sec * float64(time.Second)
 	switch {
 	case ns >= math.MaxInt64:
-		return t.epoch.Add(math.MaxInt64)
+		return math.MaxInt64
 	case ns <= math.MinInt64:
-		return t.epoch.Add(math.MinInt64)
+		return math.MinInt64
 	}
-	return t.epoch.Add(time.Duration(ns))
+	return time.Duration(ns)
 }
 
 // appOf returns the app job j belongs to: its owner, or itself.
@@ -237,7 +241,14 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 	if app == nil {
 		t.count(sec, 0)
 		app = &themisApp{startArea: t.area}
-		app.agent = &AppAgent{Ledger: t.l, Capacity: t.capa, Epoch: t.epoch, Start: sec, Spread: t.set.Spread,
+		// The agent reads the arbiter's clock, which stops at the ends of
+		// its range (at): a start beyond them on the caller's clock made
+		// every rho negative. Within them, the start is sec itself.
+		start := sec
+		if d := clock(sec); d == math.MaxInt64 || d == math.MinInt64 {
+			start = d.Seconds()
+		}
+		app.agent = &AppAgent{Ledger: t.l, Capacity: t.capa, Epoch: t.epoch, Start: start, Spread: t.set.Spread,
 			Jobs:       func() []*round.Job { return t.jobsOf(app) },
 			Contention: func(now float64) float64 { return t.contention(app, now) },
 			Work:       func() float64 { return t.workOf(id, app) },

@@ -481,3 +481,33 @@ func TestAppAgentRefusesUnpriceableRho(t *testing.T) {
 		}
 	}
 }
+
+// Beyond ±292 years of the Unix epoch the arbiter's clock stops at the end
+// of its range (ThemisSettings.Observe); the apps' start times on the
+// caller's clock did not, so every rho of an app that arrived there was
+// negative and every agent failed. They now start on the arbiter's clock.
+func TestThemisTimesBeyondTheClock(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "k", Type: "k80", GPUs: 2}, {Name: "v", Type: "v100", GPUs: 2}}}
+	for _, at := range []float64{1e10, 1e15} {
+		var failed []error
+		set := &auction.ThemisSettings{Observe: func(r *auction.Round) { failed = append(failed, r.Errors...) }}
+		s, err := auction.NewThemis(c, []topology.GPUType{"k80", "v100"}, set, rand.NewPCG(1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(
+			round.Arrive(at, alloc.Job{ID: "x", Owner: "a", Gang: 1, Weight: 1, Rates: []float64{1, 2}}, 100),
+			round.Arrive(at, alloc.Job{ID: "y", Owner: "b", Gang: 2, Weight: 1, Rates: []float64{1, 2}}, 100),
+		); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := s.Decide(context.Background(), at+float64(i)*360); err != nil {
+				t.Fatalf("at %g, round %d: %v", at, i, err)
+			}
+		}
+		if len(failed) > 0 {
+			t.Errorf("at %g: agents failed: %v", at, failed)
+		}
+	}
+}
