@@ -70,18 +70,20 @@ type BidTable struct {
 }
 
 // Validate checks the table against the offer it answers: RhoNone positive
-// or +Inf, every row's rho positive and finite, counts of the offer's length
+// or +Inf, every row's rho positive and finite, each rho's reciprocal (the
+// value an auction maximises the product of) finite too, so no rho below
+// about 5.6e-309, counts of the offer's length
 // within what the offer frees on each server (a row naming GPUs not offered
 // is gpufair.ErrUnknownID), no empty row and no row listed twice
 // (gpufair.ErrDuplicate). id labels the errors.
 func (t BidTable) Validate(o Offer, id string) error {
-	if math.IsNaN(t.RhoNone) || t.RhoNone <= 0 {
-		return badInput("BidTable.RhoNone", id, gpufair.ErrValue, "%v is not positive", t.RhoNone)
+	if math.IsNaN(t.RhoNone) || t.RhoNone <= 0 || math.IsInf(1/t.RhoNone, 1) {
+		return badInput("BidTable.RhoNone", id, gpufair.ErrValue, "%v is not positive, or its reciprocal overflows", t.RhoNone)
 	}
 	seen := make(map[string]int, len(t.Rows))
 	for i, r := range t.Rows {
-		if math.IsNaN(r.Rho) || math.IsInf(r.Rho, 0) || r.Rho <= 0 {
-			return badInput("BidTable.Rows.Rho", id, gpufair.ErrValue, "row %d: rho %v is not positive and finite", i, r.Rho)
+		if math.IsNaN(r.Rho) || math.IsInf(r.Rho, 0) || r.Rho <= 0 || math.IsInf(1/r.Rho, 1) {
+			return badInput("BidTable.Rows.Rho", id, gpufair.ErrValue, "row %d: rho %v is not positive and finite, or its reciprocal overflows", i, r.Rho)
 		}
 		if len(r.Counts) != len(o.Free) {
 			return badInput("BidTable.Rows.Counts", id, gpufair.ErrShape, "row %d: %d counts for an offer of %d servers", i, len(r.Counts), len(o.Free))

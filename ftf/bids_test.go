@@ -80,6 +80,10 @@ func TestBidTableValidate(t *testing.T) {
 		{"rho negative", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: -1}}}, gpufair.ErrValue},
 		{"rho NaN", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: math.NaN()}}}, gpufair.ErrValue},
 		{"RhoNone NaN", BidTable{RhoNone: math.NaN(), Rows: []Row{ok}}, gpufair.ErrValue},
+		// 1/rho, the auction's value (auction.TableOutcome.Value), was +Inf.
+		{"rho whose reciprocal overflows", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: 5e-324}}}, gpufair.ErrValue},
+		{"RhoNone whose reciprocal overflows", BidTable{RhoNone: 5e-324, Rows: []Row{ok}}, gpufair.ErrValue},
+		{"rho of 1e-308", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1, 0, 0, 0}, Rho: 1e-308}}}, nil},
 		{"GPUs not offered", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{5, 0, 0, 0}, Rho: 1}}}, gpufair.ErrUnknownID},
 		{"duplicate rows", BidTable{RhoNone: 2, Rows: []Row{ok, ok}}, gpufair.ErrDuplicate},
 		{"short row", BidTable{RhoNone: 2, Rows: []Row{{Counts: []int{1}, Rho: 1}}}, gpufair.ErrShape},
