@@ -5,6 +5,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -30,10 +31,11 @@ func ProbeLocal(s *Settings) (*Host, error) {
 // ERROR_FUNCTION_NOT_FOUND from an older driver) leaves its field at the
 // documented "unknown" value; any other failure stops the probe with a
 // *CallError naming the device and the call, and so does a call that
-// succeeds with a nil device handle. If lib is nil, or Init fails because
-// there is no driver, the error wraps ErrNoDriver.
+// succeeds with a nil device handle. If lib is nil (a nil pointer in the
+// interface too), or Init fails because there is no driver, the error wraps
+// ErrNoDriver.
 func Probe(lib nvml.Interface, s *Settings) (h *Host, err error) {
-	if lib == nil {
+	if v := reflect.ValueOf(lib); lib == nil || v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, fmt.Errorf("%w: nil nvml.Interface", ErrNoDriver)
 	}
 	set := s.withDefaults()

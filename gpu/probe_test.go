@@ -429,6 +429,10 @@ func TestSettingsDefaults(t *testing.T) {
 // SUCCESS with a nil device or MIG device handle is a *CallError naming it;
 // the probe called methods on them and panicked.
 func TestProbeNilHandles(t *testing.T) {
+	// A nil pointer in the interface called its methods, and panicked.
+	if _, err := gpu.Probe((*mock.Interface)(nil), nil); !errors.Is(err, gpu.ErrNoDriver) {
+		t.Errorf("Probe((*mock.Interface)(nil)) error = %v, want ErrNoDriver", err)
+	}
 	if _, err := gpu.Probe(nil, nil); !errors.Is(err, gpu.ErrNoDriver) {
 		t.Errorf("Probe(nil) error = %v, want ErrNoDriver", err)
 	}
