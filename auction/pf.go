@@ -113,21 +113,12 @@ const crossoverGap = 1e-3
 // a bidder who values nothing in the cluster, a number of valuations other
 // than of bidders, and Settings out of their domain are *gpufair.InputError.
 func ProportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, error) {
-	if len(vals) != len(bidders) {
-		return nil, badInput("vals", "", gpufair.ErrShape, "%d valuations for %d bidders", len(vals), len(bidders))
-	}
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	res, _, err := proportionalFair(ctx, c, bidders, vals, s)
 	return res, err
 }
 
-// proportionalFair is ProportionalFair, which it checks the inputs of,
-// with log v_i(x*_i) for each bidder i (logUtilities).
+// proportionalFair is ProportionalFair, inputs checked, with log v_i(x*_i)
+// for each bidder i (logUtilities).
 func proportionalFair(ctx context.Context, c alloc.Capacity, bidders []string, vals []alloc.Valuation, s *Settings) (*Result, []float64, error) {
 	if len(vals) != len(bidders) {
 		return nil, nil, badInput("vals", "", gpufair.ErrShape, "%d valuations for %d bidders", len(vals), len(bidders))

@@ -164,7 +164,7 @@ func (s *SLAQ) lossOf(j *round.Job, rate float64) (float64, error) {
 	// β underflowed (w near the largest float64 and ε not small) or is 0
 	// (the assumed work overflowed): the same curve, as
 	// 1 / (1 + (1/ε − 1) × min(done, w)/w).
-	return 1 / (1 + c*s.doneShare(j, rate)), nil
+	return 1 / (1 + c*s.doneShare(j, rate, done, w)), nil
 }
 
 // slaqShift is the power of 2 by which doneShare scales work beyond
@@ -173,21 +173,19 @@ func (s *SLAQ) lossOf(j *round.Job, rate float64) (float64, error) {
 // least about 2^1024) within the normal range.
 const slaqShift = 1100
 
-// doneShare returns min(done, w)/w for job j after a round at rate (see
-// lossOf), in [0, 1], where done and w, the total or assumed work, may lie
-// beyond float64's range.
-func (s *SLAQ) doneShare(j *round.Job, rate float64) float64 {
-	if w := j.Work; w != 0 {
-		return min(j.Done+rate*s.lease, w) / w // done +Inf gives 1
-	}
-	if w := max(2*j.Done, slices.Max(j.Rates)*s.lease); !math.IsInf(w, 1) {
-		return min(j.Done+rate*s.lease, w) / w
+// doneShare returns min(done, w)/w in [0, 1] for job j after a round at
+// rate (see lossOf), done being its work then and w its total or assumed
+// work. Only an assumed work overflows (the ledger keeps total work
+// finite); it is then worked out with the work scaled by 2^-slaqShift.
+func (s *SLAQ) doneShare(j *round.Job, rate, done, w float64) float64 {
+	if !math.IsInf(w, 1) {
+		return min(done, w) / w // done +Inf gives 1
 	}
 	fl, el := math.Frexp(s.lease)
 	work := func(r float64) float64 { return math.Ldexp(r*fl, el-slaqShift) } // r × Round, scaled
 	d := math.Ldexp(j.Done, -slaqShift)
-	w := max(2*d, work(slices.Max(j.Rates)))
-	return min(d+work(rate), w) / w
+	sw := max(2*d, work(slices.Max(j.Rates)))
+	return min(d+work(rate), sw) / sw
 }
 
 var _ round.Scheduler = (*SLAQ)(nil)

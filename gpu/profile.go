@@ -212,9 +212,10 @@ const outputTail = 512
 // Profile runs every workload on every target, Repeats times each, one run at
 // a time, and takes the median rate of each cell. A run that exits with an
 // error, exceeds Timeout or reports no rate fails its cell (the cell's later
-// runs are skipped) with a *RunError; other cells go on. Profile returns an error wrapping ErrProfile for an invalid request or a negative
-// Repeats or Timeout, and ctx's error if ctx is done before the end, together
-// with the profile so far (cells not run carry ctx's error).
+// runs are skipped) with a *RunError; other cells go on. Profile returns an
+// error wrapping ErrProfile for an invalid request or a negative Repeats or
+// Timeout, and ctx's error if ctx is done before the end, together with the
+// profile so far (cells not run carry ctx's error).
 func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Profile, error) {
 	var set Profiler
 	if p != nil {

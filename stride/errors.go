@@ -38,6 +38,10 @@ func checkJobWeight(field, id string, w float64, gang int) error {
 	return nil
 }
 
+// typeTickets reports whether w is tickets SetTypeTickets takes on a type:
+// not negative, NaN or above maxWeight (tickets above it made Readjust fail).
+func typeTickets(w float64) bool { return w >= 0 && w <= maxWeight }
+
 // checkTickets returns an *gpufair.InputError wrapping gpufair.ErrValue for
 // a tenant's tickets outside [minTickets, maxWeight], NaN included.
 func checkTickets(field, id string, w float64) error {

@@ -43,7 +43,7 @@ func (f *Fair) SetTypeTickets(id alloc.TenantID, tickets map[topology.GPUType]fl
 		if !slices.Contains(f.types, t) {
 			return gpufair.Invalid("Tickets", string(t), gpufair.ErrUnknownType, "not a type of the cluster")
 		}
-		if !(w >= 0) || w > maxWeight {
+		if !typeTickets(w) {
 			return gpufair.Invalid("Tickets", string(t), gpufair.ErrValue, "%v tickets for %q", w, id)
 		}
 	}

@@ -157,7 +157,7 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 		// As SetTypeTickets checks them: tickets above maxWeight made
 		// Readjust fail, and the accounts index its empty result.
 		for t, w := range u.Tickets {
-			if !slices.Contains(g.types, t) || !(w >= 0) || w > maxWeight {
+			if !slices.Contains(g.types, t) || !typeTickets(w) {
 				return bad("tenant %q: %v tickets on type %q", u.ID, w, t)
 			}
 		}

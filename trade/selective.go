@@ -18,10 +18,7 @@ import (
 func (m *Market) join(i int, mb *member) {
 	// Weights relative to the largest, as in reshare: weights of 1e308
 	// summed to +Inf and made every holding NaN.
-	top := mb.Weight
-	for _, u := range m.users {
-		top = max(top, u.Weight)
-	}
+	top := max(mb.Weight, largestWeight(m.users))
 	W, w := weightSum(m.users, top), mb.Weight/top
 	f := W / (W + w)
 	for _, u := range m.users {
@@ -49,16 +46,10 @@ func (m *Market) leave(i int, q int) []Trade {
 	// Weights relative to the largest, and the others' sum taken without
 	// the leaver: W − gone cancelled to 0 for weights 1e20 and 1, and
 	// weights of 1e308 overflowed, both making holdings NaN or +Inf.
-	top := 0.0
-	for _, u := range m.users {
-		top = max(top, u.Weight)
-	}
+	top := largestWeight(m.users)
 	frac := m.users[i].Weight / top / weightSum(m.users, top) // the leaver's share
 	m.users = slices.Delete(m.users, i, i+1)
-	top = 0
-	for _, u := range m.users {
-		top = max(top, u.Weight)
-	}
+	top = largestWeight(m.users)
 	rest := weightSum(m.users, top)
 	for _, u := range m.users {
 		for k := range u.hold {
@@ -66,6 +57,15 @@ func (m *Market) leave(i int, q int) []Trade {
 		}
 	}
 	return undone
+}
+
+// largestWeight returns the largest of the bidders' weights, 0 for none.
+func largestWeight(users []*member) float64 {
+	var top float64
+	for _, u := range users {
+		top = max(top, u.Weight)
+	}
+	return top
 }
 
 // weightSum returns the sum of the bidders' weights over top, at least

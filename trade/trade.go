@@ -279,13 +279,8 @@ func (m *Market) undo(q int) []Trade {
 // taken relative to the largest, so that their sum cannot overflow (two
 // weights of 1e308 made a holding +Inf).
 func (m *Market) reshare() {
-	var top, T float64
-	for _, u := range m.users {
-		top = max(top, u.Weight)
-	}
-	for _, u := range m.users {
-		T += u.Weight / top
-	}
+	top := largestWeight(m.users)
+	T := weightSum(m.users, top)
 	for _, u := range m.users {
 		for k := range u.hold {
 			u.hold[k] = m.count[k] * (u.Weight / top) / T
