@@ -38,7 +38,7 @@ func (l *Ledger) Begin(now float64) error {
 	case math.IsNaN(now) || math.IsInf(now, 0):
 		return gpufair.Invalid("Decide.Now", "", gpufair.ErrValue, "time %v", now)
 	case now < l.now:
-		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, after an event at %v", now, l.now)
+		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, before the latest event or round, at %v", now, l.now)
 	case l.lease != nil && now <= l.lease.Start:
 		return gpufair.Invalid("Decide.Now", "", gpufair.ErrOrder, "round at %v, after a round at %v", now, l.lease.Start)
 	}

@@ -400,10 +400,15 @@ func (l *Ledger) checkJob(field string, e Event) error {
 	if err := l.checkRates(field, id, j.Rates); err != nil {
 		return err
 	}
+	runs := false // on some type
 	for k, r := range j.Rates {
 		if r > 0 && j.Gang <= l.count[k] {
 			return nil
 		}
+		runs = runs || r > 0
+	}
+	if !runs {
+		return gpufair.Invalid(field+".Job.Rates", id, gpufair.ErrValue, "no positive rate: the job runs on no GPU type")
 	}
 	return gpufair.Invalid(field+".Job.Gang", id, gpufair.ErrTooLarge, "a gang of %d fits no GPU type the job has a rate on", j.Gang)
 }

@@ -47,6 +47,7 @@ func TestLedgerRefusesBadEvents(t *testing.T) {
 		{"rates of the wrong length", round.Arrive(20, job("y", 1, 1), 0), gpufair.ErrShape, "Event[0].Job.Rates"},
 		{"negative rate", round.Arrive(20, job("y", 1, 1, -1), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
 		{"gang fits nowhere", round.Arrive(20, job("y", 3, 1, 1), 0), gpufair.ErrTooLarge, "Event[0].Job.Gang"},
+		{"no positive rate", round.Arrive(20, job("y", 1, 0, 0), 0), gpufair.ErrValue, "Event[0].Job.Rates"},
 		{"zero weight", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
 		// Taken, these two failed every decision until the job left.
 		{"weight the policies refuse", round.Arrive(20, alloc.Job{ID: "y", Gang: 1, Weight: 1e-76, Rates: []float64{1, 1}}, 0), gpufair.ErrValue, "Event[0].Job.Weight"},
