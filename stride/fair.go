@@ -111,6 +111,10 @@ type Fair struct {
 	// unchanged; gen[t] moves whenever a demand or tickets on t change.
 	acc map[topology.GPUType]cachedAccounts
 	gen map[topology.GPUType]int
+	// healthy, if not nil, is the GPUs of each server that can run jobs
+	// now (GandivaFair sets it from its ledger's failures each quantum):
+	// placement prefers servers that can run a job at once. nil: all.
+	healthy []int
 }
 
 type cachedAccounts struct {
@@ -120,6 +124,42 @@ type cachedAccounts struct {
 
 // touch marks type t's accounting as changed.
 func (f *Fair) touch(t topology.GPUType) { f.gen[t]++ }
+
+// up returns the GPUs of server l that can run jobs now.
+func (f *Fair) up(l int) int {
+	if f.healthy == nil {
+		return f.c.Servers[l].GPUs
+	}
+	return f.healthy[l]
+}
+
+// runnable reports whether a job on parts can run on the healthy GPUs.
+func (f *Fair) runnable(parts []Part) bool {
+	for _, p := range parts {
+		if p.GPUs > f.up(p.Server) {
+			return false
+		}
+	}
+	return true
+}
+
+// fits reports whether a job of gang GPUs placed on type t now would be
+// runnable: on one server with that many healthy GPUs for a gang that
+// fits a server, on healthy GPUs of the type's servers for a larger one.
+func (f *Fair) fits(t topology.GPUType, gang int) bool {
+	small, n := gang <= f.maxSrv[t], 0
+	for l, sv := range f.c.Servers {
+		if sv.Type != t {
+			continue
+		}
+		if small {
+			n = max(n, f.up(l))
+		} else {
+			n += f.up(l)
+		}
+	}
+	return gang <= n
+}
 
 // NewFair returns a Fair scheduler with no tenants on cluster c.
 func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
@@ -511,7 +551,9 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 		}
 	}
 	if s.Gang <= f.maxSrv[s.Type] {
-		best := -1
+		// Least loaded after, among the servers that can run the job now
+		// if any can.
+		best, bestUp := -1, false
 		var bestLoad float64
 		for l, sv := range f.c.Servers {
 			if sv.Type != s.Type {
@@ -521,9 +563,10 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 			if g < s.Gang {
 				continue
 			}
+			up := f.up(l) >= s.Gang
 			after := load[l] + float64(s.Gang)*tpg/float64(g)
-			if best < 0 || after < bestLoad {
-				best, bestLoad = l, after
+			if best < 0 || up && !bestUp || up == bestUp && after < bestLoad {
+				best, bestUp, bestLoad = l, up, after
 			}
 		}
 		j.parts = []Part{{Server: best, GPUs: s.Gang}}
@@ -655,7 +698,7 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 		var best alloc.JobID
 		bestGap := gap
 		for _, e := range f.split.Local(hi).jobs {
-			if e.Gang > f.c.Servers[lo].GPUs {
+			if e.Gang > f.up(lo) {
 				continue
 			}
 			w := float64(e.Gang) * tpg[f.jobs[e.ID].Owner]
@@ -732,7 +775,8 @@ const loadTol = 1e-9
 
 // wholeServers returns the parts of a multi-server job of gang GPUs on
 // type t: whole servers in increasing order of load (ties to the server
-// listed first), the last one partly, by server.
+// listed first), the last one partly, by server; their healthy GPUs where
+// those are enough for the gang.
 func (f *Fair) wholeServers(t topology.GPUType, gang int, load []float64) []Part {
 	var cand []int
 	for l, sv := range f.c.Servers {
@@ -741,15 +785,20 @@ func (f *Fair) wholeServers(t topology.GPUType, gang int, load []float64) []Part
 		}
 	}
 	sort.SliceStable(cand, func(a, b int) bool { return load[cand[a]] < load[cand[b]] })
+	gpus := f.up
+	if !f.fits(t, gang) {
+		gpus = func(l int) int { return f.c.Servers[l].GPUs }
+	}
 	var parts []Part
 	need := gang
 	for _, l := range cand {
 		if need == 0 {
 			break
 		}
-		g := min(need, f.c.Servers[l].GPUs)
-		parts = append(parts, Part{Server: l, GPUs: g})
-		need -= g
+		if g := min(need, gpus(l)); g > 0 {
+			parts = append(parts, Part{Server: l, GPUs: g})
+			need -= g
+		}
 	}
 	slices.SortFunc(parts, func(a, b Part) int { return cmp.Compare(a.Server, b.Server) })
 	return parts

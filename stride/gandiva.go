@@ -516,12 +516,18 @@ func (g *GandivaFair) Decide(ctx context.Context, now float64) (*round.Decision,
 		return nil, err
 	}
 	q := g.st.Quantum + 1
+	healthy := g.healthySlots()
+	g.f.healthy = make([]int, len(healthy))
+	for s, slots := range healthy {
+		g.f.healthy[s] = len(slots)
+	}
 	g.profile()
 	g.admit()
 	rates := make(map[alloc.TenantID][]float64, len(g.f.users))
 	for _, u := range g.f.users {
 		rates[u.ID] = g.rates(u.ID, u.jobs)
 	}
+	g.failover(rates)
 	partial := false
 	if g.m != nil {
 		if g.set.Budget > 0 {
@@ -540,7 +546,7 @@ func (g *GandivaFair) Decide(ctx context.Context, now float64) (*round.Decision,
 		}
 	}
 	g.rebalance()
-	d, err := g.plan(q, now)
+	d, err := g.plan(q, now, healthy)
 	if err == nil {
 		d.Partial = partial
 		err = g.l.Commit(d)
@@ -636,7 +642,7 @@ func (g *GandivaFair) chooseType(u *fairUser, j *round.Job, share []float64) int
 	allFull := true
 	for _, t := range g.rank {
 		k := g.typeIx[t]
-		if !(j.Rates[k] > 0) || j.Gang > int(g.count[k]) {
+		if !(j.Rates[k] > 0) || !g.f.fits(t, j.Gang) {
 			continue
 		}
 		full := float64(u.demand[t]) >= share[k]
@@ -661,7 +667,7 @@ func (g *GandivaFair) chooseType(u *fairUser, j *round.Job, share []float64) int
 	// No profile and every type filled: the least crowded one.
 	for _, t := range g.rank {
 		k := g.typeIx[t]
-		if !(j.Rates[k] > 0) || j.Gang > int(g.count[k]) {
+		if !(j.Rates[k] > 0) || !g.f.fits(t, j.Gang) {
 			continue
 		}
 		v := g.f.tickets(u, t) / float64(u.demand[t]+j.Gang)
@@ -907,7 +913,7 @@ func (m *mover) migrate(gain bool) bool {
 			before := v.est[src] * srcNow / d * gang
 			var lj *round.Job
 			for dst := range m.types {
-				if dst == src || v.est[dst] == 0 || v.latest[src].Gang > int(g.count[dst]) {
+				if dst == src || v.est[dst] == 0 || !g.f.fits(m.types[dst], v.latest[src].Gang) {
 					continue
 				}
 				dd := v.demand[dst]
@@ -945,6 +951,49 @@ func (m *mover) migrate(gain bool) bool {
 	return true
 }
 
+// healthySlots returns the slots of each server that have not failed.
+func (g *GandivaFair) healthySlots() [][]int {
+	c := g.l.Cluster()
+	healthy := make([][]int, len(c.Servers))
+	for s, sv := range c.Servers {
+		for i := range sv.GPUs {
+			if !g.l.Failed(topology.GPU{Server: s, Slot: i}) {
+				healthy[s] = append(healthy[s], i)
+			}
+		}
+	}
+	return healthy
+}
+
+// failover re-places each admitted job that failed GPUs keep from running
+// where it is: on servers of its type that can run it, or else on the
+// type, of those that can, where its tenant's profiled rate is highest
+// (newest first where none is profiled). Gandiva_fair has no failures; a
+// job left on GPUs it can never get would wait until they were repaired,
+// while GPUs it could use idled. A job that fits nowhere waits.
+func (g *GandivaFair) failover(rates map[alloc.TenantID][]float64) {
+	for _, id := range sortedKeys(g.f.jobs) {
+		j := g.f.jobs[id]
+		if g.f.runnable(j.parts) {
+			continue
+		}
+		to := j.Type
+		if !g.f.fits(to, j.Gang) {
+			lj, _ := g.l.Job(id)
+			best := -1.0
+			to = ""
+			for _, t := range g.rank {
+				if k := g.typeIx[t]; lj.Rates[k] > 0 && g.f.fits(t, j.Gang) && rates[j.Owner][k] > best {
+					to, best = t, rates[j.Owner][k]
+				}
+			}
+		}
+		if to != "" {
+			_, _ = g.f.Move(id, to) // the job fits the type
+		}
+	}
+}
+
 // rebalance evens out the ticket load of each type's servers.
 func (g *GandivaFair) rebalance() {
 	var tot float64
@@ -965,22 +1014,12 @@ func (g *GandivaFair) rebalance() {
 	g.f.Rebalance(g.set.Balance * tot / gpus)
 }
 
-// plan runs split stride on the healthy GPUs and places the jobs it picks
-// on slots: those they held on the same server if they can, free ones
-// otherwise.
-func (g *GandivaFair) plan(q int, now float64) (*round.Decision, error) {
+// plan runs split stride on the healthy slots of each server and places
+// the jobs it picks on slots: those they held on the same server if they
+// can, free ones otherwise.
+func (g *GandivaFair) plan(q int, now float64, healthy [][]int) (*round.Decision, error) {
 	c := g.l.Cluster()
-	healthy := make([][]int, len(c.Servers))
-	free := make([]int, len(c.Servers))
-	for s, sv := range c.Servers {
-		for i := range sv.GPUs {
-			if !g.l.Failed(topology.GPU{Server: s, Slot: i}) {
-				healthy[s] = append(healthy[s], i)
-			}
-		}
-		free[s] = len(healthy[s])
-	}
-	p, err := g.f.split.ScheduleFree(q, free)
+	p, err := g.f.split.ScheduleFree(q, g.f.healthy)
 	if err != nil {
 		return nil, err
 	}

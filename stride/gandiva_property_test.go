@@ -239,6 +239,7 @@ func (m *gandivaMachine) Decide(t *rapid.T) {
 		t.Fatalf("restored scheduler decides otherwise (-live +restored):\n%s", diff)
 	}
 	m.check(t, d)
+	m.checkRunnable(t)
 	for _, p := range d.Placements {
 		k := slices.Index(m.types, p.Type)
 		for _, id := range p.Jobs {
@@ -270,6 +271,50 @@ func (m *gandivaMachine) check(t *rapid.T, d *round.Decision) {
 				t.Fatalf("%s on GPU %v: failed %v, used %v, type %q", j.ID, g, m.failed[g], used[g], m.c.Servers[g.Server].Type)
 			}
 			used[g] = true
+		}
+	}
+}
+
+// checkRunnable: after a decision, every admitted job can run where it is
+// placed, on healthy GPUs, unless no type it runs on could hold its gang:
+// on one server with that many healthy GPUs for a gang that fits a server,
+// on the type's healthy GPUs for a larger one.
+func (m *gandivaMachine) checkRunnable(t *rapid.T) {
+	up := make([]int, len(m.c.Servers))
+	for _, g := range m.gpus() {
+		if !m.failed[g] {
+			up[g.Server]++
+		}
+	}
+	fits := func(typ topology.GPUType, gang int) bool {
+		largest, total, healthy := 0, 0, 0
+		for l, sv := range m.c.Servers {
+			if sv.Type == typ {
+				largest, total, healthy = max(largest, sv.GPUs), total+up[l], max(healthy, up[l])
+			}
+		}
+		if gang > largest {
+			return gang <= total
+		}
+		return gang <= healthy
+	}
+	f := m.s.Fair()
+	for _, u := range f.Tenants() {
+		for _, id := range f.TenantJobs(u.ID) {
+			runs := true
+			for _, p := range f.Split().Parts(id) {
+				runs = runs && p.GPUs <= up[p.Server]
+			}
+			if runs {
+				continue
+			}
+			j := m.jobs[id]
+			for k, typ := range m.types {
+				if j.Rates[k] > 0 && fits(typ, j.Gang) {
+					typ0, _ := f.Type(id)
+					t.Fatalf("%s (gang %d) left on %q servers it cannot run on, though %q could hold it", id, j.Gang, typ0, typ)
+				}
+			}
 		}
 	}
 }

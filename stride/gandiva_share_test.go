@@ -229,3 +229,62 @@ func TestGandivaFairRefusedProfileKeepsTrades(t *testing.T) {
 		}
 	}
 }
+
+// A job whose GPUs fail runs again at the next quantum: on the healthy
+// servers of its type where they can hold its gang, on another type it can
+// run on where they cannot. Before failover it stayed on its failed
+// servers while the GPUs it could use idled.
+func TestGandivaFairFailover(t *testing.T) {
+	types := []topology.GPUType{"k80", "v100"}
+	for _, tc := range []struct {
+		name   string
+		v100s  int // servers of 4 V100s
+		fail   int // V100 slots failed on the job's server
+		gang   int
+		wantOn topology.GPUType
+	}{
+		{"gang on one server, its type full elsewhere", 2, 1, 4, "v100"},
+		{"gang on one server, its type short", 1, 1, 4, "k80"},
+		{"one GPU, its server gone", 2, 4, 1, "v100"},
+		{"one GPU, its type gone", 1, 4, 1, "k80"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := topology.Cluster{Servers: []topology.Server{{Name: "k80-0", Type: "k80", GPUs: 4}}}
+			for s := range tc.v100s {
+				c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprint("v100-", s), Type: "v100", GPUs: 4})
+			}
+			g, err := stride.NewGandivaFair(c, types, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Apply(round.Arrive(0, alloc.Job{ID: "x", Owner: "t", Gang: tc.gang, Weight: 1, Rates: []float64{1, 4}}, 0)); err != nil {
+				t.Fatal(err)
+			}
+			d, err := g.Decide(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Placements) != 1 || d.Placements[0].Type != "v100" {
+				t.Fatalf("first decision %+v, want x on v100", d.Placements)
+			}
+			server := d.Placements[0].GPUs[0].Server
+			for slot := range tc.fail {
+				if err := g.Apply(round.Fail(30, topology.GPU{Server: server, Slot: slot})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err = g.Decide(context.Background(), stride.DefaultQuantum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Placements) != 1 || d.Placements[0].Type != tc.wantOn {
+				t.Fatalf("after the failure %+v, want x on %s", d.Placements, tc.wantOn)
+			}
+			for _, gpu := range d.Placements[0].GPUs {
+				if g.Ledger().Failed(gpu) {
+					t.Fatalf("x placed on failed GPU %v", gpu)
+				}
+			}
+		})
+	}
+}
