@@ -22,8 +22,10 @@ type SLAQSettings struct {
 	Round float64
 	// Loss, if not nil, returns job j's loss after done units of work,
 	// normalised so that its loss before any work is 1 (SLAQ normalises
-	// loss reductions across jobs the same way). It must be finite. nil
-	// means the default curve (see SLAQ).
+	// loss reductions across jobs the same way). It must be finite. done
+	// is +Inf where a round's work at a rate near float64's limit
+	// overflows, so a Loss should treat it as more work than any job has.
+	// nil means the default curve (see SLAQ).
 	Loss func(j *round.Job, done float64) float64
 	// Converged is the fraction of its initial loss a job has left when it
 	// finishes, under the default curve; 0 means DefaultConverged. It must
