@@ -126,10 +126,12 @@ type themisApp struct {
 }
 
 // NewThemis returns Themis' arbiter on cluster c, with job rates given over
-// types (each a type of c), settings s (nil: the zero ThemisSettings) and
-// the arbiter's random draws from src. It returns the errors of
-// round.NewLedger and NewArbiter, and an *gpufair.InputError for a round
-// that is not positive and finite. It panics if src is nil.
+// types (each a type of c; nil: every type of c, as round.NewLedger),
+// settings s (nil: the zero ThemisSettings) and the arbiter's random draws
+// from src (a math/rand/v2 Source, such as rand.NewPCG(1, 2): the same
+// source and events give the same decisions). It returns the errors of
+// round.NewLedger and NewArbiter (among them a nil src), and an
+// *gpufair.InputError for a round that is not positive and finite.
 func NewThemis(c topology.Cluster, types []topology.GPUType, s *ThemisSettings, src rand.Source) (*Themis, error) {
 	var set ThemisSettings
 	if s != nil {
