@@ -137,6 +137,10 @@ type slot struct {
 	app        string
 	kind       GrantKind
 	start, end time.Time
+	// last is the app whose lease ended last, while the slot is free: an
+	// app that wins GPUs of the server again gets its own slots back, so
+	// that its jobs keep running there instead of restarting.
+	last string
 }
 
 type appState struct {
@@ -210,7 +214,7 @@ func (a *Arbiter) setTime(now time.Time) error {
 func (a *Arbiter) release(s, k int) {
 	sl := &a.slots[s][k]
 	a.take(sl.app, s, -1)
-	*sl = slot{failed: sl.failed}
+	*sl = slot{failed: sl.failed, last: sl.app}
 }
 
 // take counts d GPUs of server s to or from app.

@@ -588,23 +588,37 @@ func fits(bundle, free []int) bool {
 	return n > 0
 }
 
-// leaseCounts leases app counts[s] of the lowest free slots of each server
-// s for a full lease from now, and returns them.
+// leaseCounts leases app counts[s] free slots of each server s for a full
+// lease from now, and returns them: the slots app held last first, then
+// those no other app still in the auction held last, then the lowest, so
+// that apps winning GPUs again keep the slots their jobs run on.
 func (a *Arbiter) leaseCounts(app string, kind GrantKind, counts []int) []topology.GPU {
+	tier := func(sl *slot) int {
+		switch {
+		case sl.last == app:
+			return 0
+		case sl.last == "" || a.apps[sl.last] == nil:
+			return 1
+		}
+		return 2
+	}
 	var out []topology.GPU
 	for s, n := range counts {
-		for k := range a.slots[s] {
-			if n == 0 {
-				break
-			}
-			if sl := &a.slots[s][k]; sl.app == "" && !sl.failed {
-				*sl = slot{app: app, kind: kind, start: a.now, end: a.now.Add(a.set.Lease)}
-				out = append(out, topology.GPU{Server: s, Slot: k})
-				a.take(app, s, 1)
-				n--
+		for pass := range 3 {
+			for k := range a.slots[s] {
+				if n == 0 {
+					break
+				}
+				if sl := &a.slots[s][k]; sl.app == "" && !sl.failed && tier(sl) == pass {
+					*sl = slot{app: app, kind: kind, start: a.now, end: a.now.Add(a.set.Lease)}
+					out = append(out, topology.GPU{Server: s, Slot: k})
+					a.take(app, s, 1)
+					n--
+				}
 			}
 		}
 	}
+	topology.SortGPUs(out)
 	return out
 }
 

@@ -499,7 +499,9 @@ func checkSpread(field string, spread func(alloc.JobID) []float64, jobs []*round
 }
 
 // schedule is the app scheduler (see Themis): it places jobs, longest
-// remaining work first, on the slots held.
+// remaining work first, on the slots held. A job keeps the slots it ran on
+// where the app still holds them, unless other slots of the app run it
+// faster: moving it would restart it from a checkpoint for nothing.
 func (t *Themis) schedule(jobs []*round.Job, held []topology.GPU) []round.Placement {
 	free := map[int][]topology.GPU{} // by server
 	for _, g := range held {
@@ -514,15 +516,31 @@ func (t *Themis) schedule(jobs []*round.Job, held []topology.GPU) []round.Placem
 		if t.set.Spread != nil {
 			spread = t.set.Spread(j.ID)
 		}
-		best, bestK, bestRate := []topology.GPU(nil), -1, 0.0
-		for k := range types {
-			g := t.take(free, k, j.Gang, j.Elastic)
-			if g == nil {
-				continue
+		var ran map[topology.GPU]bool
+		if h, ok := t.l.Holding(j.ID); ok {
+			ran = map[topology.GPU]bool{}
+			for _, g := range h.GPUs {
+				ran[g] = true
 			}
+		}
+		rate := func(k int, g []topology.GPU) float64 {
 			r := rateOf(j.Job, spread, k, topology.ServersUsed(g) > 1)
 			if j.Elastic {
 				r *= float64(len(g)) / float64(j.Gang)
+			}
+			return r
+		}
+		best, bestK, bestRate := []topology.GPU(nil), -1, 0.0
+		for k := range types {
+			g := t.take(free, k, j.Gang, j.Elastic, ran)
+			if g == nil {
+				continue
+			}
+			r := rate(k, g)
+			if ran != nil {
+				if g0 := t.take(free, k, j.Gang, j.Elastic, nil); rate(k, g0) > r {
+					g, r = g0, rate(k, g0)
+				}
 			}
 			if r > bestRate {
 				best, bestK, bestRate = g, k, r
@@ -540,35 +558,52 @@ func (t *Themis) schedule(jobs []*round.Job, held []topology.GPU) []round.Placem
 	return out
 }
 
-// take returns up to gang free slots of type k, fullest servers first (a
-// rigid job: exactly gang, or nil), without removing them.
-func (t *Themis) take(free map[int][]topology.GPU, k, gang int, elastic bool) []topology.GPU {
+// take returns up to gang free slots of type k (a rigid job: exactly
+// gang, or nil), without removing them: the slots in ran first, then the
+// fullest servers'.
+func (t *Themis) take(free map[int][]topology.GPU, k, gang int, elastic bool, ran map[topology.GPU]bool) []topology.GPU {
 	var servers []int
 	total := 0
+	own := map[int]int{} // slots in ran per server
 	for s, gs := range free {
 		if t.l.TypeOf(s) == k && len(gs) > 0 {
 			servers = append(servers, s)
 			total += len(gs)
+			for _, g := range gs {
+				if ran[g] {
+					own[s]++
+				}
+			}
 		}
 	}
 	if total == 0 || (!elastic && total < gang) {
 		return nil
 	}
 	slices.SortFunc(servers, func(a, b int) int {
-		if c := cmp.Compare(len(free[b]), len(free[a])); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
+		return cmp.Or(cmp.Compare(own[b], own[a]), cmp.Compare(len(free[b]), len(free[a])), cmp.Compare(a, b))
 	})
 	var out []topology.GPU
 	for _, s := range servers {
-		n := min(gang-len(out), len(free[s]))
-		out = append(out, free[s][:n]...)
+		gs := free[s]
+		if own[s] > 0 {
+			gs = slices.Clone(gs)
+			slices.SortStableFunc(gs, func(x, y topology.GPU) int { return cmp.Compare(own01(ran[y]), own01(ran[x])) })
+		}
+		n := min(gang-len(out), len(gs))
+		out = append(out, gs[:n]...)
 		if len(out) == gang {
 			break
 		}
 	}
 	return out
+}
+
+// own01 is 1 for a slot a job ran on, 0 otherwise.
+func own01(ran bool) int {
+	if ran {
+		return 1
+	}
+	return 0
 }
 
 // rateOf returns job j's rate on type k for its whole gang, spread over

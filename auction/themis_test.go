@@ -510,3 +510,59 @@ func TestThemisTimesBeyondTheClock(t *testing.T) {
 		}
 	}
 }
+
+// TestThemisKeepsJobsOnTheirSlots: one app runs a 2-GPU gang y and a
+// 1-GPU job x on its three GPUs of a 4-GPU server, round after round. The
+// app scheduler places the job with more work left first, and x overtakes
+// y in the third round; each job still keeps the slots it ran on, so no
+// round restarts a job from a checkpoint. (The scheduler used to give the
+// job placed first the server's first slots, so that x and y swapped
+// slots and both restarted.)
+func TestThemisKeepsJobsOnTheirSlots(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "v100", GPUs: 4}}}
+	s, err := auction.NewThemis(c, []topology.GPUType{"v100"}, nil, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := map[alloc.JobID]float64{"x": 0.1, "y": 1}
+	work := map[alloc.JobID]float64{"x": 1000, "y": 1500}
+	for _, id := range []alloc.JobID{"x", "y"} {
+		j := alloc.Job{ID: id, Owner: "app", Gang: 1, Weight: 1, Rates: []float64{rate[id]}}
+		if id == "y" {
+			j.Gang = 2
+		}
+		if err := s.Apply(round.Arrive(0, j, work[id])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := map[alloc.JobID]float64{}
+	first := map[int]alloc.JobID{} // the job with more work left, by round
+	for q := range 4 {
+		d, err := s.Decide(context.Background(), float64(q)*auction.DefaultRound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Placements) != 2 {
+			t.Fatalf("round %d: %d placements, want both jobs", q, len(d.Placements))
+		}
+		first[q] = "x"
+		if work["y"]-done["y"] > work["x"]-done["x"] {
+			first[q] = "y"
+		}
+		var ev []round.Event
+		for _, p := range d.Placements {
+			if p.Restart {
+				t.Errorf("round %d: %v restarted on %v", q, p.Jobs, p.GPUs)
+			}
+			id := p.Jobs[0]
+			done[id] += (d.End - d.Start) * rate[id]
+			ev = append(ev, round.Progress(d.End, id, done[id]))
+		}
+		if err := s.Apply(ev...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if first[0] != "y" || first[3] != "x" {
+		t.Fatalf("the job with more work left was %v by round: the test needs y, then x", first)
+	}
+}
