@@ -124,6 +124,7 @@ type ArbiterSettings struct {
 type Arbiter struct {
 	c   topology.Cluster
 	set ArbiterSettings
+	src rand.Source // rng's, which Themis' snapshots save
 	rng *rand.Rand
 	now time.Time
 	// slots[s][k] is GPU k of server s.
@@ -186,7 +187,7 @@ func NewArbiter(c topology.Cluster, s *ArbiterSettings, src rand.Source) (*Arbit
 	if set.Lease == 0 {
 		set.Lease = DefaultLease
 	}
-	a := &Arbiter{c: c, set: set, rng: rand.New(src), apps: map[string]*appState{}}
+	a := &Arbiter{c: c, set: set, src: src, rng: rand.New(src), apps: map[string]*appState{}}
 	a.slots = make([][]slot, len(c.Servers))
 	for s, sv := range c.Servers {
 		a.slots[s] = make([]slot, sv.GPUs)

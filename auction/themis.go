@@ -250,14 +250,7 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 		if d := clock(sec); d == math.MaxInt64 || d == math.MinInt64 {
 			start = d.Seconds()
 		}
-		app.agent = &AppAgent{Ledger: t.l, Capacity: t.capa, Epoch: t.epoch, Start: start, Spread: t.set.Spread,
-			Jobs:       func() []*round.Job { return t.jobsOf(app) },
-			Contention: func(now float64) float64 { return t.contention(app, now) },
-			Work:       func() float64 { return t.workOf(id, app) },
-		}
-		if t.set.Phases != nil {
-			app.agent.Phases = t.set.Phases(id)
-		}
+		t.newAgent(id, app, t.l, start)
 		t.apps[id] = app
 	}
 	work := j.Work
@@ -275,6 +268,19 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 	t.count(sec, 1)
 	app.joined = true
 	return nil
+}
+
+// newAgent gives app id its agent, which reads the jobs from ledger l and
+// the contention and work from t, from start on the caller's clock.
+func (t *Themis) newAgent(id alloc.TenantID, app *themisApp, l *round.Ledger, start float64) {
+	app.agent = &AppAgent{Ledger: l, Capacity: t.capa, Epoch: t.epoch, Start: start, Spread: t.set.Spread,
+		Jobs:       func() []*round.Job { return t.jobsOf(app) },
+		Contention: func(now float64) float64 { return t.contention(app, now) },
+		Work:       func() float64 { return t.workOf(id, app) },
+	}
+	if t.set.Phases != nil {
+		app.agent.Phases = t.set.Phases(id)
+	}
 }
 
 // depart removes job id from its app, which leaves with its last job
@@ -613,19 +619,6 @@ func rateOf(j alloc.Job, spread []float64, k int, spreadOut bool) float64 {
 		return spread[k]
 	}
 	return j.Rates[k]
-}
-
-// Snapshot returns an error wrapping gpufair.ErrSnapshot: the arbiter's
-// state (leases, each app's cached rows and rho, the random source) is not
-// serialised.
-func (t *Themis) Snapshot() ([]byte, error) {
-	return nil, badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state (leases, cached bids, random draws) cannot be snapshotted")
-}
-
-// Restore returns an error wrapping gpufair.ErrSnapshot and changes
-// nothing: see Snapshot.
-func (t *Themis) Restore([]byte) error {
-	return badInput("Snapshot", "", gpufair.ErrSnapshot, "Themis' arbiter state cannot be restored")
 }
 
 var _ round.Scheduler = (*Themis)(nil)

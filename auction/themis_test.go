@@ -98,8 +98,8 @@ func TestThemisFailures(t *testing.T) {
 	}
 }
 
-// TestThemisContract checks Decide's refusals and that snapshots are
-// refused with gpufair.ErrSnapshot.
+// TestThemisContract checks Decide's refusals, and Snapshot's and
+// Restore's of what they cannot save or read.
 func TestThemisContract(t *testing.T) {
 	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "v100", GPUs: 2}}}
 	s, err := auction.NewThemis(c, []topology.GPUType{"v100"}, nil, rand.NewPCG(1, 1))
@@ -120,13 +120,23 @@ func TestThemisContract(t *testing.T) {
 	if _, err := s.Decide(ctx, 0); !errors.Is(err, gpufair.ErrOrder) {
 		t.Errorf("Decide at the same time: error = %v, want ErrOrder", err)
 	}
-	if _, err := s.Snapshot(); !errors.Is(err, gpufair.ErrSnapshot) {
-		t.Errorf("Snapshot() error = %v, want ErrSnapshot", err)
-	}
 	if err := s.Restore([]byte("{}")); !errors.Is(err, gpufair.ErrSnapshot) {
-		t.Errorf("Restore() error = %v, want ErrSnapshot", err)
+		t.Errorf("Restore({}) error = %v, want ErrSnapshot", err)
+	}
+	// A source that cannot be saved: no snapshot.
+	s, err = auction.NewThemis(c, []topology.GPUType{"v100"}, nil, opaqueSource{rand.NewPCG(1, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Snapshot(); !errors.Is(err, gpufair.ErrSnapshot) {
+		t.Errorf("Snapshot() with a source without MarshalBinary: error = %v, want ErrSnapshot", err)
 	}
 }
+
+// opaqueSource is a rand.Source whose state cannot be saved.
+type opaqueSource struct{ src rand.Source }
+
+func (o opaqueSource) Uint64() uint64 { return o.src.Uint64() }
 
 // TestThemisApps runs a hyper-parameter app of four elastic jobs (one owner)
 // beside two one-job apps: the arbiter sees three apps, each elastic job is

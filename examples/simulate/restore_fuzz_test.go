@@ -19,7 +19,7 @@ import (
 )
 
 // restoreFixture is every mechanism with a snapshot of its scheduler after
-// two rounds of a small workload (nil for Themis' arbiter, which has none).
+// two rounds of a small workload.
 type restoreFixture struct {
 	e     *env
 	ms    []mechanism
