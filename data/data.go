@@ -15,6 +15,8 @@ package data
 import (
 	"embed"
 	"io/fs"
+
+	"github.com/gpufair/gpufair"
 )
 
 //go:embed gavel
@@ -38,4 +40,14 @@ func embedded(f embed.FS, dir string) fs.FS {
 		panic("data: embedded directory " + dir + " missing: " + err.Error()) // cannot happen: checked at compile time
 	}
 	return sub
+}
+
+// checkFS returns an *gpufair.InputError on Field "fsys" wrapping
+// gpufair.ErrEmpty for a nil file system, which fs.ReadFile would call a
+// method on and panic.
+func checkFS(fsys fs.FS) error {
+	if fsys == nil {
+		return gpufair.Invalid("fsys", "", gpufair.ErrEmpty, "nil file system")
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -85,19 +86,30 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 // "h100.json") and checks it: a GPU type, at least one job, job types named
 // once, batches not negative, runs finite and positive, and each rate the median
 // of its runs (the mean of the middle two for an even count), or 0 with no
-// runs. An error names the file and the first fault. It is fsys's error if
-// the file cannot be read, encoding/json's if it is not a row, and otherwise
-// a *gpufair.InputError: Field "MeasuredRow.GPUType" or "MeasuredRow.Jobs"
+// runs. An error names the file and the first fault. It is a
+// *gpufair.InputError on Field "fsys" wrapping gpufair.ErrEmpty for a nil
+// fsys, fsys's error if the file cannot be read, encoding/json's if it is
+// not a row, and otherwise a *gpufair.InputError: Field "MeasuredRow"
+// wrapping gpufair.ErrDuplicate for a key listed twice in one object
+// (encoding/json would keep the last without a word); "MeasuredRow.GPUType"
+// or "MeasuredRow.Jobs"
 // wrapping gpufair.ErrEmpty for a row without a GPU type or jobs; for a job,
 // "MeasuredJob.JobType" wrapping ErrEmpty or ErrDuplicate, "MeasuredJob.Batch",
 // "MeasuredJob.Runs" or "MeasuredJob.Rate" wrapping ErrValue.
 func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
+	if err := checkFS(fsys); err != nil {
+		return nil, fmt.Errorf("data: %s: %w", name, err)
+	}
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	var r MeasuredRow
 	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("data: %s: %w", name, err)
+	}
+	// Unmarshal took b, so it is JSON no deeper than encoding/json allows.
+	if err := uniqueKeys(json.NewDecoder(bytes.NewReader(b)), "MeasuredRow", "row"); err != nil {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	if r.GPUType == "" {
@@ -113,6 +125,49 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 		}
 	}
 	return &r, nil
+}
+
+// uniqueKeys reads one JSON value from dec, which holds valid JSON, and
+// returns an *gpufair.InputError on field wrapping gpufair.ErrDuplicate for
+// the first object in it that lists a key twice, in any case: encoding/json
+// fills a field from a key of any case, the last one it meets. at names the
+// value in the message ("row", then "row.jobs[0]" and so on).
+func uniqueKeys(dec *json.Decoder, field, at string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]string{} // case-folded key → the key
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
+			}
+			key, _ := tok.(string) // an object's keys are strings, in valid JSON
+			fold := strings.ToLower(strings.ToUpper(key))
+			if k, dup := seen[fold]; dup {
+				return gpufair.Invalid(field, "", gpufair.ErrDuplicate, "%s: key %q listed twice (as %q)", at, key, k)
+			}
+			seen[fold] = key
+			if err := uniqueKeys(dec, field, at+"."+key); err != nil {
+				return err
+			}
+		}
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := uniqueKeys(dec, field, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil // a scalar
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
+	}
+	return nil
 }
 
 // check checks j as a job of a row read whole: its runs (checkRuns), and its

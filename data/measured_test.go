@@ -372,6 +372,11 @@ func TestLoadMeasuredTypedErrors(t *testing.T) {
 		{"zero run", row(`{"job_type": "A", "runs": [0], "rate": 0}`), "MeasuredJob.Runs", "A", gpufair.ErrValue},
 		{"rate, no runs", row(`{"job_type": "A", "rate": 3}`), "MeasuredJob.Rate", "A", gpufair.ErrValue},
 		{"not the median", row(`{"job_type": "A", "runs": [1, 2, 9], "rate": 4}`), "MeasuredJob.Rate", "A", gpufair.ErrValue},
+		// encoding/json kept the last of a key listed twice: runs [5], not
+		// [1], taken without a word.
+		{"runs twice", row(`{"job_type": "A", "runs": [1], "runs": [5], "rate": 5}`), "MeasuredRow", "", gpufair.ErrDuplicate},
+		{"gpu_type twice", `{"gpu_type": "a100", "gpu_type": "h100", "jobs": [{"job_type": "A", "runs": [1], "rate": 1}]}`, "MeasuredRow", "", gpufair.ErrDuplicate},
+		{"rate twice, in two cases", row(`{"job_type": "A", "runs": [1], "rate": 1, "RATE": 1}`), "MeasuredRow", "", gpufair.ErrDuplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := data.LoadMeasured(fstest.MapFS{"r.json": {Data: []byte(tc.file)}}, "r.json")

@@ -88,9 +88,10 @@ func (t *Throughputs) Pair(gpu string, a, b JobType) (rateA, rateB float64, ok b
 // GPU, then by "('<model>', <scale>)", then by "null" for the isolated rate
 // or by another job's key for a co-located [own, other] pair.
 //
-// It returns fsys's error if the file cannot be read, a *json.SyntaxError if
-// it is not JSON, and otherwise, for a file that is not such a table, a
-// *gpufair.InputError whose Field is "Throughputs" (no GPUs), "Throughputs.GPU"
+// It returns an *gpufair.InputError whose Field is "fsys", wrapping
+// gpufair.ErrEmpty, for a nil fsys, fsys's error if the file cannot be read,
+// a *json.SyntaxError if it is not JSON, and otherwise, for a file that is
+// not such a table, a *gpufair.InputError whose Field is "Throughputs" (no GPUs), "Throughputs.GPU"
 // (an empty GPU key or one without job types), "Throughputs.JobType" (a key
 // that is not ('<model>', <scale>), or one without throughputs),
 // "Throughputs.Isolated" (a rate that is not a number or is negative) or
@@ -108,6 +109,9 @@ func LoadThroughputs(fsys fs.FS, name string) (*Throughputs, error) {
 }
 
 func loadThroughputs(fsys fs.FS, name string) (*Throughputs, error) {
+	if err := checkFS(fsys); err != nil {
+		return nil, err
+	}
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, err

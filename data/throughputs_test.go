@@ -131,3 +131,18 @@ func TestLoadThroughputsRefusesMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadNilFS: a nil fs.FS made LoadThroughputs and LoadMeasured panic
+// inside fs.ReadFile; it is an input error on "fsys".
+func TestLoadNilFS(t *testing.T) {
+	for name, load := range map[string]func() error{
+		"LoadThroughputs": func() error { _, err := data.LoadThroughputs(nil, "x"); return err },
+		"LoadMeasured":    func() error { _, err := data.LoadMeasured(nil, "x"); return err },
+	} {
+		err := load()
+		var in *gpufair.InputError
+		if !errors.As(err, &in) || in.Field != "fsys" || !errors.Is(err, gpufair.ErrEmpty) {
+			t.Errorf("%s(nil) error = %v, want an *gpufair.InputError on fsys wrapping gpufair.ErrEmpty", name, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package ftf
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -18,11 +19,12 @@ type Offer struct {
 	Free    []int
 }
 
-// Validate reports an invalid cluster, a Free of the wrong length, and
-// counts below zero or above a server's slots.
+// Validate reports an invalid cluster (wrapping the cluster's error, so
+// topology.ErrInvalid too), a Free of the wrong length, and counts below zero
+// or above a server's slots.
 func (o Offer) Validate() error {
 	if err := o.Cluster.Validate(); err != nil {
-		return badInput("Offer.Cluster", "", gpufair.ErrValue, "%v", err)
+		return badInput("Offer.Cluster", "", gpufair.ErrValue, "%w", err)
 	}
 	if len(o.Free) != len(o.Cluster.Servers) {
 		return badInput("Offer.Free", "", gpufair.ErrShape, "%d counts for %d servers", len(o.Free), len(o.Cluster.Servers))
@@ -75,8 +77,13 @@ type BidTable struct {
 // about 5.6e-309, counts of the offer's length
 // within what the offer frees on each server (a row naming GPUs not offered
 // is gpufair.ErrUnknownID), no empty row and no row listed twice
-// (gpufair.ErrDuplicate). id labels the errors.
+// (gpufair.ErrDuplicate). id labels the errors. An offer that Offer.Validate
+// refuses is its error (a Free longer than the cluster's servers indexed
+// past them).
 func (t BidTable) Validate(o Offer, id string) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	if math.IsNaN(t.RhoNone) || t.RhoNone <= 0 || math.IsInf(1/t.RhoNone, 1) {
 		return badInput("BidTable.RhoNone", id, gpufair.ErrValue, "%v is not positive, or its reciprocal overflows", t.RhoNone)
 	}
@@ -125,7 +132,7 @@ func countsKey(counts []int) string {
 type RhoFunc func(Placement) (float64, error)
 
 // TableSettings bounds a bid table. The zero value, or a nil pointer, gives
-// the defaults.
+// the defaults; a negative field is an error.
 type TableSettings struct {
 	// MaxGPUs is the most GPUs a row asks for; 0 means all offered.
 	MaxGPUs int
@@ -152,6 +159,12 @@ type TableSettings struct {
 // auction disjoint alternatives. Rows that do not improve on RhoNone are
 // dropped. The table is sorted by rho, then GPUs, then counts
 // lexicographically, and cut to MaxRows.
+//
+// It returns the offer's validation error and an *gpufair.InputError for
+// a nil rho (gpufair.ErrEmpty), a negative setting, held of the wrong
+// length or beyond a server's slots, and a rho that is NaN, not positive or
+// so small that its reciprocal overflows (gpufair.ErrValue: BidTable.Validate
+// refuses it), besides rho's own errors.
 func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, error) {
 	if err := o.Validate(); err != nil {
 		return BidTable{}, err
@@ -162,6 +175,9 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	var set TableSettings
 	if s != nil {
 		set = *s
+	}
+	if err := checkSettings("TableSettings", setting{"MaxGPUs", set.MaxGPUs}, setting{"PerShape", set.PerShape}, setting{"MaxRows", set.MaxRows}); err != nil {
+		return BidTable{}, err
 	}
 	if set.PerShape <= 0 {
 		set.PerShape = 4
@@ -186,8 +202,8 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 		if err != nil {
 			return 0, err
 		}
-		if math.IsNaN(r) || r <= 0 {
-			return 0, badInput("RhoFunc", "", gpufair.ErrValue, "rho %v for %v", r, counts)
+		if !validRho(r) {
+			return 0, badInput("RhoFunc", "", gpufair.ErrValue, "rho %v for %v is not positive, or its reciprocal overflows", r, counts)
 		}
 		return r, nil
 	}
@@ -273,13 +289,39 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	return t, nil
 }
 
+// setting is a count of a settings struct, by name.
+type setting struct {
+	name string
+	v    int
+}
+
+// checkSettings returns an *gpufair.InputError on the first of the counts
+// of the settings struct named typ that is negative: 0 means its default,
+// and a negative count has no meaning.
+func checkSettings(typ string, counts ...setting) error {
+	for _, c := range counts {
+		if c.v < 0 {
+			return badInput(typ+"."+c.name, "", gpufair.ErrValue, "%d is negative", c.v)
+		}
+	}
+	return nil
+}
+
+// validRho reports whether a table may hold r as a rho: positive (+Inf
+// only for RhoNone, which Bids and NewTable never put in a row) and not so
+// small that 1/r overflows, as BidTable.Validate requires (5e-324 made a
+// table that its own Validate refused).
+func validRho(r float64) bool { return r > 0 && !math.IsInf(1/r, 1) }
+
 // SortRows sorts rows by rho, then GPU count, then counts lexicographically:
-// the table order NewTable guarantees.
+// the table order NewTable guarantees. A NaN rho, which BidTable.Validate
+// refuses, sorts first, as cmp.Compare orders it, so that the order does not
+// depend on the rows' order before.
 func SortRows(rows []Row) {
 	sort.SliceStable(rows, func(a, b int) bool {
 		ra, rb := rows[a], rows[b]
-		if ra.Rho != rb.Rho {
-			return ra.Rho < rb.Rho
+		if c := cmp.Compare(ra.Rho, rb.Rho); c != 0 {
+			return c < 0
 		}
 		if ga, gb := ra.GPUs(), rb.GPUs(); ga != gb {
 			return ga < gb

@@ -15,7 +15,8 @@ import (
 // indexed out of range; 2^40 GPUs once took 2^40 steps; overflowing times
 // gave NaN, or 0, with a nil error). Each rho must come with a typed error
 // or be a number from 0 up, +Inf only for an app with work left and no
-// GPUs; PhaseTime must return a time that is not NaN.
+// GPUs; PhaseTime must return NaN exactly for the jobs and placements those
+// refuse (a NaN iteration count gave 0), and otherwise a time from 0 up.
 func FuzzRho(f *testing.F) {
 	f.Add([]byte{16, 32, 32, 16, 2, 8, 16, 1, 4, 0})
 	f.Add(append([]byte{0}, fuzzdata.Bytes(1e308, 1e308, 1e308, 1e308)...))
@@ -38,15 +39,16 @@ func FuzzRho(f *testing.F) {
 		for k := range jobs {
 			jobs[k] = JobInfo{ItersRemaining: r.Number(), IterTime: r.Number()}
 		}
-		if err := validateJobs("jobs", jobs); err != nil {
-			return
-		}
 		demand := 1 + r.Int(16)
 		if r.Int(4) == 0 {
 			demand = 1 << 40
 		}
-		if got := PhaseTime(jobs, p, demand); math.IsNaN(got) {
-			t.Fatalf("PhaseTime(%+v, %+v, %d) = NaN", jobs, p, demand)
+		bad := validateJobs("jobs", jobs) != nil
+		if got := PhaseTime(jobs, p, demand); math.IsNaN(got) != (bad || p.GPUs < 0) || got < 0 {
+			t.Fatalf("PhaseTime(%+v, %+v, %d) = %v (jobs refused: %v)", jobs, p, demand, got, bad)
+		}
+		if bad {
+			return
 		}
 		info := AppInfo{Elapsed: r.Number(), Budget: r.Number(), AppDemandMax: r.Int(9), JobDemandMax: min(demand, 64), ClusterGPUs: r.Int(65), Contention: r.Number()}
 		workLeft := false

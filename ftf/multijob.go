@@ -68,8 +68,18 @@ func (a AppInfo) Validate() error {
 	return nil
 }
 
-// Independent returns T_id = B / min(R_C, app_demand_max) · N_avg.
+// Independent returns T_id = B / min(R_C, app_demand_max) · N_avg, or NaN
+// for an a that Validate refuses (a cluster of 0 GPUs gave +Inf, a negative
+// budget a negative time).
 func (a AppInfo) Independent() float64 {
+	if a.Validate() != nil {
+		return math.NaN()
+	}
+	return a.independent()
+}
+
+// independent is Independent for an a that Validate takes.
+func (a AppInfo) independent() float64 {
 	return a.Budget / float64(min(a.ClusterGPUs, a.AppDemandMax)) * a.Contention
 }
 
@@ -90,9 +100,14 @@ const (
 // RhoHalving returns rho(G) for a successive-halving app (equation 2):
 // T_sh = elapsed + Σ_phases max_j T(G_j), each phase's jobs packed onto the
 // placement's GPUs by PhaseTime, over T_id = B/min(R_C, app_demand_max)·N_avg.
+// A model other than Literal and MedianAll is an *gpufair.InputError on
+// "HalvingModel" wrapping gpufair.ErrValue.
 func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (float64, error) {
 	if err := validateApp("HalvingApp", app == nil, info, p); err != nil {
 		return 0, err
+	}
+	if model != Literal && model != MedianAll {
+		return 0, badInput("HalvingModel", "", gpufair.ErrValue, "%d is neither Literal nor MedianAll", int(model))
 	}
 	n := app.NumPhases()
 	if n < 0 {
@@ -127,7 +142,7 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 		}
 		t += PhaseTime(jobs, p, info.JobDemandMax)
 	}
-	return ratio("HalvingApp", t, info.Independent(), p)
+	return ratio("HalvingApp", t, info.independent(), p)
 }
 
 // validateApp checks the inputs RhoHalving and RhoCurve share: an app
@@ -159,7 +174,7 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 			return 0, badInput("CurveApp.JobsRemaining", "", gpufair.ErrValue, "a running job has no iteration time")
 		}
 	}
-	return ratio("CurveApp", info.Elapsed+PhaseTime(jobs, p, info.JobDemandMax), info.Independent(), p)
+	return ratio("CurveApp", info.Elapsed+PhaseTime(jobs, p, info.JobDemandMax), info.independent(), p)
 }
 
 func validateJobs(field string, jobs []JobInfo) error {
@@ -194,8 +209,19 @@ const exactSerialJobs = 12
 //     and are partitioned among the GPUs to minimise the latest finish
 //     (exactly up to 12 jobs, longest-first beyond).
 //
-// A phase without work takes 0; with work and no GPUs, +Inf.
+// A job's work is ItersRemaining · IterTime, so one whose IterTime is 0 (not
+// yet known) has none: give it a stand-in first, as RhoHalving gives the
+// median. A phase without work takes 0; with work and no GPUs, +Inf, as
+// where the time overflows float64. A Locality beyond CrossRack counts as
+// CrossRack (topology.Slowdown.At).
+//
+// PhaseTime returns no error: it is NaN for what RhoHalving and RhoCurve
+// refuse, a job with a negative, NaN or infinite ItersRemaining or IterTime
+// or an invalid Slowdown, a negative GPU count, or a demandMax below 1.
 func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
+	if p.GPUs < 0 || demandMax < 1 || validateJobs("", jobs) != nil {
+		return math.NaN() // a NaN iteration count gave 0, a phase that took no time
+	}
 	work := make([]float64, 0, len(jobs))
 	var slow []float64
 	for _, j := range jobs {
@@ -214,8 +240,14 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 	if g < len(work) {
 		return serialMakespan(work, g)
 	}
-	demandMax = max(demandMax, 1)
-	if extra := min(g-len(work), len(work)*(demandMax-1)); extra > greedyGPUs {
+	// extra is min(g − len(work), len(work)·(demandMax − 1)), the GPUs the
+	// greedy can hand out, without the product (which overflowed for a
+	// demandMax near math.MaxInt, and the greedy ran for ever).
+	extra := g - len(work)
+	if demandMax-1 <= extra/len(work) {
+		extra = len(work) * (demandMax - 1)
+	}
+	if extra > greedyGPUs {
 		return levelMakespan(work, slow, g, demandMax)
 	}
 	gpus := make([]int, len(work))
@@ -337,29 +369,36 @@ const greedyGPUs = 1 << 12
 // found by bisection over T on the bits of float64, then evaluated on the
 // allocation that meets it.
 func levelMakespan(work, slow []float64, g, demandMax int) float64 {
-	// need returns the GPUs T needs and the latest finish they give, or
-	// ok false when some job cannot finish within T.
-	need := func(T float64) (sum int, latest float64, ok bool) {
+	// need returns the latest finish of the GPUs T needs, or ok false when
+	// some job cannot finish within T or they add up to more than g. It
+	// counts down the GPUs left, so that no sum overflows.
+	need := func(T float64) (latest float64, ok bool) {
+		left := g
 		for k, w := range work {
 			if w <= T {
-				sum++
+				if left < 1 {
+					return 0, false
+				}
+				left--
 				latest = max(latest, w)
 				continue
 			}
 			if slow[k] >= 2 { // a second GPU does not help: the greedy stops there
-				return 0, 0, false
+				return 0, false
 			}
 			n := math.Ceil(w * slow[k] / T)
 			if n < 2 {
 				n = 2
 			}
-			if n > float64(demandMax) {
-				return 0, 0, false
+			// Compare before converting: from 2^63 on (or past a 32-bit
+			// int), int(n) is not n; float64(m) may round m up.
+			if m := min(demandMax, left); n >= 0x1p63 || n > float64(m) || int(n) > m {
+				return 0, false
 			}
-			sum += int(n)
+			left -= int(n)
 			latest = max(latest, w*slow[k]/n)
 		}
-		return sum, latest, sum <= g
+		return latest, true
 	}
 	hi := 0.0
 	for _, w := range work {
@@ -371,12 +410,12 @@ func levelMakespan(work, slow []float64, g, demandMax int) float64 {
 		if mid <= lo || mid >= hi {
 			break
 		}
-		if _, _, ok := need(mid); ok {
+		if _, ok := need(mid); ok {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	_, latest, _ := need(hi)
+	latest, _ := need(hi)
 	return latest
 }

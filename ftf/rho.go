@@ -69,15 +69,35 @@ func slowdownOr(s topology.Slowdown) topology.Slowdown {
 }
 
 // Independent returns T_independent = T_cluster · N_avg with
-// T_cluster = iter_total · iter_time / min(R_C, job_demand_max).
+// T_cluster = iter_total · iter_time / min(R_C, job_demand_max), or NaN for
+// a j that Validate refuses (a cluster of 0 GPUs gave +Inf).
 func (j SingleJob) Independent() float64 {
+	if j.Validate() != nil {
+		return math.NaN()
+	}
+	return j.independent()
+}
+
+// independent is Independent for a j that Validate takes.
+func (j SingleJob) independent() float64 {
 	return j.ItersTotal * j.IterTime / float64(min(j.ClusterGPUs, j.DemandMax)) * j.Contention
 }
 
 // Shared returns T_shared = elapsed + iter_left · iter_time(G), with
 // iter_time(G) = iter_time_serial · S(G) / min(|G|, job_demand_max). With no
-// GPUs and work left it is +Inf: the job never finishes.
+// GPUs and work left it is +Inf: the job never finishes. It is NaN for a j
+// that Validate refuses or a negative GPU count (a NaN iter_left on no GPUs
+// gave +Inf, a negative one a time before now); a Locality beyond
+// CrossRack counts as CrossRack (topology.Slowdown.At).
 func (j SingleJob) Shared(p Placement) float64 {
+	if p.GPUs < 0 || j.Validate() != nil {
+		return math.NaN()
+	}
+	return j.shared(p)
+}
+
+// shared is Shared for a j that Validate takes and p.GPUs not negative.
+func (j SingleJob) shared(p Placement) float64 {
 	if j.ItersLeft == 0 {
 		return j.Elapsed
 	}
@@ -97,7 +117,7 @@ func (j SingleJob) Rho(p Placement) (float64, error) {
 	if err := p.Validate(); err != nil {
 		return 0, err
 	}
-	return ratio("SingleJob", j.Shared(p), j.Independent(), p)
+	return ratio("SingleJob", j.shared(p), j.independent(), p)
 }
 
 // ratio returns rho = T_shared/T_independent for the app named by field,

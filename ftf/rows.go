@@ -15,7 +15,8 @@ import (
 type CountsFunc func(counts []int) (float64, error)
 
 // BidSettings bound a bid table built by Bids. The zero value, or a nil
-// pointer, gives the defaults.
+// pointer, gives the defaults; a negative Demand, Alternatives or MaxRows is
+// an error.
 type BidSettings struct {
 	// Demand is the most GPUs the app can use at once (app_demand_max),
 	// held GPUs included; rows never take it past that. 0 means no limit.
@@ -57,17 +58,25 @@ const (
 // a row with fewer GPUs has a rho at least as low (GPUs it would not put
 // to use). The table is sorted as SortRows does and cut to MaxRows.
 //
-// It returns the offer's validation error, an *gpufair.InputError for
-// held of the wrong length or beyond a server's slots and for a price
-// that is NaN or not positive, price's own errors, and ctx's error
+// It returns the offer's validation error, an *gpufair.InputError for a
+// nil price (gpufair.ErrEmpty), a negative setting, held of the wrong
+// length or beyond a server's slots and for a price that is NaN, not
+// positive or so small that its reciprocal overflows (gpufair.ErrValue:
+// BidTable.Validate refuses it), price's own errors, and ctx's error
 // (checked for each GPU count).
 func Bids(ctx context.Context, o Offer, held []int, price CountsFunc, s *BidSettings) (BidTable, error) {
 	if err := o.Validate(); err != nil {
 		return BidTable{}, err
 	}
+	if price == nil {
+		return BidTable{}, badInput("price", "", gpufair.ErrEmpty, "nil price function")
+	}
 	var set BidSettings
 	if s != nil {
 		set = *s
+	}
+	if err := checkSettings("BidSettings", setting{"Demand", set.Demand}, setting{"Alternatives", set.Alternatives}, setting{"MaxRows", set.MaxRows}); err != nil {
+		return BidTable{}, err
 	}
 	if set.Alternatives <= 0 {
 		set.Alternatives = defaultAlternatives
@@ -91,8 +100,8 @@ func Bids(ctx context.Context, o Offer, held []int, price CountsFunc, s *BidSett
 		if err != nil {
 			return 0, err
 		}
-		if math.IsNaN(r) || r <= 0 {
-			return 0, badInput("CountsFunc", "", gpufair.ErrValue, "rho %v for %v", r, counts)
+		if !validRho(r) {
+			return 0, badInput("CountsFunc", "", gpufair.ErrValue, "rho %v for %v is not positive, or its reciprocal overflows", r, counts)
 		}
 		return r, nil
 	}

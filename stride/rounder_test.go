@@ -119,6 +119,26 @@ func TestRounderBadInput(t *testing.T) {
 	}
 }
 
+// TestRounderBadCluster: an invalid cluster came back as topology's bare
+// error, not the *gpufair.InputError the package promises for bad input.
+func TestRounderBadCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    topology.Cluster
+		want error
+	}{
+		{"no servers", topology.Cluster{}, gpufair.ErrEmpty},
+		{"server without GPUs", topology.Cluster{Servers: []topology.Server{{Name: "s0", Type: "v100"}}}, gpufair.ErrValue},
+		{"server listed twice", topology.Cluster{Servers: []topology.Server{{Name: "s0", Type: "v100", GPUs: 1}, {Name: "s0", Type: "v100", GPUs: 1}}}, gpufair.ErrValue},
+	} {
+		_, err := stride.NewRounder(tc.c, []topology.GPUType{"v100"}, tenants([]int{1}))
+		var in *gpufair.InputError
+		if !errors.As(err, &in) || in.Field != "Cluster" || !errors.Is(err, tc.want) || !errors.Is(err, topology.ErrInvalid) {
+			t.Errorf("%s: NewRounder() error = %v, want an *gpufair.InputError on Cluster wrapping %v and topology.ErrInvalid", tc.name, err, tc.want)
+		}
+	}
+}
+
 // Random tenants and random ideal shares that fit each type, changing every
 // round: shares never exceed a type's GPUs, a positive share is never below
 // the tenant's smallest job, every placed job is the tenant's, on its type,
