@@ -39,17 +39,21 @@ func NewAllocation(rows []string, c Capacity) *Allocation {
 	return a
 }
 
-// Bundle returns row i's GPUs per type, or nil if there is no row i. The
-// slice is the allocation's own.
+// Bundle returns row i's GPUs per type, or nil if there is no row i (or a
+// is nil). The slice is the allocation's own.
 func (a *Allocation) Bundle(i int) []float64 {
-	if i < 0 || i >= len(a.GPUs) {
+	if a == nil || i < 0 || i >= len(a.GPUs) {
 		return nil
 	}
 	return a.GPUs[i]
 }
 
-// RowIndex returns the index of the row labelled r.
+// RowIndex returns the index of the row labelled r, or −1 and false when
+// there is none (or a is nil).
 func (a *Allocation) RowIndex(r string) (int, bool) {
+	if a == nil {
+		return -1, false
+	}
 	for i, x := range a.Rows {
 		if x == r {
 			return i, true
@@ -58,9 +62,13 @@ func (a *Allocation) RowIndex(r string) (int, bool) {
 	return -1, false
 }
 
-// Used returns the GPUs of each type allocated in total. Amounts beyond
-// Types in a malformed row (which Validate refuses) are not counted.
+// Used returns the GPUs of each type allocated in total, nil for a nil
+// allocation. Amounts beyond Types in a malformed row (which Validate
+// refuses) are not counted.
 func (a *Allocation) Used() []float64 {
+	if a == nil {
+		return nil
+	}
 	used := make([]float64, len(a.Types))
 	for _, b := range a.GPUs {
 		for k, x := range b[:min(len(b), len(used))] {
@@ -70,9 +78,16 @@ func (a *Allocation) Used() []float64 {
 	return used
 }
 
-// Utilities returns each row's value for its own bundle under vals[i].
-// It panics if len(vals) differs from the number of rows.
+// Utilities returns each row's value for its own bundle under vals[i]. A
+// nil allocation has no rows. It panics if len(vals) differs from the
+// number of rows, as the signature has no error to report it with.
 func (a *Allocation) Utilities(vals []Valuation) []float64 {
+	if a == nil {
+		if len(vals) != 0 {
+			panic(fmt.Sprintf("alloc: %d valuations for a nil allocation", len(vals)))
+		}
+		return nil
+	}
 	if len(vals) != len(a.GPUs) {
 		panic(fmt.Sprintf("alloc: %d valuations for %d rows", len(vals), len(a.GPUs)))
 	}

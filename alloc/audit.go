@@ -18,7 +18,17 @@ type AuditSettings struct {
 	SkipPareto bool
 	// Mechanism, when not nil, is probed for strategy-proofness with the
 	// rows' Linear valuations as the truth (every valuation must then be
-	// Linear). The audited allocation is not used by the probe.
+	// Linear), and each allocation it returns is checked against the
+	// capacity. The audited allocation is not used by the probe.
+	//
+	// The truth is the rows' valuations, in the units of Allocation: a
+	// job's Linear valuation is its rate divided by its gang
+	// (Problem.Valuations), not Job.Rates. A Mechanism that builds a
+	// Problem from its reports takes them as per-GPU values; for jobs of
+	// gang g it must multiply them by g to get the rates the policy
+	// solves for (or audit rows of gang 1 only), or it solves another
+	// problem than the one audited. Scaling a row does not change OEF's
+	// speedups, so OEF is unaffected.
 	Mechanism Mechanism
 	// Probe tunes the strategy probe.
 	Probe *ProbeSettings
@@ -37,12 +47,25 @@ type AuditReport struct {
 // Audit holds an allocation made by any scheduler to the fairness axioms:
 // SharingIncentive and EnvyFreeness always, ParetoEfficiency when every
 // valuation is Linear (and not skipped), and ProbeStrategyProofness when a
-// Mechanism is given. Rows are whatever the caller audits: jobs, or users
-// (see Allocation.ByOwner). weights, when not nil, weight sharing incentive
-// and envy-freeness.
+// Mechanism is given, with every allocation the Mechanism returns checked
+// against c. Rows are whatever the caller audits: jobs, or users (see
+// Allocation.ByOwner). weights, when not nil, weight sharing incentive
+// and envy-freeness; each must lie in [MinWeight, MaxWeight].
 //
-// Errors are those of the checks run: *gpufair.InputError for bad input (checked
-// before any LP runs), and wrapped lp or mechanism errors.
+// The level is the policy's. Cooperative OEF's envy-freeness and sharing
+// incentive hold per virtual user and unit of weight: audit it on rows
+// that are its virtual users (a tenant's jobs of one speedup row, their
+// bundles summed, weight π_v = the tenant's weight over its number of job
+// types), which are the tenants themselves when each has one job type
+// (ByOwner, OwnerValuations, OwnerWeights). Per job, or per tenant of
+// several job types, they need not hold: OEF splits a virtual user's
+// bundle among its jobs by Weight·Gang and may give a job more GPUs than
+// its gang uses at once.
+//
+// Errors are those of the checks run: *gpufair.InputError for bad input
+// (checked before any LP runs), wrapped lp or mechanism errors, and an
+// *gpufair.InputError naming "Mechanism" for an allocation of the
+// Mechanism that does not fit c.
 func Audit(ctx context.Context, a *Allocation, c Capacity, vals []Valuation, weights []float64, s *AuditSettings) (*AuditReport, error) {
 	if s == nil {
 		s = &AuditSettings{}
@@ -70,7 +93,7 @@ func Audit(ctx context.Context, a *Allocation, c Capacity, vals []Valuation, wei
 		for i, l := range linear {
 			truth[i] = l
 		}
-		if r.Strategy, err = ProbeStrategyProofness(ctx, s.Mechanism, truth, s.Probe); err != nil {
+		if r.Strategy, err = probeStrategy(ctx, s.Mechanism, truth, s.Probe, &c); err != nil {
 			return nil, err
 		}
 	}
@@ -91,8 +114,11 @@ func asLinear(vals []Valuation) ([]Linear, bool) {
 }
 
 // String summarises the report in one line per axiom run, with the witness
-// of each failure.
+// of each failure; a nil report is "<nil>".
 func (r *AuditReport) String() string {
+	if r == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	if si := r.SharingIncentive; si != nil {
 		fmt.Fprintf(&b, "sharing incentive: %v (worst row %d, margin %.3g)\n", si.Holds, si.Worst, si.Margin[si.Worst])

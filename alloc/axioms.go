@@ -107,8 +107,9 @@ func checkLinear(a *Allocation, field string, i int, l Linear) error {
 	return nil
 }
 
-// checkWeights checks that weights is nil or holds one positive, finite
-// weight per row of a.
+// checkWeights checks that weights is nil or holds one weight per row of a
+// in [MinWeight, MaxWeight], the bounds of Tenant and Job weights: ratios
+// of weights beyond them overflow (1e300 was accepted).
 func checkWeights(a *Allocation, weights []float64) error {
 	if weights == nil {
 		return nil
@@ -117,8 +118,8 @@ func checkWeights(a *Allocation, weights []float64) error {
 		return gpufair.Invalid("Weights", "", gpufair.ErrShape, "%d weights for %d rows", len(weights), len(a.GPUs))
 	}
 	for i, w := range weights {
-		if !positiveFinite(w) {
-			return gpufair.Invalid("Weights", rowLabel(a, i), gpufair.ErrValue, "weight %v is not positive and finite", w)
+		if !validWeight(w) {
+			return gpufair.Invalid("Weights", rowLabel(a, i), gpufair.ErrValue, "weight %v is not in [MinWeight, MaxWeight]", w)
 		}
 	}
 	return nil

@@ -28,8 +28,9 @@ type EnvyReport struct {
 // It costs n² valuation calls for n rows.
 //
 // The allocation needs no cluster here: only finite, non-negative amounts
-// and one valuation per row (and one positive weight per row when weights
-// is not nil). Errors are *gpufair.InputError values naming the input.
+// and one valuation per row (and one weight per row, in [MinWeight,
+// MaxWeight], when weights is not nil). Errors are *gpufair.InputError
+// values naming the input.
 func EnvyFreeness(a *Allocation, vals []Valuation, weights []float64) (*EnvyReport, error) {
 	if err := checkRowInputs(a, vals, weights); err != nil {
 		return nil, err

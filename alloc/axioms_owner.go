@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpufair/gpufair"
 )
@@ -14,11 +15,16 @@ import (
 // The axioms are about users: a user with several jobs may move GPUs between
 // its own jobs, so what it holds is the aggregate bundle, and what it is
 // worth is the best use of it among its jobs (BestOf). To hold an allocation
-// of jobs to the axioms per user:
+// of a Problem's jobs to the axioms per tenant (as the "problem" example
+// does):
 //
-//	owned, err := a.ByOwner(p.Jobs, p.Users)
-//	vals, err := OwnerValuations(p.Jobs, p.Users, p.Valuations())
-//	si, err := SharingIncentive(owned, p.Cluster, vals, userWeights)
+//	owned, err := a.ByOwner(p.Jobs, p.Tenants)
+//	jobVals := make([]Linear, len(p.Jobs))
+//	for i, v := range p.Valuations() {
+//		jobVals[i] = v.(Linear)
+//	}
+//	vals, err := OwnerValuations(p.Jobs, p.Tenants, jobVals)
+//	si, err := SharingIncentive(owned, p.Capacity, vals, OwnerWeights(p.Tenants))
 //
 // Errors: *gpufair.InputError for a nil allocation, rows that are not jobs in order,
 // invalid jobs or users, or owners that are not users.
@@ -81,7 +87,9 @@ func (b BestOf) Value(bundle []float64) float64 {
 // jobs gets an empty BestOf, which values everything at 0 (and so fails
 // SharingIncentive's input check: such a user has no stake).
 //
-// Errors: *gpufair.InputError for invalid jobs or users, or a length mismatch.
+// Errors: *gpufair.InputError for invalid jobs or users, a length mismatch,
+// valuations of different lengths, and rates that are NaN, infinite or
+// negative.
 func OwnerValuations(jobs []Job, users []Tenant, vals []Linear) ([]Valuation, error) {
 	if err := ValidateTenants(users); err != nil {
 		return nil, err
@@ -91,6 +99,18 @@ func OwnerValuations(jobs []Job, users []Tenant, vals []Linear) ([]Valuation, er
 	}
 	if len(vals) != len(jobs) {
 		return nil, gpufair.Invalid("Valuations", "", gpufair.ErrShape, "%d valuations for %d jobs", len(vals), len(jobs))
+	}
+	// BestOf takes the largest rate per type, and max ignores a NaN
+	// only sometimes: refuse what the axiom checks would.
+	for i, l := range vals {
+		if len(l) != len(vals[0]) {
+			return nil, gpufair.Invalid("Valuations", string(jobs[i].ID), gpufair.ErrShape, "%d rates, job %q has %d", len(l), jobs[0].ID, len(vals[0]))
+		}
+		for k, r := range l {
+			if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
+				return nil, gpufair.Invalid("Valuations", string(jobs[i].ID), gpufair.ErrValue, "rate %v on type %d is not finite and non-negative", r, k)
+			}
+		}
 	}
 	index := ownerIndex(users)
 	groups := make([]BestOf, len(users))

@@ -26,8 +26,9 @@ type SharingIncentiveReport struct {
 // It costs one valuation call per row and two per row for the share.
 //
 // The allocation must be valid for c (Allocation.Validate), vals must hold
-// one valuation per row and weights, when not nil, one positive weight per
-// row. Errors are *gpufair.InputError values naming the input.
+// one valuation per row and weights, when not nil, one weight per row in
+// [MinWeight, MaxWeight]. Errors are *gpufair.InputError values naming the
+// input.
 func SharingIncentive(a *Allocation, c Capacity, vals []Valuation, weights []float64) (*SharingIncentiveReport, error) {
 	if err := checkAllocation(a, c); err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ type Capacity struct {
 	Count []float64          `json:"count"`
 }
 
-// NewCapacity returns a validated Cluster. It copies its arguments.
+// NewCapacity returns a validated Capacity. It copies its arguments.
 func NewCapacity(types []topology.GPUType, count []float64) (Capacity, error) {
 	c := Capacity{
 		Types: append([]topology.GPUType(nil), types...),

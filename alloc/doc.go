@@ -1,4 +1,4 @@
-// Package alloc holds the shared vocabulary of gpufair (clusters, users, jobs,
+// Package alloc holds the shared vocabulary of gpufair (capacities, tenants, jobs,
 // valuations, fractional allocations), the fractional allocation policies
 // (Gavel's heterogeneity-aware family and OEF), and the fairness axioms as
 // checks any allocation can be held to.

@@ -32,7 +32,7 @@ import (
 // the optimal throughput per cost, and SLOs stay met since throughput grows
 // with the scale.
 //
-// Cost is aligned with Cluster.Types and must be positive and finite (a
+// Cost is aligned with Capacity.Types and must be positive and finite (a
 // free type makes the ratio unbounded). RemainingSteps and SLO are aligned
 // with Problem.Jobs; both nil means no SLOs. SLO[m] is the time by which job
 // m must finish, in the time unit of the throughputs, +Inf for none; the

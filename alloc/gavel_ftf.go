@@ -201,6 +201,9 @@ func (FinishTimeFairness) Name() string { return "finish-time-fairness" }
 
 // Allocate returns an allocation minimising the largest finish-time ratio ρ.
 func (pol FinishTimeFairness) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	if err := checkMaxMinMethod("FinishTimeFairness.Method", pol.Method); err != nil {
+		return nil, err
+	}
 	in, err := pol.inputs(p)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 // steps, elapsed times, arrival times, SLOs) as slices aligned with
 // Problem.Jobs: entry i belongs to Jobs[i], exactly as row i of
 // Problem.Throughputs does. Per-GPU-type inputs (costs) are aligned with
-// Cluster.Types.
+// Capacity.Types.
 
 // valueRule says which values a per-job or per-type input accepts.
 type valueRule int
@@ -172,12 +172,19 @@ func (p *Problem) throughputsOf(x [][]float64) []float64 {
 // isolated throughput, the denominator of finish-time fairness (OSDI'20,
 // section 4.2). The share gives the job a time fraction count_k/(n·gang) on
 // type k, scaled down to a total of 1 when the fractions add up to more (a
-// job cannot run on two types at once). n below 1 counts as 1. It returns
-// 0, as for a job that runs nowhere, if rates is not one rate per type of c
-// or gang is below 1.
+// job cannot run on two types at once). n below 1 counts as 1. It has no
+// error to return: it returns 0, as for a job that runs nowhere, if rates
+// is not one rate per type of c, a rate is NaN, infinite or negative, gang
+// is below 1 or n is NaN; callers that need to tell those apart validate
+// the job first (ValidateJobs).
 func IsolatedRate(rates []float64, gang int, c Capacity, n float64) float64 {
-	if len(rates) != len(c.Count) || gang < 1 {
+	if len(rates) != len(c.Count) || gang < 1 || math.IsNaN(n) {
 		return 0 // a short rates indexed past its end; gang 0 gave NaN
+	}
+	for _, r := range rates {
+		if !(r >= 0) || math.IsInf(r, 0) {
+			return 0 // a NaN rate gave NaN
+		}
 	}
 	n = math.Max(n, 1)
 	g := float64(gang)

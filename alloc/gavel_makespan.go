@@ -67,6 +67,9 @@ func (Makespan) Name() string { return "makespan" }
 
 // Allocate returns an allocation that minimises the makespan.
 func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	if err := checkMaxMinMethod("Makespan.Method", pol.Method); err != nil {
+		return nil, err
+	}
 	p, ref, err := p.validNormalised()
 	if err != nil {
 		return nil, err

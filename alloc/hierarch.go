@@ -8,7 +8,7 @@ import (
 )
 
 // Hierarchical is Gavel's two-level hierarchical policy (§4.3): entities
-// (the Problem's Users, with their weights) share the cluster by weighted
+// (the Problem's Tenants, with their weights) share the cluster by weighted
 // max-min fairness over normalised effective throughput, and each entity
 // shares its part among its jobs either fairly (by job weight) or first in,
 // first out (in the order of Problem.Jobs). It is computed by water filling
@@ -34,8 +34,9 @@ import (
 // under the per-job caps (no job could grow when it stopped, and rows only
 // tighten). Not envy-free or strategy-proof, between entities or jobs.
 //
-// Errors: as MaxMin's, and an *gpufair.InputError when Users is nil or a job's
-// Owner is not among them. Cost: one LP over classes per round, kept
+// Errors: as MaxMin's, and an *gpufair.InputError when Tenants is nil, a
+// job's Owner is not among them, or FIFO names an unknown tenant or one
+// twice. Cost: one LP over classes per round, kept
 // loaded and re-solved warm (as WaterFilling); FIFO entities add a round per
 // queued job that is served, each a few pivots (about 250 rounds in 2.3 s
 // at 2,048 jobs × 3 types with 2 FIFO entities of 16, on 2 cores).
@@ -98,7 +99,10 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 	for _, id := range h.FIFO {
 		s, ok := index[id]
 		if !ok {
-			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrUnknownID, "not a user")
+			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrUnknownID, "not a tenant")
+		}
+		if fifo[s] {
+			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrDuplicate, "listed twice")
 		}
 		fifo[s] = true
 	}

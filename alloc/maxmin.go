@@ -47,17 +47,19 @@ import (
 // Pareto-efficient (idle GPUs above the level), not envy-free and not
 // strategy-proof (OEF §2.4; tests show both).
 //
-// Errors: an *gpufair.InputError for an invalid Problem or a job with zero
-// throughput on every type (it cannot be normalised); a wrapped lp error
-// when a solve fails.
+// Errors: an *gpufair.InputError for an invalid Problem, a job with zero
+// throughput on every type (it cannot be normalised) or an unknown Method
+// (naming MaxMin.Method); a wrapped lp error when a solve fails.
 type MaxMin struct {
 	Method MaxMinMethod
 	// LP tunes the LP solves; nil means lp's defaults.
 	LP *lp.Settings
 }
 
-// MaxMinMethod selects how MaxMin and the water-filling policies solve
-// their LPs. The zero value is Decomposed.
+// MaxMinMethod selects how MaxMin, MaxMinAgnostic, Makespan and
+// FinishTimeFairness solve their LPs. The zero value is Decomposed; a
+// value other than Decomposed and FullLP is an *gpufair.InputError naming
+// the policy's Method field (for example MaxMin.Method).
 type MaxMinMethod int
 
 const (
@@ -72,6 +74,9 @@ func (MaxMin) Name() string { return "max-min" }
 
 // Allocate returns the max-min fair allocation of p.
 func (mm MaxMin) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	if err := checkMaxMinMethod("MaxMin.Method", mm.Method); err != nil {
+		return nil, err
+	}
 	lv, classes, err := maxMinProblem(p, false)
 	if err != nil {
 		return nil, err
@@ -155,6 +160,16 @@ func newLevelProblem(p *Problem, rates [][]float64, slope, extra []float64) (*le
 		lv.slope[c] = slope[i]
 	}
 	return lv, classes
+}
+
+// checkMaxMinMethod refuses a method other than Decomposed and FullLP with
+// an *gpufair.InputError for field that wraps gpufair.ErrValue and, for
+// callers that test for it, lp.ErrInvalidSettings.
+func checkMaxMinMethod(field string, m MaxMinMethod) error {
+	if m != Decomposed && m != FullLP {
+		return gpufair.Invalid(field, "", gpufair.ErrValue, "unknown method %d (%w)", int(m), lp.ErrInvalidSettings)
+	}
+	return nil
 }
 
 // solveLevel solves lv with the chosen method. start is as for

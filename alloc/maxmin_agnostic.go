@@ -35,6 +35,9 @@ func (MaxMinAgnostic) Name() string { return "max-min-agnostic" }
 
 // Allocate returns the heterogeneity-agnostic max-min allocation of p.
 func (mm MaxMinAgnostic) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	if err := checkMaxMinMethod("MaxMinAgnostic.Method", mm.Method); err != nil {
+		return nil, err
+	}
 	lv, classes, err := maxMinProblem(p, true)
 	if err != nil {
 		return nil, err

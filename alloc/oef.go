@@ -205,8 +205,13 @@ type OEFEnvyRow struct {
 //     throughput t; t is the largest such level; Pareto-efficient when every
 //     user can run on every type (with a zero rate, equal throughputs can
 //     force idle GPUs that only some users value); strategy-proof against
-//     inflated reports only (reporting each speedup at least the true one):
-//     under-reporting can pay; neither envy-free nor sharing-incentive.
+//     inflated reports only (reporting each speedup at least the true one,
+//     speedups being rates relative to the job's slowest type, so with the
+//     slowest type's rate reported true; ProbeSettings.HoldSlowest probes
+//     exactly these): under-reporting can pay, and so can inflating the
+//     rate on the slowest type, which lowers every speedup (the probe's
+//     default inflations find such gains); neither envy-free nor
+//     sharing-incentive.
 //   - cooperative: envy-free (per unit of weight) and sharing-incentive
 //     (Theorem 5.1) and the most efficient envy-free allocation, but not
 //     always Pareto-efficient (Theorem 5.3's proof assumes the improving
@@ -220,12 +225,12 @@ type OEFEnvyRow struct {
 // deterministic for a given input, method and backend.
 //
 // Degenerate input. Allocate returns an *gpufair.InputError when
-// Problem.Users is nil (gpufair.ErrEmpty), when a job's throughput row is
+// Problem.Tenants is nil (gpufair.ErrEmpty), when a job's throughput row is
 // all zeros (gpufair.ErrValue, naming the job), for a cap on an unknown
 // tenant or a declared type of an unknown job (gpufair.ErrUnknownID), and
 // for a cap that is negative, not finite or not whole, or an empty type
 // label (gpufair.ErrValue). A GPU type with zero count is rejected by
-// Cluster.Validate. Users who own no job are not tenants this round: they
+// Capacity.Validate. Users who own no job are not tenants this round: they
 // receive nothing and do not count in n.
 //
 // Cost: see docs/benchmarks/oef.md. The structured non-cooperative solve is

@@ -103,8 +103,13 @@ func NewPlacementProblem(p *Problem, unconsolidated *speedup.Matrix, consolidate
 }
 
 // Fold returns a, an allocation over the worker types, as GPUs of the
-// physical types (consolidated and unconsolidated pools summed).
+// physical types (consolidated and unconsolidated pools summed). A nil
+// PlacementProblem, or one not made by NewPlacementProblem, is an
+// *gpufair.InputError wrapping gpufair.ErrEmpty.
 func (pp *PlacementProblem) Fold(a *Allocation) (*Allocation, error) {
+	if pp == nil || pp.Problem == nil || len(pp.of) != len(pp.Capacity.Types) {
+		return nil, gpufair.Invalid("PlacementProblem", "", gpufair.ErrEmpty, "not made by NewPlacementProblem")
+	}
 	if err := a.Validate(pp.Capacity); err != nil {
 		return nil, err
 	}

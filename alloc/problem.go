@@ -8,15 +8,20 @@ import (
 	"github.com/gpufair/gpufair/speedup"
 )
 
-// Problem is the input of a fractional allocation policy: a cluster, the
-// users sharing it, their jobs, and each job's throughput on each GPU type.
+// Problem is the input of a fractional allocation policy: a capacity, the
+// tenants sharing it, their jobs, and each job's throughput on each GPU
+// type.
 //
 // Throughputs.At(i, k) is the rate of Jobs[i] as a whole when it runs on
-// Jobs[i].Gang GPUs of Cluster.Types[k] (Gavel's convention: a job at its
-// scale factor). Row i of Throughputs is labelled string(Jobs[i].ID) and its
-// columns are Cluster.Types, in order. Users may be nil for the job-level
-// policies, which then ignore Job.Owner; the user-level policies (OEF) need
-// them.
+// Jobs[i].Gang GPUs of Capacity.Types[k] (Gavel's convention: a job at its
+// scale factor). Counts are capacity, not slots, so no policy checks that a
+// gang fits a type: give a job rate 0 on a type whose GPUs cannot hold its
+// gang at once, as stride.Gavel does from the healthy GPUs, or the policies
+// give it GPUs it cannot use. Row i
+// of Throughputs is labelled string(Jobs[i].ID) and its columns are
+// Capacity.Types, in order. Tenants may be nil for the job-level policies,
+// which then ignore Job.Owner; the tenant-level policies (OEF,
+// Hierarchical) need them.
 //
 // A Problem is read, never modified, by the policies.
 type Problem struct {
@@ -27,19 +32,19 @@ type Problem struct {
 }
 
 // NewProblem returns a validated Problem. It does not copy its arguments.
-func NewProblem(c Capacity, users []Tenant, jobs []Job, tp *speedup.Matrix) (*Problem, error) {
-	p := &Problem{Capacity: c, Tenants: users, Jobs: jobs, Throughputs: tp}
+func NewProblem(c Capacity, tenants []Tenant, jobs []Job, tp *speedup.Matrix) (*Problem, error) {
+	p := &Problem{Capacity: c, Tenants: tenants, Jobs: jobs, Throughputs: tp}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Validate checks the cluster, the users (when not nil), the jobs and their
-// owners, and that the throughput matrix has one row per job, labelled by
-// its ID in order, over the cluster's types in order. A row of zeros is
-// valid here (a job that fits no GPU type); policies that cannot serve such
-// a job say so. A nil Problem is an *gpufair.InputError wrapping
+// Validate checks the capacity, the tenants (when not nil), the jobs and
+// their owners, and that the throughput matrix has one row per job,
+// labelled by its ID in order, over the capacity's types in order. A row of zeros
+// is valid here (a job that fits no GPU type); policies that cannot serve
+// such a job say so. A nil Problem is an *gpufair.InputError wrapping
 // gpufair.ErrEmpty.
 func (p *Problem) Validate() error {
 	if p == nil {
@@ -133,7 +138,13 @@ func checkRateSpread(rows []string, rates [][]float64) error {
 // NewJobProblem returns a validated Problem whose throughput matrix is
 // built from the jobs' own Rates, which follow c.Types. Every job must have
 // one rate per GPU type of c. It copies the rates, not jobs or tenants.
+// Errors are those of Validate; an invalid c is reported before the jobs.
 func NewJobProblem(c Capacity, tenants []Tenant, jobs []Job) (*Problem, error) {
+	// The rates are measured against c: an empty capacity is the fault,
+	// not the jobs' three rates for its zero types.
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	if err := ValidateJobs(jobs, tenants); err != nil {
 		return nil, err
 	}
@@ -152,8 +163,12 @@ func NewJobProblem(c Capacity, tenants []Tenant, jobs []Job) (*Problem, error) {
 	return NewProblem(c, tenants, jobs, tp)
 }
 
-// JobIDs returns the jobs' IDs as Allocation row labels, in order.
+// JobIDs returns the jobs' IDs as Allocation row labels, in order, nil for
+// a nil Problem.
 func (p *Problem) JobIDs() []string {
+	if p == nil {
+		return nil
+	}
 	ids := make([]string, len(p.Jobs))
 	for i, j := range p.Jobs {
 		ids[i] = string(j.ID)
@@ -164,8 +179,16 @@ func (p *Problem) JobIDs() []string {
 // Valuations returns each job's effective-throughput valuation over GPUs
 // (the units of Allocation): a job holding GPUs[k] GPUs of type k on
 // average runs a fraction GPUs[k]/Gang of the time there, so its value per
-// GPU is Throughputs.At(i, k)/Gang.
+// GPU is Throughputs.At(i, k)/Gang. It returns nil for a nil Problem and
+// one whose throughput matrix is missing or not one row per job; for
+// other Problems that Validate refuses, the values are not meaningful.
 func (p *Problem) Valuations() []Valuation {
+	if p == nil || p.Throughputs == nil {
+		return nil
+	}
+	if rows, _ := p.Throughputs.Dims(); rows != len(p.Jobs) {
+		return nil
+	}
 	v := make([]Valuation, len(p.Jobs))
 	for i, j := range p.Jobs {
 		l := p.Throughputs.Row(i)

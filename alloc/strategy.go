@@ -2,11 +2,16 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/speedup"
+	"github.com/gpufair/gpufair/topology"
 )
 
 // A Mechanism maps a reported rate matrix to an allocation:
@@ -19,6 +24,13 @@ type Mechanism func(ctx context.Context, reported [][]float64) (*Allocation, err
 
 // ProbeSettings tunes ProbeStrategyProofness. The zero value probes every
 // row with inflations only, seed 0 and DefaultProbeTrials random trials.
+//
+// Inflation means a reported rate at least the true one on every type. A
+// mechanism that, like OEF, sees a row only through its speedups (rates
+// relative to the row's slowest type) reads an inflated rate on the
+// slowest type as lower speedups everywhere else: such a report is not an
+// inflated report in OEF's sense (each speedup at least the true one).
+// HoldSlowest restricts the probe to reports of that kind.
 type ProbeSettings struct {
 	// Seed seeds the random misreports; the same seed gives the same probe.
 	Seed int64
@@ -29,10 +41,18 @@ type ProbeSettings struct {
 	// at least the true one, OEF section 2.3.1) to any non-negative report:
 	// deflations and zeroed rates as well.
 	AnyMisreport bool
+	// HoldSlowest keeps every row's report on its slowest type at the true
+	// rate, so that a misreport changes the row's speedups only: with
+	// inflations, every speedup is at least the true one, OEF's inflated
+	// report; with AnyMisreport, any speedups. A row's slowest type is
+	// the first of speedup.Matrix.TypeOrder of the truth on which its true
+	// rate is positive (OEF's reference type).
+	HoldSlowest bool
 	// Factors are the scale factors of the deterministic grid; nil means
 	// 1.05, 1.1, 1.25, 1.4, 1.5, 2, 3, 5 and 10, and with AnyMisreport also
 	// 0.95, 0.9, 0.8, 0.5, 0.25, 0.1 and 0. Factors below 1 are used only
-	// with AnyMisreport; 1, negative and non-finite factors are skipped.
+	// with AnyMisreport, and 1 (no misreport) is skipped; a negative or
+	// non-finite factor is an *gpufair.InputError.
 	Factors []float64
 	// Rows restricts the probe to these rows; nil means every row.
 	Rows []int
@@ -91,16 +111,33 @@ type StrategyReport struct {
 // with AnyMisreport, where a rate is also zeroed with probability 0.1),
 // with g standard normal drawn from a PCG seeded with Seed. Inflations keep
 // every reported rate at least the true one; deflations need AnyMisreport.
+// With HoldSlowest, the row's rate on its slowest type is left true in
+// every misreport (the draws are made all the same).
+//
+// The probe knows no capacity: it trusts the amounts of mech's
+// allocations, checking only their shape and that they are finite and
+// non-negative. Audit, which has the capacity, also checks every
+// allocation against it.
 //
 // Cost: about (3·len(Factors)·m + Trials) mechanism calls per row for m
-// types. ctx is checked before each call.
+// types; the misreports are made one at a time, in O(m) memory. ctx is
+// checked before each call.
 //
-// Errors: *gpufair.InputError for a nil mechanism or a truth matrix that is empty,
-// ragged, or has NaN, infinite or negative rates, or a Rows index out of
-// range; an error wrapping the mechanism's when it fails on the truth; and
-// an *gpufair.InputError naming "Mechanism" when it returns an allocation of the
-// wrong shape.
+// Errors: *gpufair.InputError for a nil mechanism, a truth matrix that is
+// empty, ragged, or has NaN, infinite or negative rates, a Rows index out
+// of range, a negative or non-finite factor, or settings that leave no
+// misreport to try (gpufair.ErrEmpty); an error wrapping the mechanism's when
+// it fails on the truth (its errors on a misreport count in Failed); ctx's
+// error when it is done; and an *gpufair.InputError naming "Mechanism" when
+// it returns an allocation of the wrong shape or with a NaN, infinite or
+// negative amount, under the truth or a misreport.
 func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float64, s *ProbeSettings) (*StrategyReport, error) {
+	return probeStrategy(ctx, mech, truth, s, nil)
+}
+
+// probeStrategy is ProbeStrategyProofness, with every allocation of mech
+// checked against c when c is not nil.
+func probeStrategy(ctx context.Context, mech Mechanism, truth [][]float64, s *ProbeSettings, c *Capacity) (*StrategyReport, error) {
 	if s == nil {
 		s = &ProbeSettings{}
 	}
@@ -114,7 +151,22 @@ func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float
 	if err != nil {
 		return nil, err
 	}
-	base, err := runMechanism(ctx, mech, truth)
+	factors, err := probeFactors(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 || len(factors) == 0 && s.Trials < 0 {
+		// Holds would be vacuous.
+		return nil, gpufair.Invalid("ProbeSettings", "", gpufair.ErrEmpty, "no misreport to try: %d rows, %d usable factors, %d trials", len(rows), len(factors), s.Trials)
+	}
+	slowest := make([]int, len(truth))
+	for i := range slowest {
+		slowest[i] = -1
+	}
+	if s.HoldSlowest {
+		slowest = slowestRunnable(truth)
+	}
+	base, err := runMechanism(ctx, mech, truth, c)
 	if err != nil {
 		return nil, err
 	}
@@ -124,16 +176,23 @@ func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float
 	copy(reported, truth)
 	for _, i := range rows {
 		own := Linear(truth[i]).Value(base.GPUs[i])
-		for _, lie := range misreports(truth[i], s, rng) {
+		// Misreports are made one at a time, drawing from rng in the
+		// order the list of all of them once did, so a seed gives the
+		// probe it always gave: a list of 10⁶ trials took 184 MB and
+		// ran to its end before ctx was looked at.
+		for lie := range misreports(truth[i], s.Trials, factors, s.AnyMisreport, slowest[i], rng) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			reported[i] = lie
-			x, err := runMechanism(ctx, mech, reported)
+			x, err := runMechanism(ctx, mech, reported, c)
 			r.Tried++
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
+				}
+				if isMechanismOutputError(err) {
+					return nil, err
 				}
 				r.Failed++
 				continue
@@ -152,13 +211,62 @@ func ProbeStrategyProofness(ctx context.Context, mech Mechanism, truth [][]float
 	return r, nil
 }
 
-// misreports returns row's deterministic misreport grid followed by the
-// random trials.
-func misreports(row []float64, s *ProbeSettings, rng *rand.Rand) [][]float64 {
+// probeFactors returns the factors of s's grid that make a misreport, in
+// order, and an *gpufair.InputError for a negative or non-finite one.
+func probeFactors(s *ProbeSettings) ([]float64, error) {
 	factors := s.Factors
 	if factors == nil {
 		factors = defaultFactors(s.AnyMisreport)
 	}
+	var out []float64
+	for _, f := range factors {
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, gpufair.Invalid("ProbeSettings.Factors", "", gpufair.ErrValue, "factor %v is not finite and non-negative", f)
+		}
+		if f < 1 && !s.AnyMisreport || f == 1 {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// slowestRunnable returns, per row of truth, the first type of
+// speedup.Matrix.TypeOrder on which the row's rate is positive, or −1
+// for a row of zeros.
+func slowestRunnable(truth [][]float64) []int {
+	order := make([]int, len(truth[0]))
+	for k := range order {
+		order[k] = k
+	}
+	rows := make([]string, len(truth))
+	types := make([]topology.GPUType, len(truth[0]))
+	for i := range rows {
+		rows[i] = strconv.Itoa(i)
+	}
+	for k := range types {
+		types[k] = topology.GPUType("t" + strconv.Itoa(k))
+	}
+	if m, err := speedup.New(rows, types, truth); err == nil {
+		order = m.TypeOrder()
+	}
+	out := make([]int, len(truth))
+	for i, row := range truth {
+		out[i] = -1
+		for _, k := range order {
+			if row[k] > 0 {
+				out[i] = k
+				break
+			}
+		}
+	}
+	return out
+}
+
+// misreports yields row's deterministic misreport grid over factors
+// followed by trials random ones (DefaultProbeTrials when 0), each a new
+// slice; the rate on type hold (when not −1) stays true.
+func misreports(row []float64, trials int, factors []float64, any bool, hold int, rng *rand.Rand) iter.Seq[[]float64] {
 	top := 0.0
 	for _, x := range row {
 		top = max(top, x)
@@ -170,63 +278,89 @@ func misreports(row []float64, s *ProbeSettings, rng *rand.Rand) [][]float64 {
 		return x * f
 	}
 	m := len(row)
-	var out [][]float64
-	add := func(f float64, in func(k int) bool) {
-		lie := make([]float64, m)
-		for k, x := range row {
-			lie[k] = x
-			if in(k) {
-				lie[k] = scale(x, f)
+	return func(yield func([]float64) bool) {
+		add := func(f float64, in func(k int) bool) bool {
+			lie := make([]float64, m)
+			for k, x := range row {
+				lie[k] = x
+				if in(k) && k != hold {
+					lie[k] = scale(x, f)
+				}
+			}
+			return yield(lie)
+		}
+		for _, f := range factors {
+			for k := range m {
+				if !add(f, func(j int) bool { return j == k }) {
+					return
+				}
+			}
+			for k := range m {
+				if !add(f, func(j int) bool { return j >= k }) {
+					return
+				}
+			}
+			for k := 0; k+1 < m; k++ {
+				if !add(f, func(j int) bool { return j <= k }) {
+					return
+				}
 			}
 		}
-		out = append(out, lie)
-	}
-	for _, f := range factors {
-		if f < 1 && !s.AnyMisreport || f < 0 || f == 1 || math.IsNaN(f) || math.IsInf(f, 0) {
-			continue
+		if trials == 0 {
+			trials = DefaultProbeTrials
 		}
-		for k := range m {
-			add(f, func(j int) bool { return j == k })
-		}
-		for k := range m {
-			add(f, func(j int) bool { return j >= k })
-		}
-		for k := 0; k+1 < m; k++ {
-			add(f, func(j int) bool { return j <= k })
-		}
-	}
-	trials := s.Trials
-	if trials == 0 {
-		trials = DefaultProbeTrials
-	}
-	for range trials {
-		lie := make([]float64, m)
-		for k, x := range row {
-			g := rng.NormFloat64()
-			if !s.AnyMisreport {
-				g = math.Abs(g)
+		for range trials {
+			lie := make([]float64, m)
+			for k, x := range row {
+				g := rng.NormFloat64()
+				if !any {
+					g = math.Abs(g)
+				}
+				lie[k] = scale(x, math.Exp(0.7*g))
+				if any && rng.Float64() < 0.1 {
+					lie[k] = 0
+				}
+				if k == hold {
+					lie[k] = x
+				}
 			}
-			lie[k] = scale(x, math.Exp(0.7*g))
-			if s.AnyMisreport && rng.Float64() < 0.1 {
-				lie[k] = 0
+			if !yield(lie) {
+				return
 			}
 		}
-		out = append(out, lie)
 	}
-	return out
 }
 
-// runMechanism runs mech and checks the shape of its allocation.
-func runMechanism(ctx context.Context, mech Mechanism, reported [][]float64) (*Allocation, error) {
+// mechanismOutputError marks the errors of runMechanism that are about what
+// mech returned, not a refusal of the report: they end the probe.
+type mechanismOutputError struct{ error }
+
+func (e mechanismOutputError) Unwrap() error { return e.error }
+
+func isMechanismOutputError(err error) bool {
+	var m mechanismOutputError
+	return errors.As(err, &m)
+}
+
+// runMechanism runs mech and checks the shape and amounts of its
+// allocation, and, when c is not nil, the allocation against c. An error
+// about the allocation is an *gpufair.InputError naming "Mechanism" inside a
+// mechanismOutputError.
+func runMechanism(ctx context.Context, mech Mechanism, reported [][]float64, c *Capacity) (*Allocation, error) {
 	x, err := mech(ctx, reported)
 	if err != nil {
 		return nil, fmt.Errorf("alloc: mechanism: %w", err)
 	}
 	if err := checkBundles(x); err != nil {
-		return nil, gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "bad allocation: %v", err)
+		return nil, mechanismOutputError{gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "bad allocation: %v", err)}
 	}
 	if len(x.GPUs) != len(reported) || len(x.Types) != len(reported[0]) {
-		return nil, gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "allocation of %d×%d for %d×%d reports", len(x.GPUs), len(x.Types), len(reported), len(reported[0]))
+		return nil, mechanismOutputError{gpufair.Invalid("Mechanism", "", gpufair.ErrShape, "allocation of %d×%d for %d×%d reports", len(x.GPUs), len(x.Types), len(reported), len(reported[0]))}
+	}
+	if c != nil {
+		if err := x.Validate(*c); err != nil {
+			return nil, mechanismOutputError{gpufair.Invalid("Mechanism", "", gpufair.ErrValue, "allocation does not fit the capacity: %v", err)}
+		}
 	}
 	return x, nil
 }
