@@ -92,12 +92,19 @@ func (c Capacity) TypeIndex(t topology.GPUType) (int, bool) {
 
 // CapacityOf returns the capacity of physical cluster c over types: the GPUs
 // of c of each of types, in that order. A nil types means every type of c,
-// in order of first appearance among its servers. It returns c's validation
-// error, and an *gpufair.InputError wrapping gpufair.ErrUnknownType for a
-// type c lacks (and the errors of Validate, such as a type listed twice).
+// in order of first appearance among its servers. It returns an
+// *gpufair.InputError on Field "Cluster" for an invalid c, wrapping
+// gpufair.ErrEmpty for no servers and gpufair.ErrValue otherwise, and c's
+// validation error (so topology.ErrInvalid too); and an *gpufair.InputError
+// wrapping gpufair.ErrUnknownType for a type c lacks (and the errors of
+// Validate, such as a type listed twice).
 func CapacityOf(c topology.Cluster, types []topology.GPUType) (Capacity, error) {
 	if err := c.Validate(); err != nil {
-		return Capacity{}, err
+		sentinel := gpufair.ErrValue
+		if len(c.Servers) == 0 {
+			sentinel = gpufair.ErrEmpty
+		}
+		return Capacity{}, gpufair.Invalid("Cluster", "", sentinel, "%w", err)
 	}
 	ct, cc := c.Capacity()
 	if types == nil {

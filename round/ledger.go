@@ -84,8 +84,9 @@ type Ledger struct {
 // NewLedger returns an empty ledger for cluster c, with rates given over
 // types (each a GPU type of c, listed once); nil types means every type of
 // c, in order of first appearance among its servers (alloc.CapacityOf).
-// It returns the cluster's validation error, and an *gpufair.InputError
-// wrapping gpufair.ErrEmpty or gpufair.ErrUnknownType otherwise.
+// It returns an *gpufair.InputError for an invalid cluster (as
+// alloc.CapacityOf: on Field "Cluster", wrapping the cluster's validation
+// error) and for types wrapping gpufair.ErrEmpty or gpufair.ErrUnknownType.
 func NewLedger(c topology.Cluster, types []topology.GPUType) (*Ledger, error) {
 	ac, err := alloc.CapacityOf(c, types)
 	if err != nil {

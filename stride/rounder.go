@@ -57,19 +57,10 @@ type Rounder struct {
 
 // NewRounder returns the placer for tenants on cluster c, with shares given
 // over types (each a type of c). It returns an *gpufair.InputError for an
-// invalid cluster (Field "Cluster", wrapping gpufair.ErrEmpty for no servers
-// or else gpufair.ErrValue, and c.Validate's error, so topology.ErrInvalid
-// too), no types or tenants, unknown types (gpufair.ErrUnknownType),
+// invalid cluster (as alloc.CapacityOf), no types or tenants, unknown types (gpufair.ErrUnknownType),
 // duplicate or empty IDs, jobs with gangs below 1 (gpufair.ErrValue) and a
 // tenant whose smallest job is larger than every type (gpufair.ErrTooLarge).
 func NewRounder(c topology.Cluster, types []topology.GPUType, tenants []Tenant) (*Rounder, error) {
-	if err := c.Validate(); err != nil {
-		sentinel := gpufair.ErrValue
-		if len(c.Servers) == 0 {
-			sentinel = gpufair.ErrEmpty
-		}
-		return nil, gpufair.Invalid("Cluster", "", sentinel, "%w", err)
-	}
 	p, count, err := typedPlacer(c, types)
 	if err != nil {
 		return nil, err
