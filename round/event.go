@@ -79,7 +79,9 @@ func Depart(t float64, id alloc.JobID) Event {
 	return Event{Kind: Departed, Time: t, Job: alloc.Job{ID: id}}
 }
 
-// Progress reports that job id has done done units of work by time t.
+// Progress reports that job id has done done units of work by time t. Done
+// may pass the job's total work (a last step longer than planned): the job
+// then has none left (Job.Remaining is 0) until it departs.
 func Progress(t float64, id alloc.JobID, done float64) Event {
 	return Event{Kind: Progressed, Time: t, Job: alloc.Job{ID: id}, Work: done}
 }

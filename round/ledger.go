@@ -39,7 +39,8 @@ type Job struct {
 	Kept int `json:"kept,omitempty"`
 }
 
-// Remaining returns the work left, Work − Done, or +Inf if Work is unknown.
+// Remaining returns the work left, Work − Done (0 once Done passes Work),
+// or +Inf if Work is unknown.
 func (j *Job) Remaining() float64 {
 	if j.Work == 0 {
 		return math.Inf(1)
