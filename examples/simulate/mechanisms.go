@@ -71,8 +71,8 @@ func mechanisms() []mechanism {
 		placementSensitive("max-min-placement", alloc.MaxMin{}),
 		gavel("water-filling", alloc.WaterFilling{}, stride.GavelSettings{}),
 		hierarchical("hierarchical"),
-		oef("oef-non-cooperative", alloc.NonCooperative),
-		oef("oef-cooperative", alloc.Cooperative),
+		oef("oef-non-cooperative", alloc.NonCooperative, nil, stride.OEFSettings{}),
+		oef("oef-cooperative", alloc.Cooperative, nil, stride.OEFSettings{}),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
 		gavel("finish-time-fairness-agnostic", alloc.Agnostic{Policy: alloc.FinishTimeFairness{}}, every(10, agnostic(stride.FinishTimeFairnessInputs))),
 		gavel("fifo", alloc.FIFO{}, every(0, stride.FIFOInputs)),
@@ -108,6 +108,10 @@ func mechanisms() []mechanism {
 		}},
 		gandivaFair("gandiva-fair", false),
 		gandivaFair("gandiva-fair-trading", true),
+		// Listed last, so that the fuzz corpus's mechanism indices keep
+		// their meaning.
+		oef("oef-cooperative-warm", alloc.Cooperative, nil, stride.OEFSettings{WarmStart: true}),
+		oef("oef-cooperative-envy-0.1", alloc.Cooperative, &alloc.OEFSettings{EnvyTolerance: 0.1}, stride.OEFSettings{WarmStart: true}),
 	}
 }
 
@@ -254,11 +258,13 @@ func minCost(name string, slo bool) mechanism {
 	}}
 }
 
-// oef is OEF's scheduler (stride.OEF) with demand caps: no tenant is given
-// more GPUs than its jobs run at once.
-func oef(name string, mode alloc.OEFMode) mechanism {
+// oef is OEF's scheduler (stride.OEF) with demand caps (no tenant is given
+// more GPUs than its jobs run at once), the policy's settings pol and the
+// scheduler's set (its Round the run's).
+func oef(name string, mode alloc.OEFMode, pol *alloc.OEFSettings, set stride.OEFSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
-		return stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true}, e.c, e.w.Types, &stride.OEFSettings{Round: e.round})
+		set.Round = e.round
+		return stride.NewOEF(alloc.OEF{Mode: mode, DemandCaps: true, Settings: pol}, e.c, e.w.Types, &set)
 	}}
 }
 

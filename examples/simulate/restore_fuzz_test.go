@@ -14,7 +14,6 @@ import (
 	"github.com/gpufair/gpufair/internal/fuzzdata"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/sim"
-	"github.com/gpufair/gpufair/stride"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -36,12 +35,9 @@ func newRestoreFixture(tb testing.TB) *restoreFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// Cooperative OEF with WarmStart too, whose snapshot carries the
-	// warm rows and basis (with the ghosts' speedups) into the next solve.
-	warm := mechanism{"oef-cooperative-warm-start", func(e *env) (round.Scheduler, error) {
-		return stride.NewOEF(alloc.OEF{Mode: alloc.Cooperative}, e.c, e.w.Types, &stride.OEFSettings{Round: e.round, WarmStart: true})
-	}}
-	fx := &restoreFixture{e: &env{c: c, w: wl, round: cfg.round, tp: tp}, ms: append(mechanisms(), warm)}
+	// Among them oef-cooperative-warm, whose snapshot carries the warm rows
+	// and basis (with the ghosts' speedups) into the next solve.
+	fx := &restoreFixture{e: &env{c: c, w: wl, round: cfg.round, tp: tp}, ms: mechanisms()}
 	var evs []round.Event
 	for _, j := range wl.Jobs {
 		aj := j.Job
