@@ -102,6 +102,12 @@ type GandivaSettings struct {
 //  6. Split stride (Split) over the healthy GPUs: the jobs it picks run
 //     for the quantum, on the slots they held if they stay on a server.
 //
+// Failures, which the paper leaves out: after admission, a job that failed
+// GPUs keep from running where it is placed moves to healthy servers of its
+// type, or else to the type it runs on that can hold its gang (its tenant's
+// fastest); admission and migration count only the types that can hold a
+// gang now. A job that fits nowhere waits for repairs.
+//
 // Every migration is a checkpoint and restart on other GPUs: the decision
 // marks it Restart, and a simulator charges its cost.
 //
