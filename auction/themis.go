@@ -85,9 +85,12 @@ type PlannedJob struct {
 //
 // App scheduler: each round the app's jobs, longest remaining work first,
 // take GPUs from what the app holds, one GPU type per job (the fastest for
-// it among those the app holds), fullest servers first: an Elastic job 1
-// to Gang of them, a rigid job exactly Gang or none. GPUs no job can use
-// stay idle for the round.
+// it among those the app holds), the slots it ran on first where the app
+// still holds them (unless others run it faster: moving restarts it), then
+// fullest servers first: an Elastic job 1 to Gang of them, a rigid job
+// exactly Gang or none. GPUs no job can use stay idle for the round. The
+// arbiter leases an app the slots it held last first, so that winning
+// GPUs again keeps its jobs where they run.
 //
 // Events reach the arbiter at their own times: an app joins with its first
 // job and leaves with its last, failures and repairs take GPUs out of
