@@ -123,14 +123,22 @@ func (r *AuditReport) String() string {
 	if si := r.SharingIncentive; si != nil {
 		fmt.Fprintf(&b, "sharing incentive: %v (worst row %d, margin %.3g)\n", si.Holds, si.Worst, si.Margin[si.Worst])
 	}
-	if ef := r.Envy; ef != nil {
-		fmt.Fprintf(&b, "envy-freeness: %v (row %d envies row %d by %.3g)\n", ef.Holds, ef.Envier, ef.Envied, ef.MaxEnvy)
+	switch ef := r.Envy; {
+	case ef == nil:
+	case ef.Holds:
+		fmt.Fprintf(&b, "envy-freeness: true (largest envy %.3g, within tolerance)\n", max(ef.MaxEnvy, 0))
+	default:
+		fmt.Fprintf(&b, "envy-freeness: false (row %d envies row %d by %.3g)\n", ef.Envier, ef.Envied, ef.MaxEnvy)
 	}
 	if pe := r.Pareto; pe != nil {
 		fmt.Fprintf(&b, "Pareto efficiency: %v (total relative gain available %.3g)\n", pe.Holds, pe.Gain)
 	}
-	if sp := r.Strategy; sp != nil {
-		fmt.Fprintf(&b, "strategy-proofness (probe): %v (row %d gains %.3g by reporting %.3g)\n", sp.Holds, sp.Row, sp.Gain, sp.Misreport)
+	switch sp := r.Strategy; {
+	case sp == nil:
+	case sp.Holds:
+		fmt.Fprintf(&b, "strategy-proofness (probe): true (no gain beyond tolerance in %d misreports)\n", sp.Tried)
+	default:
+		fmt.Fprintf(&b, "strategy-proofness (probe): false (row %d gains %.3g by reporting %.3g)\n", sp.Row, sp.Gain, sp.Misreport)
 	}
 	return b.String()
 }
