@@ -576,3 +576,30 @@ func TestThemisKeepsJobsOnTheirSlots(t *testing.T) {
 		t.Fatalf("the job with more work left was %v by round: the test needs y, then x", first)
 	}
 }
+
+// TestThemisGangFasterSpread: a gang measured faster spread over servers
+// than on one (some of Gavel's rows are) is priced as measured, a slowdown
+// below 1. ftf.PhaseTime once refused such a slowdown, and the app went
+// unpriced and unserved.
+func TestThemisGangFasterSpread(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "a", Type: "v100", GPUs: 2}, {Name: "b", Type: "v100", GPUs: 2}}}
+	var errs []error
+	set := &auction.ThemisSettings{
+		Spread:  func(alloc.JobID) []float64 { return []float64{1.2} },
+		Observe: func(r *auction.Round) { errs = append(errs, r.Errors...) },
+	}
+	s, err := auction.NewThemis(c, nil, set, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, alloc.Job{ID: "x", Gang: 4, Weight: 1, Rates: []float64{1}}, 1e4)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Decide(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 || len(d.Placements) != 1 || len(d.Placements[0].GPUs) != 4 {
+		t.Fatalf("decision %+v, agent errors %v: want x on all four GPUs", d.Placements, errs)
+	}
+}

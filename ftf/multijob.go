@@ -191,6 +191,26 @@ func validateJobs(field string, jobs []JobInfo) error {
 	return nil
 }
 
+// phaseJobs reports whether PhaseTime can price jobs: iterations and
+// iteration times finite and not negative, slowdowns (unless the zero
+// value, the default) positive and finite.
+func phaseJobs(jobs []JobInfo) bool {
+	for _, j := range jobs {
+		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) {
+			return false
+		}
+		if j.Slowdown == (topology.Slowdown{}) {
+			continue // the default
+		}
+		for _, x := range j.Slowdown {
+			if !(x > 0) || math.IsInf(x, 1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // exactSerialJobs is the largest number of jobs for which PhaseTime
 // serialises jobs onto fewer GPUs by exact branch and bound; above it, the
 // longest-processing-time-first rule (within 4/3 of optimal) packs them.
@@ -215,11 +235,14 @@ const exactSerialJobs = 12
 // where the time overflows float64. A Locality beyond CrossRack counts as
 // CrossRack (topology.Slowdown.At).
 //
-// PhaseTime returns no error: it is NaN for what RhoHalving and RhoCurve
-// refuse, a job with a negative, NaN or infinite ItersRemaining or IterTime
-// or an invalid Slowdown, a negative GPU count, or a demandMax below 1.
+// PhaseTime returns no error: it is NaN for a job with a negative, NaN or
+// infinite ItersRemaining or IterTime or a Slowdown that is not positive
+// and finite, a negative GPU count, or a demandMax below 1. A slowdown
+// below 1 (a gang measured faster spread over servers than on one, as some
+// of Gavel's rows are) is taken as given, though RhoHalving and RhoCurve
+// refuse it.
 func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
-	if p.GPUs < 0 || demandMax < 1 || validateJobs("", jobs) != nil {
+	if p.GPUs < 0 || demandMax < 1 || !phaseJobs(jobs) {
 		return math.NaN() // a NaN iteration count gave 0, a phase that took no time
 	}
 	work := make([]float64, 0, len(jobs))

@@ -149,8 +149,8 @@ func TestRhoAppInputs(t *testing.T) {
 // TestPhaseTimeRefusesBadInput: PhaseTime returns no error, and a NaN
 // iteration count gave 0, a phase that took no time; so did a negative
 // count, and an infinite one with an unknown iteration time, while two
-// negatives gave a positive time. Whatever RhoHalving and RhoCurve refuse
-// is NaN; a job without work, or no jobs, still takes 0.
+// negatives gave a positive time. Such input is NaN; a job without work,
+// or no jobs, still takes 0.
 func TestPhaseTimeRefusesBadInput(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	two := Placement{GPUs: 2}
@@ -167,7 +167,9 @@ func TestPhaseTimeRefusesBadInput(t *testing.T) {
 		{"two negatives", []JobInfo{{ItersRemaining: -2, IterTime: -3}}, two, 2, nan},
 		{"+Inf iterations, unknown time", []JobInfo{{ItersRemaining: inf, IterTime: 0}}, two, 2, nan},
 		{"-Inf iteration time", []JobInfo{{ItersRemaining: 1, IterTime: math.Inf(-1)}}, two, 2, nan},
-		{"slowdown below 1", []JobInfo{{ItersRemaining: 1, IterTime: 1, Slowdown: topology.Slowdown{0.5, 0.5, 0.5}}}, two, 2, nan},
+		// Taken as measured: Themis' agents meet gangs faster spread.
+		{"slowdown below 1", []JobInfo{{ItersRemaining: 1, IterTime: 1, Slowdown: topology.Slowdown{0.5, 0.5, 0.5}}}, two, 2, 0.25},
+		{"NaN slowdown", []JobInfo{{ItersRemaining: 1, IterTime: 1, Slowdown: topology.Slowdown{1, nan, nan}}}, two, 2, nan},
 		{"negative slowdown", []JobInfo{{ItersRemaining: 1, IterTime: 1, Slowdown: topology.Slowdown{-1, -1, -1}}}, two, 2, nan},
 		{"negative GPUs", []JobInfo{{ItersRemaining: 1, IterTime: 1}}, Placement{GPUs: -1}, 2, nan},
 		{"negative GPUs, no work", nil, Placement{GPUs: -1}, 2, nan},
