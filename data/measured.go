@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/internal/jsonkeys"
 	"github.com/gpufair/gpufair/internal/stat"
 )
 
@@ -90,8 +90,9 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 // *gpufair.InputError on Field "fsys" wrapping gpufair.ErrEmpty for a nil
 // fsys, fsys's error if the file cannot be read, encoding/json's if it is
 // not a row, and otherwise a *gpufair.InputError: Field "MeasuredRow"
-// wrapping gpufair.ErrDuplicate for a key listed twice in one object
-// (encoding/json would keep the last without a word); "MeasuredRow.GPUType"
+// wrapping gpufair.ErrDuplicate for a key listed twice in one object, in
+// the same case or another (encoding/json would keep the last without a
+// word); "MeasuredRow.GPUType"
 // or "MeasuredRow.Jobs"
 // wrapping gpufair.ErrEmpty for a row without a GPU type or jobs; for a job,
 // "MeasuredJob.JobType" wrapping ErrEmpty or ErrDuplicate, "MeasuredJob.Batch",
@@ -109,8 +110,9 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	// Unmarshal took b, so it is JSON no deeper than encoding/json allows.
-	if err := uniqueKeys(json.NewDecoder(bytes.NewReader(b)), "MeasuredRow", "row"); err != nil {
-		return nil, fmt.Errorf("data: %s: %w", name, err)
+	// encoding/json fills a field from a key of any case, the last it meets.
+	if err := jsonkeys.Check(b); err != nil {
+		return nil, fmt.Errorf("data: %s: %w", name, gpufair.Invalid("MeasuredRow", "", gpufair.ErrDuplicate, "%v", err))
 	}
 	if r.GPUType == "" {
 		return nil, fmt.Errorf("data: %s: %w", name, gpufair.Invalid("MeasuredRow.GPUType", "", gpufair.ErrEmpty, "no gpu_type"))
@@ -125,49 +127,6 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 		}
 	}
 	return &r, nil
-}
-
-// uniqueKeys reads one JSON value from dec, which holds valid JSON, and
-// returns an *gpufair.InputError on field wrapping gpufair.ErrDuplicate for
-// the first object in it that lists a key twice, in any case: encoding/json
-// fills a field from a key of any case, the last one it meets. at names the
-// value in the message ("row", then "row.jobs[0]" and so on).
-func uniqueKeys(dec *json.Decoder, field, at string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]string{} // case-folded key → the key
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
-			}
-			key, _ := tok.(string) // an object's keys are strings, in valid JSON
-			fold := strings.ToLower(strings.ToUpper(key))
-			if k, dup := seen[fold]; dup {
-				return gpufair.Invalid(field, "", gpufair.ErrDuplicate, "%s: key %q listed twice (as %q)", at, key, k)
-			}
-			seen[fold] = key
-			if err := uniqueKeys(dec, field, at+"."+key); err != nil {
-				return err
-			}
-		}
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := uniqueKeys(dec, field, fmt.Sprintf("%s[%d]", at, i)); err != nil {
-				return err
-			}
-		}
-	default:
-		return nil // a scalar
-	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return gpufair.Invalid(field, "", gpufair.ErrValue, "%s: %v", at, err)
-	}
-	return nil
 }
 
 // check checks j as a job of a row read whole: its runs (checkRuns), and its

@@ -3,14 +3,16 @@ package gpu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"time"
 )
 
-// waitDelay bounds how long ExecRunner waits for a killed program's output
-// pipes to close, in case a grandchild outside its process group holds them.
+// waitDelay bounds how long ExecRunner waits for a program's output pipes to
+// close once it has exited or been killed, in case a process it left behind
+// (outside its process group, if killed) holds them.
 const waitDelay = 2 * time.Second
 
 // ExecRunner runs argv[0] with arguments argv[1:] (no shell), with env
@@ -18,7 +20,10 @@ const waitDelay = 2 * time.Second
 // When ctx is done it kills the program and, on Unix, every process in the
 // program's process group, so a shell script's children die with it. A
 // non-zero exit is returned as an error carrying the last bytes of standard
-// error.
+// error. A program that exits 0 but leaves a process behind that holds its
+// standard output or error (a daemon it started, "setsid server &") has
+// its output taken as it is 2 s after the exit, without an error; the
+// process left behind is not killed.
 func ExecRunner(ctx context.Context, argv, env []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: empty command", ErrProfile)
@@ -29,7 +34,12 @@ func ExecRunner(ctx context.Context, argv, env []string) ([]byte, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = waitDelay
 	killGroup(cmd)
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// Only returned for a program that exited 0: see exec.Cmd.WaitDelay.
+		err = nil
+	}
+	if err != nil {
 		if s := tail(stderr.Bytes(), outputTail); s != "" {
 			return stdout.Bytes(), fmt.Errorf("%w; stderr: %q", err, s)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/internal/stat"
 	"github.com/gpufair/gpufair/speedup"
 	"github.com/gpufair/gpufair/topology"
@@ -24,8 +25,9 @@ var (
 )
 
 // ErrProfile reports a profiling request that cannot be run: no workloads,
-// no targets, an empty or duplicate name, a workload without a command, a
-// target without a UUID or with a comma in it (more than one device), a
+// no targets, an empty or duplicate name, a workload without a command or
+// with an Env entry that is not KEY=value, a target without a UUID, with a
+// comma in it (more than one device) or with the UUID of another target, a
 // negative Repeats or Timeout.
 var ErrProfile = errors.New("gpu: invalid profile request")
 
@@ -64,7 +66,9 @@ func Targets(h *Host) []Target {
 
 // Runner runs argv with env added to the environment and returns what it
 // wrote on standard output. It must stop the program and return once ctx is
-// done. ExecRunner is the Runner for real programs; tests inject their own.
+// done, with an error: a nil error means the program ran to its end, and
+// its output is taken even if ctx is done by the time the Runner returns.
+// ExecRunner is the Runner for real programs; tests inject their own.
 type Runner func(ctx context.Context, argv, env []string) ([]byte, error)
 
 // Parser reads a rate from a run's standard output. It returns an error
@@ -103,6 +107,8 @@ func ParseRate(out []byte) (float64, error) {
 	}
 	x, err := strconv.ParseFloat(last, 64)
 	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%w: %q is out of float64's range", ErrNoRate, last)
 	case err != nil:
 		return 0, fmt.Errorf("%w: %q is not a number", ErrNoRate, last)
 	case math.IsNaN(x) || math.IsInf(x, 0) || x < 0:
@@ -214,7 +220,10 @@ const outputTail = 512
 // error, exceeds Timeout or reports no rate fails its cell (the cell's later
 // runs are skipped) with a *RunError; other cells go on. Profile returns an
 // error wrapping ErrProfile for an invalid request or a negative Repeats or
-// Timeout, and ctx's error if ctx is done before the end, together with the
+// Timeout (joined with errors.Join; a UUID targeted twice is a
+// *gpufair.InputError on "Target.UUID" wrapping gpufair.ErrDuplicate, an Env
+// entry without '=' one on "Workload.Env" wrapping gpufair.ErrValue), and
+// ctx's error if ctx is done before the end, together with the
 // profile so far (cells not run carry ctx's error).
 func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Profile, error) {
 	var set Profiler
@@ -276,7 +285,7 @@ func runOnce(ctx context.Context, run Runner, parse Parser, timeout time.Duratio
 	case ctx.Err() != nil:
 		re.Err = ctx.Err()
 		return 0, re
-	case rctx.Err() != nil:
+	case rctx.Err() != nil && err != nil:
 		re.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, timeout, rctx.Err())
 		return 0, re
 	case err != nil:
@@ -334,8 +343,15 @@ func checkRequest(p Profiler, ws []Workload, ts []Target) error {
 		if len(w.Argv) == 0 || w.Argv[0] == "" {
 			errs = append(errs, fmt.Errorf("%w: workload %q has no command", ErrProfile, w.Name))
 		}
+		for _, e := range w.Env {
+			if !strings.Contains(e, "=") {
+				// exec would pass it on, and the program's getenv never see it.
+				errs = append(errs, gpufair.Invalid("Workload.Env", w.Name, gpufair.ErrValue, "%w: entry %q is not KEY=value", ErrProfile, e))
+			}
+		}
 	}
 	types := map[topology.GPUType]bool{}
+	uuids := map[string]topology.GPUType{}
 	for i, t := range ts {
 		switch {
 		case t.Type == "":
@@ -350,6 +366,12 @@ func checkRequest(p Profiler, ws []Workload, ts []Target) error {
 		case strings.Contains(t.UUID, ","):
 			// CUDA_VISIBLE_DEVICES would expose every device it lists.
 			errs = append(errs, fmt.Errorf("%w: target %q's UUID %q names more than one device", ErrProfile, t.Type, t.UUID))
+		default:
+			if other, dup := uuids[t.UUID]; dup {
+				// Both types would be measured on one device.
+				errs = append(errs, gpufair.Invalid("Target.UUID", string(t.Type), gpufair.ErrDuplicate, "%w: device %q is also the target of %q", ErrProfile, t.UUID, other))
+			}
+			uuids[t.UUID] = t.Type
 		}
 	}
 	return errors.Join(errs...)

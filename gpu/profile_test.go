@@ -263,6 +263,10 @@ func TestProfileInvalid(t *testing.T) {
 		{"no type", []gpu.Workload{w}, []gpu.Target{{UUID: "x"}}},
 		{"no uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80"}}},
 		{"two devices in one uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80", UUID: "GPU-a,GPU-b"}}},
+		// Found by a reviewer: both were run, two types on one device, and
+		// an entry the program never saw.
+		{"one device for two types", []gpu.Workload{w}, []gpu.Target{{Type: "k80", UUID: "GPU-a"}, {Type: "v100", UUID: "GPU-a"}}},
+		{"env entry without =", []gpu.Workload{{Name: "w", Argv: []string{"a"}, Env: []string{"NOEQUALS"}}}, twoTypes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(context.Context, []string, []string) ([]byte, error) {
@@ -273,6 +277,55 @@ func TestProfileInvalid(t *testing.T) {
 				t.Errorf("Profile() error = %v, want ErrProfile", err)
 			}
 		})
+	}
+}
+
+// TestProfileInvalidInput: a UUID targeted twice and an Env entry without
+// '=' are *gpufair.InputError values naming the target or workload.
+func TestProfileInvalidInput(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		ws        []gpu.Workload
+		ts        []gpu.Target
+		field, id string
+		want      error
+	}{
+		{"one device for two types", []gpu.Workload{{Name: "w", Argv: []string{"a"}}}, []gpu.Target{{Type: "k80", UUID: "GPU-a"}, {Type: "v100", UUID: "GPU-a"}}, "Target.UUID", "v100", gpufair.ErrDuplicate},
+		{"env entry without =", []gpu.Workload{{Name: "w", Argv: []string{"a"}, Env: []string{"X=1", "NOEQUALS"}}}, twoTypes, "Workload.Env", "w", gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := (*gpu.Profiler)(nil).Profile(context.Background(), tc.ws, tc.ts)
+			var ie *gpufair.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field || ie.ID != tc.id || !errors.Is(err, tc.want) || !errors.Is(err, gpu.ErrProfile) {
+				t.Errorf("Profile() error = %v, want a %s[%s] InputError wrapping %v and ErrProfile", err, tc.field, tc.id, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseRateOutOfRange: "rate: 1e309" was "not a number".
+func TestParseRateOutOfRange(t *testing.T) {
+	_, err := gpu.ParseRate([]byte("rate: 1e309\n"))
+	if !errors.Is(err, gpu.ErrNoRate) || !strings.Contains(err.Error(), `"1e309" is out of float64's range`) {
+		t.Errorf("ParseRate(1e309) error = %v, want ErrNoRate saying it is out of float64's range", err)
+	}
+}
+
+// TestProfileDetachedChild: a workload that exits 0 after reporting its
+// rate, leaving a process behind that holds its standard output, lost the
+// rate to ErrRun ("exec: WaitDelay expired before I/O complete") or, with a
+// Timeout below that delay, to ErrTimeout. Its rate is taken.
+func TestProfileDetachedChild(t *testing.T) {
+	needSh(t)
+	ws := []gpu.Workload{{Name: "w", Argv: []string{"sh", "-c", `sleep 4 & echo "rate: 5"`}}}
+	for _, timeout := range []time.Duration{time.Minute, time.Second} {
+		prof, err := (&gpu.Profiler{Repeats: 1, Timeout: timeout}).Profile(context.Background(), ws, []gpu.Target{{Type: "x", UUID: "GPU-x"}})
+		if err != nil {
+			t.Fatalf("Profile() error = %v", err)
+		}
+		if c := prof.Cells[0][0]; c.Err != nil || c.Rate != 5 {
+			t.Errorf("Timeout %v: cell = %+v, want rate 5", timeout, c)
+		}
 	}
 }
 
