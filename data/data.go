@@ -9,7 +9,8 @@
 //
 // Under measured/ are throughputs gpufair measured itself on real devices
 // (Measured, LoadMeasured): Gavel's job types, rebuilt in PyTorch, on an
-// NVIDIA H100, with the driver, software and command that measured them.
+// NVIDIA H100 (h100.json) and an NVIDIA H200 (h200.json), each row with the
+// driver, software and command that measured it.
 package data
 
 import (

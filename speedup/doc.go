@@ -9,7 +9,9 @@
 //
 // A matrix with cells not measured (a new job profiled on one type, a new
 // GPU type profiled with a few jobs) is completed by Complete, Gavel's
-// low-rank matrix completion, with the model CompleteSettings chooses. No
+// low-rank matrix completion, with the model CompleteSettings chooses. Its
+// estimates are positive and finite, as a 0 would say a job cannot run on a
+// type: a model that gives a cell any other estimate is refused. No
 // model is the most accurate on every matrix (docs/benchmarks/gpu.md), so
 // SelectSettings chooses one by cross-validation: it holds out measured
 // cells, for a new type its column, and keeps the model that predicted them

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -12,8 +13,9 @@ import (
 )
 
 // ErrEstimate reports a matrix whose missing cells cannot be estimated: a row
-// or a GPU type without any measured (positive, in log space) cell, or a rank
-// the matrix is too small for.
+// or a GPU type without any measured (positive, in log space) cell, a rank
+// the matrix is too small for, or a model whose estimate of a cell is not a
+// positive, finite rate.
 var ErrEstimate = errors.New("speedup: cannot estimate missing cells")
 
 // Space is the scale on which Complete fits its model.
@@ -26,39 +28,75 @@ const (
 	// model. Zero cells (a job that cannot run on a type) have no logarithm;
 	// they are kept as measured but do not inform the fit.
 	LogSpace Space = iota
-	// LinearSpace fits the rates themselves. Large rates dominate the fit;
-	// estimates below zero are clipped to zero.
+	// LinearSpace fits the rates themselves. Large rates dominate the fit,
+	// and an estimate may come out zero or negative: Complete refuses it.
 	LinearSpace
 )
 
-// String returns the space's name.
+// String returns the space's name: "log", "linear", or "Space(n)" for a
+// value that is neither.
 func (s Space) String() string {
-	if s == LinearSpace {
+	switch s {
+	case LogSpace:
+		return "log"
+	case LinearSpace:
 		return "linear"
 	}
-	return "log"
+	return fmt.Sprintf("Space(%d)", int(s))
 }
 
 // CompleteSettings choose the model Complete fits. The zero value fits the
 // additive model on the log scale (a rate is a job factor times a GPU-type
 // factor), which was the most accurate on Gavel's measured throughputs; see
-// docs/benchmarks/gpu.md.
+// docs/benchmarks/gpu.md. A field out of its range below is refused by a
+// *gpufair.InputError naming it ("CompleteSettings.Rank") and wrapping
+// gpufair.ErrValue, or, for a Rank the matrix is too small for,
+// gpufair.ErrTooLarge and ErrEstimate.
 type CompleteSettings struct {
+	// Space is LogSpace or LinearSpace.
 	Space Space
 	// Rank is the number of low-rank components fitted on top of the row and
-	// column effects (or on their own, with NoEffects). It must be less than
-	// both dimensions of the matrix.
+	// column effects (or on their own, with NoEffects): at least 0 (at least
+	// 1 with NoEffects) and less than both dimensions of the matrix.
 	Rank int
 	// NoEffects drops the grand mean and the row and column effects, leaving
-	// a plain rank-Rank fit (then Rank must be at least 1).
+	// a plain rank-Rank fit.
 	NoEffects bool
-	// MaxIter bounds the imputation sweeps; 0 means 2000.
+	// MaxIter bounds the imputation sweeps: at least 0, and 0 means 2000.
 	MaxIter int
 	// Tol stops the sweeps when the root-mean-square change of the estimated
 	// cells, relative to the root-mean-square of the fitted values, falls
-	// below it; 0 means 1e-10. NaN and ±Inf are refused (a
-	// *gpufair.InputError wrapping gpufair.ErrValue).
+	// below it: finite and at least 0, and 0 means 1e-10.
 	Tol float64
+}
+
+// withDefaults checks the settings that do not depend on the matrix and
+// returns them with the defaults of MaxIter and Tol filled in.
+func (s CompleteSettings) withDefaults() (CompleteSettings, error) {
+	var errs []error
+	if s.Space != LogSpace && s.Space != LinearSpace {
+		errs = append(errs, gpufair.Invalid("CompleteSettings.Space", "", gpufair.ErrValue, "%v is neither LogSpace nor LinearSpace", s.Space))
+	}
+	switch {
+	case s.Rank < 0:
+		errs = append(errs, gpufair.Invalid("CompleteSettings.Rank", "", gpufair.ErrValue, "%d is negative", s.Rank))
+	case s.NoEffects && s.Rank == 0:
+		errs = append(errs, gpufair.Invalid("CompleteSettings.Rank", "", gpufair.ErrValue, "0 with NoEffects leaves nothing to fit"))
+	}
+	if s.MaxIter < 0 {
+		errs = append(errs, gpufair.Invalid("CompleteSettings.MaxIter", "", gpufair.ErrValue, "%d is negative", s.MaxIter))
+	}
+	if math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0 {
+		// A NaN Tol is never met: MaxIter sweeps, or a hang with a large MaxIter.
+		errs = append(errs, gpufair.Invalid("CompleteSettings.Tol", "", gpufair.ErrValue, "%v is not finite and non-negative", s.Tol))
+	}
+	if s.MaxIter == 0 {
+		s.MaxIter = 2000
+	}
+	if s.Tol == 0 {
+		s.Tol = 1e-10
+	}
+	return s, errors.Join(errs...)
 }
 
 // Completion is the result of Complete.
@@ -86,29 +124,34 @@ type Completion struct {
 // matrix (its grand, row and column means), truncate the SVD of what is left
 // to Rank components, and refill the missing cells from the model, until the
 // refilled values stop changing (Tol) or MaxIter sweeps. Each sweep lowers
-// the squared error on the measured cells, and the result is a stationary
-// point of it. Everything is deterministic.
+// the squared error on the measured cells, and the result, once the sweeps
+// converge, is a stationary point of it. Everything is deterministic.
 //
 // A missing cell can be estimated only if its row and its type are joined by
 // a chain of measured cells (row i measured on type k, row j measured on k
 // and on k', …): otherwise, and in particular when its row or type has no
 // usable measured cell, Complete returns an error wrapping ErrEstimate that
-// names it. Invalid cells (±Inf, negative) and bad shapes give the
-// errors of New. Complete copies its input.
+// names it (a *CellError).
+//
+// Every estimate is a positive, finite rate, as a 0 would say the job cannot
+// run on the type. Where the model gives a cell an estimate that is not (zero
+// or negative, as a linear fit can; an exp that underflows or overflows;
+// linear rates near float64's limit), Complete returns no matrix but an error
+// joining a *CellError for each such cell, with the estimate as its Value,
+// wrapping ErrEstimate (and gpufair.ErrTooLarge where it overflows). Sweeps
+// that stop at MaxIter do not make an error: Completion.Converged reports it.
+//
+// Invalid cells (±Inf, negative) and bad shapes give the errors of New;
+// settings out of range, those described at CompleteSettings. Complete copies
+// its input.
 func Complete(rows []string, types []topology.GPUType, values [][]float64, s *CompleteSettings) (*Completion, error) {
 	var set CompleteSettings
 	if s != nil {
 		set = *s
 	}
-	if set.MaxIter <= 0 {
-		set.MaxIter = 2000
-	}
-	if math.IsNaN(set.Tol) || math.IsInf(set.Tol, 0) {
-		// A NaN Tol is never met: MaxIter sweeps, or a hang with a large MaxIter.
-		return nil, gpufair.Invalid("CompleteSettings.Tol", "", gpufair.ErrValue, "%v", set.Tol)
-	}
-	if set.Tol <= 0 {
-		set.Tol = 1e-10
+	set, err := set.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	// Validate through New with missing cells set to zero, so that shape and
 	// value errors read exactly as New's.
@@ -125,8 +168,8 @@ func Complete(rows []string, types []topology.GPUType, values [][]float64, s *Co
 		return nil, err
 	}
 	m, n := len(rows), len(types)
-	if set.Rank < 0 || set.Rank >= min(m, n) || (set.NoEffects && set.Rank == 0) {
-		return nil, fmt.Errorf("%w: rank %d for a %d×%d matrix (NoEffects %v)", ErrEstimate, set.Rank, m, n, set.NoEffects)
+	if set.Rank >= min(m, n) {
+		return nil, gpufair.Invalid("CompleteSettings.Rank", "", gpufair.ErrTooLarge, "%w: rank %d for a %d×%d matrix (it must be less than both dimensions)", ErrEstimate, set.Rank, m, n)
 	}
 
 	// known[i][k]: the cell informs the fit; missing[i][k]: it is estimated.
@@ -153,7 +196,7 @@ func Complete(rows []string, types []topology.GPUType, values [][]float64, s *Co
 			}
 		}
 	}
-	if err := checkCoverage(rows, types, known, missing); err != nil {
+	if err := checkCoverage(rows, types, values, known, missing); err != nil {
 		return nil, err
 	}
 	if err := checkConnected(rows, types, known, missing); err != nil {
@@ -175,6 +218,7 @@ func Complete(rows []string, types []topology.GPUType, values [][]float64, s *Co
 	}
 
 	res := make([][]float64, m)
+	var errs []error
 	for i := range res {
 		res[i] = make([]float64, n)
 		for k := range res[i] {
@@ -184,41 +228,67 @@ func Complete(rows []string, types []topology.GPUType, values [][]float64, s *Co
 				if set.Space == LogSpace {
 					x = math.Exp(x)
 				}
-				x = max(x, 0)
+				if err := checkEstimate(x, set.Space); err != nil {
+					errs = append(errs, &CellError{Row: rows[i], Type: types[k], Value: x, Err: err})
+				}
 			}
 			res[i][k] = x
 		}
 	}
-	mx, err := New(rows, types, res)
-	if err != nil {
-		// Only an overflow of exp can get here: report it as such.
-		return nil, fmt.Errorf("%w: estimate out of range: %w", ErrEstimate, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	out.Matrix = mx
+	out.Matrix = &Matrix{rows: slices.Clone(rows), types: slices.Clone(types), v: slices.Concat(res...)}
 	return out, nil
 }
 
+// checkEstimate returns why x, an estimate on space s, is not a positive,
+// finite rate, or nil.
+func checkEstimate(x float64, s Space) error {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		if s == LinearSpace {
+			return fmt.Errorf("%w: %w: the linear fit overflows float64 (LogSpace fits such rates)", ErrEstimate, gpufair.ErrTooLarge)
+		}
+		return fmt.Errorf("%w: %w: the estimate overflows float64", ErrEstimate, gpufair.ErrTooLarge)
+	case x <= 0 && s == LinearSpace:
+		return fmt.Errorf("%w: the linear fit's estimate is not positive (a 0 would say the job cannot run on the type; LogSpace's estimates are positive)", ErrEstimate)
+	case x <= 0:
+		return fmt.Errorf("%w: the estimate underflows to 0 (a 0 would say the job cannot run on the type)", ErrEstimate)
+	}
+	return nil
+}
+
 // checkCoverage reports rows and types that have missing cells but no cell
-// that informs the fit.
-func checkCoverage(rows []string, types []topology.GPUType, known, missing [][]bool) error {
+// that informs the fit: none measured, or, in log space, only zeros.
+func checkCoverage(rows []string, types []topology.GPUType, values [][]float64, known, missing [][]bool) error {
+	why := func(measured bool, of string) string {
+		if measured {
+			return "every measured cell of the " + of + " is 0, and LogSpace fits only positive rates"
+		}
+		return "no measured cell in the " + of
+	}
 	var errs []error
 	colKnown := make([]bool, len(types))
 	colMissing := make([]bool, len(types))
+	colMeasured := make([]bool, len(types))
 	for i := range rows {
-		rk, rm := false, false
+		rk, rm, measured := false, false, false
 		for k := range types {
 			rk = rk || known[i][k]
 			rm = rm || missing[i][k]
+			measured = measured || !math.IsNaN(values[i][k])
 			colKnown[k] = colKnown[k] || known[i][k]
 			colMissing[k] = colMissing[k] || missing[i][k]
+			colMeasured[k] = colMeasured[k] || !math.IsNaN(values[i][k])
 		}
 		if rm && !rk {
-			errs = append(errs, &CellError{Row: rows[i], Err: fmt.Errorf("%w: no measured cell in the row", ErrEstimate)})
+			errs = append(errs, &CellError{Row: rows[i], Err: fmt.Errorf("%w: %s", ErrEstimate, why(measured, "row"))})
 		}
 	}
 	for k, t := range types {
 		if colMissing[k] && !colKnown[k] {
-			errs = append(errs, fmt.Errorf("%w: GPU type %q has no measured cell", ErrEstimate, t))
+			errs = append(errs, &CellError{Type: t, Err: fmt.Errorf("%w: %s", ErrEstimate, why(colMeasured[k], "GPU type"))})
 		}
 	}
 	return errors.Join(errs...)

@@ -1,6 +1,7 @@
 package speedup_test
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -245,7 +246,12 @@ func relErrors(t testing.TB, e estimator, p protocol, rows []string, types []top
 	return errs, refused
 }
 
+// quantile returns the q-quantile of xs, interpolated, or NaN when xs is
+// empty (every mask refused, as a linear model's may be).
 func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	pos := q * float64(len(s)-1)
@@ -454,15 +460,18 @@ func TestCompleteErrors(t *testing.T) {
 	}{
 		{"row all missing", []string{"a", "b"}, two, [][]float64{{1, 2}, {nan, nan}}, nil, speedup.ErrEstimate, `row "b"`},
 		{"type all missing", []string{"a", "b"}, two, [][]float64{{1, nan}, {2, nan}}, nil, speedup.ErrEstimate, `"y"`},
-		{"row of zeros in log space", []string{"a", "b"}, two, [][]float64{{1, 2}, {0, nan}}, nil, speedup.ErrEstimate, `row "b"`},
+		// The reviewer's row of zeros was said to have "no measured cell".
+		{"row of zeros in log space", []string{"a", "b"}, two, [][]float64{{1, 2}, {0, nan}}, nil, speedup.ErrEstimate, `row "b": speedup: cannot estimate missing cells: every measured cell of the row is 0`},
+		{"type of zeros in log space", []string{"a", "b", "c"}, two, [][]float64{{0, 1}, {0, 2}, {nan, 3}}, nil, speedup.ErrEstimate, `type "x": speedup: cannot estimate missing cells: every measured cell of the GPU type is 0`},
 		{"disconnected", []string{"a", "b"}, two, [][]float64{{1, nan}, {nan, 2}}, nil, speedup.ErrEstimate, "chain"},
 		{"negative", []string{"a", "b"}, two, [][]float64{{1, -2}, {nan, 2}}, nil, gpufair.ErrValue, "negative"},
 		{"infinite", []string{"a", "b"}, two, [][]float64{{1, math.Inf(1)}, {nan, 2}}, nil, gpufair.ErrValue, "infinite"},
 		{"short row", []string{"a", "b"}, two, [][]float64{{1}, {nan, 2}}, nil, gpufair.ErrShape, `row "a"`},
 		{"duplicate row", []string{"a", "a"}, two, [][]float64{{1, 1}, {nan, 2}}, nil, gpufair.ErrShape, "duplicate"},
-		{"rank too big", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{Rank: 2}, speedup.ErrEstimate, "rank 2"},
-		{"negative rank", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{Rank: -1}, speedup.ErrEstimate, "rank -1"},
-		{"no effects, rank 0", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{NoEffects: true}, speedup.ErrEstimate, "rank 0"},
+		{"rank too big", []string{"a", "b"}, two, [][]float64{{1, 1}, {nan, 2}}, &speedup.CompleteSettings{Rank: 2}, speedup.ErrEstimate, "CompleteSettings.Rank: gpufair: too large: speedup: cannot estimate missing cells: rank 2"},
+		// Linear rates near float64's limit said "invalid value: NaN (NaN)".
+		{"linear overflow", []string{"a", "b"}, two, [][]float64{{1e308, 1e308}, {1e308, nan}}, &speedup.CompleteSettings{Space: speedup.LinearSpace}, gpufair.ErrTooLarge, `row "b", type "y": speedup: cannot estimate missing cells: gpufair: too large: the linear fit overflows float64`},
+		{"log overflow", []string{"a", "b", "c"}, two, [][]float64{{1e-300, 1e300}, {1e-300, 1e300}, {1e300, nan}}, nil, gpufair.ErrTooLarge, `row "c", type "y": speedup: cannot estimate missing cells: gpufair: too large: the estimate overflows float64`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := speedup.Complete(tc.rows, tc.types, tc.values, tc.s)
@@ -473,6 +482,111 @@ func TestCompleteErrors(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, tc.text)
 			}
 		})
+	}
+}
+
+// TestCompleteRefusesBadSettings: a Space that is neither LogSpace nor
+// LinearSpace (7, -1) fitted linearly, and negative MaxIter and Tol read as
+// their defaults; each is now an *InputError naming the field.
+func TestCompleteRefusesBadSettings(t *testing.T) {
+	values := [][]float64{{1, 2, 3}, {2, 4, math.NaN()}, {3, 5, 7}}
+	for _, tc := range []struct {
+		s     speedup.CompleteSettings
+		field string
+	}{
+		{speedup.CompleteSettings{Space: 7}, "CompleteSettings.Space"},
+		{speedup.CompleteSettings{Space: -1}, "CompleteSettings.Space"},
+		{speedup.CompleteSettings{Rank: -1}, "CompleteSettings.Rank"},
+		{speedup.CompleteSettings{NoEffects: true}, "CompleteSettings.Rank"},
+		{speedup.CompleteSettings{MaxIter: -5}, "CompleteSettings.MaxIter"},
+		{speedup.CompleteSettings{Tol: -1}, "CompleteSettings.Tol"},
+	} {
+		c, err := speedup.Complete([]string{"a", "b", "c"}, []topology.GPUType{"x", "y", "z"}, values, &tc.s)
+		var ie *gpufair.InputError
+		if c != nil || !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("Complete(%+v) = %v, %v; want an *InputError on %s wrapping gpufair.ErrValue", tc.s, c, err, tc.field)
+		}
+	}
+	for s, want := range map[speedup.Space]string{speedup.LogSpace: "log", speedup.LinearSpace: "linear", 7: "Space(7)", -1: "Space(-1)"} {
+		if got := s.String(); got != want {
+			t.Errorf("Space(%d).String() = %q, want %q", int(s), got, want)
+		}
+	}
+}
+
+// TestCompleteRefusesNonPositiveEstimates: a linear fit's negative estimate
+// was clipped to 0, and an exp that underflowed gave 0, both without a word;
+// downstream a 0 says the job cannot run on the type.
+func TestCompleteRefusesNonPositiveEstimates(t *testing.T) {
+	nan := math.NaN()
+	rows, two := []string{"a", "b", "c"}, []topology.GPUType{"x", "y"}
+	for _, tc := range []struct {
+		name   string
+		values [][]float64
+		s      speedup.CompleteSettings
+		text   string
+	}{
+		// y − x is −9 on both measured rows, so c's estimate on y is 1 − 9.
+		{"linear, negative", [][]float64{{10, 1}, {10, 1}, {1, nan}}, speedup.CompleteSettings{Space: speedup.LinearSpace}, "not positive"},
+		// 1e-300 · 1e-300 underflows.
+		{"log, underflow", [][]float64{{1, 1e-300}, {1, 1e-300}, {1e-300, nan}}, speedup.CompleteSettings{}, "underflows to 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := speedup.Complete(rows, two, tc.values, &tc.s)
+			var ce *speedup.CellError
+			if c != nil || !errors.Is(err, speedup.ErrEstimate) || !errors.As(err, &ce) || ce.Row != "c" || ce.Type != "y" || ce.Value > 0 {
+				t.Fatalf("Complete() = %v, %v; want nil and a *CellError on (c, y) wrapping ErrEstimate", c, err)
+			}
+			if !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("error %q does not say %q", err, tc.text)
+			}
+		})
+	}
+}
+
+// TestCompleteNewTypeNoZeroEstimates is the reviewer's case: Gavel's K80,
+// P100 and V100 with an H100 column of 3 measured cells (rows 0, 9, 20).
+// SelectSettings chose the linear rank-2 fit, one of whose held-out
+// estimates was 0, and Complete with it set 7 H100 cells to exactly 0
+// (ResNet-18 at batch 128, measured at 105.8, among them). Now Complete
+// refuses that fit naming the cells, SelectSettings does not choose it, and
+// the model it chooses estimates every cell positive.
+func TestCompleteNewTypeNoZeroEstimates(t *testing.T) {
+	rows, types, values := loadWithMeasured(t, "h100.json")
+	holdOut := [][2]int{{0, 3}, {9, 3}, {20, 3}}
+	for i := range values {
+		if !slices.Contains(holdOut, [2]int{i, 3}) {
+			values[i][3] = math.NaN()
+		}
+	}
+	lin2 := speedup.CompleteSettings{Space: speedup.LinearSpace, Rank: 2, NoEffects: true}
+	c, err := speedup.Complete(rows, types, values, &lin2)
+	var ce *speedup.CellError
+	if c != nil || !errors.Is(err, speedup.ErrEstimate) || !errors.As(err, &ce) || !strings.Contains(err.Error(), `row "ResNet-18 (batch size 128)", type "h100"`) {
+		t.Errorf("Complete(linear, rank 2) = %v, %v; want an error naming ResNet-18 (batch size 128) on the h100", c, err)
+	}
+	sel, err := speedup.SelectSettings(context.Background(), rows, types, values, holdOut, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Best == lin2 {
+		t.Errorf("SelectSettings chose %+v, which Complete refuses", sel.Best)
+	}
+	for _, v := range sel.Validations {
+		if v.Settings == lin2 && !v.Refused {
+			t.Errorf("linear rank 2: %+v; want it refused", v)
+		}
+	}
+	c, err = speedup.Complete(rows, types, values, &sel.Best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		for k := range types {
+			if x := c.Matrix.At(i, k); c.Estimated[i][k] && !(x > 0) {
+				t.Errorf("%s on %s estimated at %v with %+v", rows[i], types[k], x, sel.Best)
+			}
+		}
 	}
 }
 

@@ -13,8 +13,10 @@ import (
 // log(rate) minus the row's mean log rate over its positive cells, so rows of
 // very different magnitudes (steps/s of a small and a large model) weigh
 // alike. Zero cells are ignored; a type no row can use is slowest. Ties keep
-// column order, so the result is deterministic.
+// column order, so the result is deterministic. A matrix without GPU types
+// (nil or zero) gives an empty order.
 func (m *Matrix) TypeOrder() []int {
+	m = m.or()
 	n := len(m.types)
 	sum := make([]float64, n)
 	cnt := make([]int, n)
@@ -57,8 +59,12 @@ func (m *Matrix) TypeOrder() []int {
 // RelativeTo returns the matrix with every row divided by its rate on column
 // k, so that column k becomes 1. A row whose rate on k is zero cannot be
 // expressed relative to it: the error is a *CellError naming that cell and
-// wrapping gpufair.ErrValue. A k out of range wraps gpufair.ErrShape.
+// wrapping gpufair.ErrValue. A k out of range wraps gpufair.ErrShape; a
+// matrix without GPU types (nil or zero), gpufair.ErrEmpty.
 func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
+	if err := m.empty(); err != nil {
+		return nil, err
+	}
 	if k < 0 || k >= len(m.types) {
 		return nil, fmt.Errorf("%w: reference type %d of %d", gpufair.ErrShape, k, len(m.types))
 	}
@@ -66,7 +72,7 @@ func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
 	for i := range div {
 		div[i] = m.At(i, k)
 		if div[i] == 0 {
-			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: zero rate on the reference type", gpufair.ErrValue)}
+			return nil, &CellError{Row: m.rows[i], Type: m.types[k], Value: 0, Err: fmt.Errorf("%w: zero rate on the reference type", gpufair.ErrValue)}
 		}
 	}
 	return m.divideRows(div)
@@ -75,6 +81,9 @@ func (m *Matrix) RelativeTo(k int) (*Matrix, error) {
 // RelativeToSlowest returns speedups over the slowest type of TypeOrder:
 // OEF's speedup vectors, whose first type has speedup 1 for every user.
 func (m *Matrix) RelativeToSlowest() (*Matrix, error) {
+	if err := m.empty(); err != nil {
+		return nil, err
+	}
 	return m.RelativeTo(m.TypeOrder()[0])
 }
 
@@ -86,6 +95,9 @@ func (m *Matrix) RelativeToSlowest() (*Matrix, error) {
 // such type: the error is a *CellError naming the row and wrapping
 // gpufair.ErrValue.
 func (m *Matrix) RelativeToSlowestRunnable() (*Matrix, error) {
+	if err := m.empty(); err != nil {
+		return nil, err
+	}
 	order := m.TypeOrder()
 	div := make([]float64, len(m.rows))
 	for i := range div {
@@ -105,6 +117,9 @@ func (m *Matrix) RelativeToSlowestRunnable() (*Matrix, error) {
 // RelativeToFastest returns rates relative to the fastest type of
 // TypeOrder: every cell of that column becomes 1, slower types fall below.
 func (m *Matrix) RelativeToFastest() (*Matrix, error) {
+	if err := m.empty(); err != nil {
+		return nil, err
+	}
 	o := m.TypeOrder()
 	return m.RelativeTo(o[len(o)-1])
 }
@@ -115,13 +130,16 @@ func (m *Matrix) RelativeToFastest() (*Matrix, error) {
 // ERRATA in the project's design notes). count must have one finite,
 // non-negative entry per type and a positive total.
 func (m *Matrix) EqualShareRates(count []float64) ([]float64, error) {
+	if err := m.empty(); err != nil {
+		return nil, err
+	}
 	if len(count) != len(m.types) {
 		return nil, fmt.Errorf("%w: %d counts for %d GPU types", gpufair.ErrShape, len(count), len(m.types))
 	}
 	var total float64
 	for k, c := range count {
 		if err := checkValue(c); err != nil {
-			return nil, &CellError{Type: m.types[k], Value: c, Err: fmt.Errorf("count: %w", err)}
+			return nil, &CellError{Type: m.types[k], Err: fmt.Errorf("count %v: %w", c, err)}
 		}
 		total += c
 	}
@@ -164,7 +182,8 @@ func (m *Matrix) divideRows(div []float64) (*Matrix, error) {
 			if math.IsInf(x, 0) {
 				// A rate more than float64's range above its divisor (1e300
 				// over 1e-10) gave +Inf entries.
-				return nil, &CellError{Row: m.rows[i], Type: m.types[k], Err: fmt.Errorf("%w: rate %v over %v overflows", gpufair.ErrTooLarge, m.v[i*n+k], d)}
+				return nil, &CellError{Row: m.rows[i], Type: m.types[k], Value: m.v[i*n+k],
+					Err: fmt.Errorf("%w: the rate over the row's divisor %v overflows", gpufair.ErrTooLarge, d)}
 			}
 			out.v[i*n+k] = x
 		}

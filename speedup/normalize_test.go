@@ -3,6 +3,7 @@ package speedup_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -189,5 +190,49 @@ func TestRelativeToSlowestRunnable(t *testing.T) {
 	var cell *speedup.CellError
 	if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &cell) || cell.Row != "z" {
 		t.Errorf("RelativeToSlowestRunnable() of a zero row: error = %v, want a CellError on row z wrapping ErrValue", err)
+	}
+}
+
+// TestNilAndZeroMatrix: Dims of a nil *Matrix and RelativeToSlowest of the
+// zero Matrix panicked, while Values and TypeOrder of the zero Matrix gave
+// empty results. Now every method gives an empty result or an error
+// wrapping gpufair.ErrEmpty.
+func TestNilAndZeroMatrix(t *testing.T) {
+	for name, m := range map[string]*speedup.Matrix{"nil": nil, "zero": {}} {
+		if r, k := m.Dims(); r != 0 || k != 0 {
+			t.Errorf("%s: Dims() = %d, %d", name, r, k)
+		}
+		if len(m.Rows()) != 0 || len(m.Types()) != 0 || len(m.Values()) != 0 || len(m.TypeOrder()) != 0 {
+			t.Errorf("%s: Rows, Types, Values, TypeOrder not empty", name)
+		}
+		if _, ok := m.RowIndex("a"); ok {
+			t.Errorf("%s: RowIndex found a row", name)
+		}
+		if _, ok := m.TypeIndex("K80"); ok {
+			t.Errorf("%s: TypeIndex found a type", name)
+		}
+		for f, call := range map[string]func() (any, error){
+			"RelativeTo(0)":             func() (any, error) { return m.RelativeTo(0) },
+			"RelativeToSlowest":         func() (any, error) { return m.RelativeToSlowest() },
+			"RelativeToSlowestRunnable": func() (any, error) { return m.RelativeToSlowestRunnable() },
+			"RelativeToFastest":         func() (any, error) { return m.RelativeToFastest() },
+			"EqualShareRates":           func() (any, error) { return m.EqualShareRates(nil) },
+			"RelativeToEqualShare":      func() (any, error) { return m.RelativeToEqualShare(nil) },
+		} {
+			if _, err := call(); !errors.Is(err, gpufair.ErrEmpty) {
+				t.Errorf("%s: %s error = %v, want gpufair.ErrEmpty", name, f, err)
+			}
+		}
+	}
+}
+
+// TestRelativeToOverflowNamesValue: the overflow error printed the cell's
+// value as (0).
+func TestRelativeToOverflowNamesValue(t *testing.T) {
+	m := mustNew(t, []string{"x"}, kpv[:2], [][]float64{{1e308, 5e-324}})
+	_, err := m.RelativeTo(1)
+	var ce *speedup.CellError
+	if !errors.As(err, &ce) || ce.Value != 1e308 || !errors.Is(err, gpufair.ErrTooLarge) || !strings.Contains(err.Error(), "(1e+308)") {
+		t.Errorf("RelativeTo(1) error = %v, want a CellError ending (1e+308)", err)
 	}
 }

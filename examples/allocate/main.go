@@ -5,7 +5,9 @@
 // Go. The schema is in README.md; the problem is alloc.Problem's own JSON.
 //
 // Malformed JSON or an invalid instance gets a one-line error on stderr
-// naming the field, and exit status 1.
+// naming the field by its JSON path, and exit status 1; a bad flag or an
+// argument (the request is read from stdin only) gets the usage and exit
+// status 2.
 //
 // Usage:
 //
@@ -29,6 +31,11 @@ func main() {
 	audit := fs.Bool("audit", false, "audit every allocation job by job, as if the input's \"audit\" were true")
 	auditTenants := fs.Bool("audit-tenants", false, "audit every allocation tenant by tenant, as if the input's \"audit_tenants\" were true")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "allocate: unexpected argument %q: the request is read from stdin, as in allocate < problem.json\n", fs.Arg(0))
+		fs.Usage()
 		os.Exit(2)
 	}
 	o := options{audit: *audit, auditTenants: *auditTenants}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"strings"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/jsonkeys"
 	"github.com/gpufair/gpufair/speedup"
 )
 
@@ -77,10 +81,16 @@ type audit struct {
 	} `json:"pareto_efficiency,omitempty"`
 }
 
-// decode reads a request, naming the field of a type error and the byte
-// offset of a syntax error.
+// decode reads a request, naming the JSON path of a value of the wrong type
+// or a key refused (repeated, or a case variant of a field's name, both of
+// which encoding/json takes without a word) and the byte offset of a syntax
+// error.
 func decode(r io.Reader) (*request, error) {
-	dec := json.NewDecoder(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var req request
 	if err := dec.Decode(&req); err != nil {
@@ -89,13 +99,21 @@ func decode(r io.Reader) (*request, error) {
 		var cell *speedup.CellError
 		switch {
 		case errors.As(err, &syn):
+			if rest := b[max(syn.Offset-1, 0):]; bytes.HasPrefix(rest, []byte("NaN")) || bytes.HasPrefix(rest, []byte("Infinity")) {
+				return nil, fmt.Errorf("invalid JSON at byte %d: NaN and Infinity are not JSON numbers (Python writes them unless json.dumps is given allow_nan=False); complete a missing throughput first (speedup.Complete)", syn.Offset)
+			}
 			return nil, fmt.Errorf("invalid JSON at byte %d: %v", syn.Offset, err)
 		case errors.As(err, &typ):
-			return nil, fmt.Errorf("%s: want %v, got JSON %s", typ.Field, typ.Type, typ.Value)
+			if typ.Field == "" {
+				return nil, fmt.Errorf("the request must be a JSON object, not a JSON %s", typ.Value)
+			}
+			return nil, fmt.Errorf("%s: want %s, got JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
 		case errors.Is(err, io.EOF):
 			return nil, errors.New("empty input: want a JSON object")
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return nil, errors.New("invalid JSON: the input ends inside a value")
+		case errors.As(err, &cell) && cell.Row != "" && cell.Type != "" && math.IsNaN(cell.Value):
+			return nil, fmt.Errorf("problem.throughputs.values: row %q, type %q: %w: missing (null): complete the matrix first (speedup.Complete)", cell.Row, cell.Type, gpufair.ErrValue)
 		case errors.As(err, &cell), errors.Is(err, gpufair.ErrShape), errors.Is(err, gpufair.ErrValue):
 			// Only the throughput matrix validates itself while decoding.
 			return nil, fmt.Errorf("problem.throughputs: %w", err)
@@ -105,7 +123,60 @@ func decode(r io.Reader) (*request, error) {
 	if dec.More() {
 		return nil, errors.New("more than one JSON value in the input")
 	}
+	// The first value was read whole, so it is valid JSON. The request
+	// holds no maps, whose keys Check would fold.
+	if err := jsonkeys.Check(b, keyNames(reflect.TypeFor[request](), nil)...); err != nil {
+		return nil, err
+	}
 	return &req, nil
+}
+
+// jsonKind names the JSON values that decode into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("an integer (Go %v)", t)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// keyNames appends to names the JSON names of the fields of the structs t
+// holds, at any depth. A type that decodes itself (speedup.Matrix) hides
+// its fields: its names are the keys it encodes its zero value with.
+func keyNames(t reflect.Type, names []string) []string {
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		b, _ := json.Marshal(reflect.New(t).Interface())
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(b, &m) // none if it is not an object
+		for k := range m {
+			names = append(names, k)
+		}
+		return names
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return keyNames(t.Elem(), names)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" && f.IsExported() {
+				name = f.Name
+			}
+			if name != "" && name != "-" {
+				names = keyNames(f.Type, append(names, name))
+			}
+		}
+	}
+	return names
 }
 
 // encode writes the response, indented.

@@ -81,7 +81,7 @@ func need(field string, v []float64) error {
 func solve(ctx context.Context, req *request) (*response, error) {
 	p := &req.Problem
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("problem: %w", err)
+		return nil, inJSON(p, err)
 	}
 	if req.AuditTenants && p.Tenants == nil {
 		return nil, fmt.Errorf("audit_tenants: %w", errMissing("problem.tenants"))
@@ -113,17 +113,17 @@ func solve(ctx context.Context, req *request) (*response, error) {
 	for _, r := range pols {
 		a, err := r.pol.Allocate(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", r.name, err)
+			return nil, fmt.Errorf("policy %s: %w", r.name, inJSON(p, err))
 		}
 		res := result{Policy: r.name, Allocation: a}
 		if req.Audit {
 			if res.Audit, err = auditOf(ctx, p, a); err != nil {
-				return nil, fmt.Errorf("policy %s: audit: %w", r.name, err)
+				return nil, fmt.Errorf("policy %s: audit: %w", r.name, inJSON(p, err))
 			}
 		}
 		if req.AuditTenants {
 			if res.TenantAudit, err = tenantAuditOf(ctx, p, a); err != nil {
-				return nil, fmt.Errorf("policy %s: tenant audit: %w", r.name, err)
+				return nil, fmt.Errorf("policy %s: tenant audit: %w", r.name, inJSON(p, err))
 			}
 		}
 		for _, row := range a.GPUs { // after the audit, which needs the exact values
