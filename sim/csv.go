@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/gpufair/gpufair"
 )
 
 // csvHeader names WriteCSV's columns. Times are in seconds.
@@ -17,7 +19,14 @@ var csvHeader = []string{
 // the scheduler, the job's fields (see JobResult) and whether it is
 // measured. NaN (a job that never ran or did not finish) is an empty
 // field. Floats are written in the shortest form that reads back exactly.
+// A nil result is an *gpufair.InputError, reported before anything is
+// written.
 func WriteCSV(w io.Writer, results ...*Result) error {
+	for i, r := range results {
+		if r == nil { // it panicked
+			return gpufair.Invalid("Result", "", gpufair.ErrEmpty, "result %d of %d is nil", i, len(results))
+		}
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err

@@ -34,17 +34,25 @@
 // Spread[k] when they span servers (Gavel's consolidated and unconsolidated
 // throughputs), so placement matters; jobs placed together on the same
 // GPUs (a placement of several Jobs) share that rate, and the GPU time,
-// equally, as the simulator has no co-location measurements. An Elastic job
+// equally, for the whole lease, as the simulator has no co-location
+// measurements (unless Settings.Colocated gives them). An Elastic job
 // may be placed on 1 to Gang slots, and then progresses at its rate times
-// slots/Gang (linear speedup, Themis' equation 1), holding only those slots. A job finishes at the exact
-// moment its remaining steps reach zero; its GPUs then stay idle until the
-// round ends (as in Gavel's simulator). A placement on a GPU that fails
-// during the round stops at the failure. If Settings.Restart is positive,
-// a placement that resumes from a checkpoint (marked Restart, or not
-// Renewed with jobs that ran before) first loses Restart seconds. Rounds
-// with no job in the system are skipped. The scheduler is told each job's
-// Rates on arrival, or with Settings.Profiled other rates, as profiled with
-// error (ProfileNoise); the job still runs at its own.
+// slots/Gang (linear speedup, Themis' equation 1), holding only those
+// slots. A job finishes at the exact moment its remaining steps reach
+// zero; its GPUs then stay idle until the lease ends (as in Gavel's
+// simulator), and so does its share of GPUs it shared: the jobs left keep
+// the rates of their own shares. A placement on a GPU that fails during
+// the round stops at the failure. If Settings.Restart is positive, a
+// placement not marked Renewed with a job that ran before resumes from a
+// checkpoint: each job of it that ran before first loses Restart seconds,
+// and so do the others if it is marked Restart. A placement of jobs none
+// of which ran before costs nothing, whatever its flags. A scheduler that
+// does not set the flags with round.Ledger.Commit must itself mark
+// Renewed the placements that keep their jobs on their slots, or pay a
+// restart for each. Rounds with no job in the system are skipped. The
+// scheduler is told each job's Rates on arrival, or with Settings.Profiled
+// other rates, as profiled with error (ProfileNoise); the job still runs
+// at its own.
 //
 // # Metrics
 //
@@ -58,10 +66,14 @@
 // each type k, scaled down to Σ_k x_k = 1 when it exceeds 1 (a job cannot
 // run more than all the time), and T_id = steps_j / Σ_k x_k·Rates_j[k]
 // (Gavel's "isolated" allocation, OSDI'20 section 7.3, with that cap).
-// rho ≤ 1 is Themis' sharing incentive. GPU time is Σ_j gang_j × the
-// seconds j held GPUs until it finished (Themis' efficiency measure);
-// utilisation is GPU time over (GPUs × makespan), and makespan runs from the
-// first arrival to the last finish.
+// rho ≤ 1 is Themis' sharing incentive. A job's GPU time
+// (JobResult.GPUSeconds) is Σ over its leases of s/m × t, s being the
+// slots it was placed on (its gang, or fewer for an Elastic job), m the
+// jobs sharing them and t the seconds from the lease's start to its end,
+// a failure or the job's finish, seconds lost to a restart included; the
+// run's GPU time (Themis' efficiency measure) is the sum over jobs.
+// Utilisation is the run's GPU time over (GPUs × makespan), and makespan
+// runs from the first arrival to the last finish.
 //
 // Apps (Themis' unit, Result.Apps) are the jobs of one owner: an app
 // completes when its last job finishes, and its rho = (finish − first

@@ -13,12 +13,13 @@ var (
 	// contract. Run reports a decision for another time, a placement of
 	// a job not in the system or placed twice, of the wrong number of
 	// GPUs, on GPUs not all of its type, of a type the job cannot run on,
-	// on a slot used twice, failed or outside the cluster, and one marked
-	// Renewed on slots its jobs did not hold for the whole previous round.
+	// on a slot used twice, failed or outside the cluster, one marked
+	// Renewed on slots its jobs did not hold for the whole previous round,
+	// and one marked both Renewed and Restart.
 	ErrPlacement = round.ErrPlacement
 	// ErrStalled reports a run in which jobs waited for Settings.Stall
-	// rounds in a row while the scheduler placed nothing.
-	ErrStalled = errors.New("sim: scheduler placed no job while jobs waited")
+	// rounds in a row while none progressed.
+	ErrStalled = errors.New("sim: no job progressed while jobs waited")
 	// ErrTrace reports a trace line that cannot be read.
 	ErrTrace = errors.New("sim: malformed trace")
 )

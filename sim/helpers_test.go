@@ -123,3 +123,19 @@ func (equalShare) Allocate(_ context.Context, p *alloc.Problem) (*alloc.Allocati
 func servers(spec ...topology.Server) topology.Cluster {
 	return topology.Cluster{Servers: slices.Clone(spec)}
 }
+
+// script places what its function returns each round, unchecked, as fixed
+// does: a scheduler that sets the flags of its placements itself.
+type script func(now float64) []round.Placement
+
+func (script) Name() string { return "script" }
+
+func (script) Apply(...round.Event) error { return nil }
+
+func (f script) Decide(_ context.Context, now float64) (*round.Decision, error) {
+	return &round.Decision{Start: now, End: now + 1e9, Placements: f(now)}, nil
+}
+
+func (script) Snapshot() ([]byte, error) { return nil, gpufair.ErrSnapshot }
+
+func (script) Restore([]byte) error { return gpufair.ErrSnapshot }

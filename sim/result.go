@@ -31,8 +31,10 @@ type JobResult struct {
 	// Restarts counts the leases in which it resumed from a checkpoint
 	// (see Settings.Restart).
 	Restarts int
-	// GPUSeconds is the GPU time the job held: gang × seconds run, up to
-	// its finish.
+	// GPUSeconds is the GPU time the job held: over its leases, the slots
+	// it was placed on (fewer than Gang for an Elastic job) over the jobs
+	// sharing them, times the seconds of the lease up to its end, a
+	// failure or the job's finish, seconds lost to a restart included.
 	GPUSeconds float64
 	// Contention is N̄, the mean number of jobs in the system over the
 	// job's lifetime (to the end of the run if it did not finish).
@@ -97,16 +99,20 @@ type AppResult struct {
 type RoundStat struct {
 	Start float64 // seconds
 	// Placements counts the decision's placements (gangs); Restarts those
-	// whose jobs resumed from a checkpoint: marked Restart, or not
-	// Renewed with jobs that ran before.
+	// that resumed from a checkpoint: not marked Renewed, with a job that
+	// ran before (see Settings.Restart).
 	Placements, Restarts int
 	// Partial reports a decision the scheduler's time budget cut short.
 	Partial bool
 }
 
 // Measured returns the measured jobs (a subslice of Jobs): those of
-// [MeasureFrom, MeasureTo) that Jobs holds, as WriteCSV marks them.
+// [MeasureFrom, MeasureTo) that Jobs holds, as WriteCSV marks them; none
+// for a nil r.
 func (r *Result) Measured() []JobResult {
+	if r == nil {
+		return nil
+	}
 	from, to := max(r.MeasureFrom, 0), min(r.MeasureTo, len(r.Jobs))
 	if from >= to {
 		return nil // a Result built or read elsewhere sliced out of range

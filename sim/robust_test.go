@@ -5,10 +5,14 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/topology"
 )
 
 // TestRunNilArguments: nil arguments panicked; they are input errors.
@@ -74,4 +78,68 @@ func TestMeasuredOutOfRange(t *testing.T) {
 	if s := r.Summary(); s.Finished != 3 {
 		t.Errorf("Summary().Finished = %d, want the 3 jobs held", s.Finished)
 	}
+}
+
+// TestNilAndEmptyInputs: calls on nil or empty input panicked or named no
+// input (a reviewer's report): each now returns an *gpufair.InputError on
+// the input, or the value that means nothing.
+func TestNilAndEmptyInputs(t *testing.T) {
+	inputError := func(t *testing.T, call string, err error, field string, sentinel error) {
+		t.Helper()
+		var ie *gpufair.InputError
+		if !errors.As(err, &ie) || ie.Field != field || !errors.Is(err, sentinel) {
+			t.Errorf("%s error = %v, want an InputError on %s wrapping %v", call, err, field, sentinel)
+		}
+	}
+	t.Run("WriteCSV nil result", func(t *testing.T) {
+		var b strings.Builder
+		err := WriteCSV(&b, &Result{}, nil)
+		inputError(t, "WriteCSV(nil)", err, "Result", gpufair.ErrEmpty)
+		if b.Len() != 0 {
+			t.Errorf("WriteCSV(nil) wrote %q, want nothing", b.String())
+		}
+	})
+	t.Run("ReadTrace nil throughputs", func(t *testing.T) {
+		// It reported the first line's job type as unmeasured.
+		_, _, err := ReadTrace(strings.NewReader("A3C\tcmd\t-n\t1\t100\t0\t1\n"), nil, nil)
+		inputError(t, "ReadTrace(nil tp)", err, "Throughputs", gpufair.ErrEmpty)
+		_, _, err = ReadTrace(nil, gavelThroughputs(t), nil)
+		inputError(t, "ReadTrace(nil reader)", err, "Reader", gpufair.ErrEmpty)
+	})
+	t.Run("Run on no servers", func(t *testing.T) {
+		// It returned topology's error, naming no input.
+		w, c := smallGavel(t, 2, 0)
+		_, err := Run(context.Background(), w, topology.Cluster{}, newFIFO(c, w.Types, 360), nil)
+		inputError(t, "Run(Cluster{})", err, "Cluster", gpufair.ErrEmpty)
+		if !errors.Is(err, topology.ErrInvalid) {
+			t.Errorf("Run(Cluster{}) error = %v, want it to wrap topology.ErrInvalid", err)
+		}
+	})
+	t.Run("ProfileNoise nil job", func(t *testing.T) {
+		f, err := ProfileNoise(0.5, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f(nil); got != nil {
+			t.Errorf("ProfileNoise(0.5, 1)(nil) = %v, want nil", got)
+		}
+	})
+	t.Run("Summary of no result", func(t *testing.T) {
+		// A nil Result panicked, and an empty one had a makespan of −Inf.
+		nan := math.NaN()
+		want := Summary{
+			AvgJCT: nan, P50JCT: nan, P95JCT: nan, P99JCT: nan, MaxJCT: nan,
+			AvgRho: nan, P50Rho: nan, P95Rho: nan, P99Rho: nan, MaxRho: nan,
+		}
+		for _, r := range []*Result{nil, {}, {MeasureTo: 3}} {
+			if diff := cmp.Diff(want, r.Summary(), cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("(%+v).Summary() mismatch (-want +got):\n%s", r, diff)
+			}
+		}
+		wantApps := AppSummary{AvgJCT: nan, AvgRho: nan, P95Rho: nan, MaxRho: nan}
+		var r *Result
+		if diff := cmp.Diff(wantApps, r.AppSummary(), cmpopts.EquateNaNs()); diff != "" {
+			t.Errorf("(*Result)(nil).AppSummary() mismatch (-want +got):\n%s", diff)
+		}
+	})
 }

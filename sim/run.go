@@ -22,17 +22,25 @@ import (
 // s to decide the round, and runs each placement for its lease (the round,
 // or less if the decision says so).
 //
-// s must be a fresh scheduler for c with w.Types as its GPU types. Run
-// validates w, c and the settings, returning an *gpufair.InputError for bad
-// input (every type of w must be a GPU type of c, and every job must fit
-// the GPUs of a type it has a positive rate on), and checks every decision
-// against the contract, returning an error wrapping round.ErrPlacement (see
-// ErrPlacement) for one that breaks it: s need not be trusted. It stops
-// when every job has finished, when Settings.StopWhenMeasured or
-// Settings.Horizon says so, or when ctx is done (checked between rounds);
-// it returns ErrStalled if jobs wait Settings.Stall rounds in a row while the
-// scheduler places none. An error of the scheduler is returned wrapped with
-// the round it happened in. w is read, never modified.
+// s must be a fresh scheduler for c with w.Types as its GPU types: built
+// for c's servers in c's order (placements name slots by server index)
+// and for w.Types in that order (the rates of the jobs Run reports follow
+// it), and told no event yet (Run reports every job's arrival, from time
+// 0). Run cannot check this: a scheduler for another cluster or one
+// already used shows up only as a decision that breaks the contract or as
+// an error of its own (as one refusing Run's first events as out of
+// order). Run validates w, c and the settings, returning an
+// *gpufair.InputError for bad input (every type of w must be a GPU type of
+// c, every job must fit the GPUs of a type it has a positive rate on, and
+// the run must fit in 2^52 rounds: see Settings.Round), and checks every
+// decision against the contract, returning an error wrapping
+// round.ErrPlacement (see ErrPlacement) for one that breaks it: s need not
+// be trusted. It stops when every job has finished, when
+// Settings.StopWhenMeasured or Settings.Horizon says so, or when ctx is
+// done (checked between rounds); it returns ErrStalled if jobs wait
+// Settings.Stall rounds in a row in which none progresses. An error of the
+// scheduler is returned wrapped with the round it happened in. w is read,
+// never modified.
 //
 // Cost: per round, the scheduler's cost plus O(E log E + P·gang) for E
 // events and P placements; O(n log n) for the metrics of n jobs.
@@ -127,7 +135,9 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
+	// Through alloc.CapacityOf for an *gpufair.InputError on "Cluster":
+	// c.Validate's error named no input.
+	if _, err := alloc.CapacityOf(c, nil); err != nil {
 		return nil, err
 	}
 	r := &run{sched: s, cluster: c, types: w.Types}
@@ -143,8 +153,8 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	for i := range w.Jobs {
 		// Rounds are counted in an int: a job arriving at 1e22 s made the
 		// count overflow and the run loop forever.
-		if j := &w.Jobs[i]; j.Arrival/r.set.Round > maxRounds {
-			return nil, gpufair.Invalid("Jobs.Arrival", string(j.ID), gpufair.ErrTooLarge, "arrival %v s is more than %v rounds of %v s away", j.Arrival, float64(maxRounds), r.set.Round)
+		if j := &w.Jobs[i]; r.beyondRounds(j.Arrival) {
+			return nil, r.tooManyRounds(j.Arrival, "Jobs.Arrival", string(j.ID), "job %q arrives at %v s", j.ID, j.Arrival)
 		}
 	}
 	var err error
@@ -175,6 +185,11 @@ func newRun(w *Workload, c topology.Cluster, s round.Scheduler, set *Settings) (
 	for i, j := range order {
 		r.jobs[i] = jobState{job: j, remaining: j.Steps, lastRound: -1, start: math.NaN(), finish: math.NaN(), placedAt: -1, arrival: j.Arrival}
 		r.index[j.ID] = i
+	}
+	if s != nil { // Ideal has no rounds
+		if err := r.checkWork(); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.profile(); err != nil {
 		return nil, err
@@ -282,9 +297,55 @@ func (r *run) finishedJob(js *jobState) {
 	})
 }
 
-// maxRounds bounds the round a job may arrive in (2^52: round numbers and
-// their start times stay exact).
+// maxRounds bounds the rounds of a run, and so the round a job may arrive
+// in (2^52: round numbers and their start times stay exact).
 const maxRounds = 1 << 52
+
+// beyondRounds reports whether time t, in seconds, lies more than maxRounds
+// rounds from the start of the run.
+func (r *run) beyondRounds(t float64) bool { return t/r.set.Round > maxRounds }
+
+// tooManyRounds returns the ErrTooLarge *gpufair.InputError for time t
+// beyond maxRounds rounds, with a message formatted from format and args.
+// It names field and id where t is beyond maxRounds rounds of
+// DefaultRound too (the time itself is out of reach), and Settings.Round
+// where it is not (the round is too short for the workload).
+func (r *run) tooManyRounds(t float64, field, id, format string, args ...any) error {
+	if t/DefaultRound <= maxRounds {
+		field, id = "Settings.Round", ""
+	}
+	return gpufair.Invalid(field, id, gpufair.ErrTooLarge, format+": more than %v rounds of %v s", append(args, float64(maxRounds), r.set.Round)...)
+}
+
+// checkWork refuses a run that cannot end within maxRounds rounds: a job
+// the run must finish (every job, or the measured ones with
+// Settings.StopWhenMeasured) that arrives at a and does Steps at its
+// fastest rate alone cannot finish before a + Steps/rate, and the earlier
+// of that and Settings.Horizon must lie within maxRounds rounds. Steps of
+// 1e300, or rounds of 1e-300 s, were accepted and the run never ended.
+func (r *run) checkWork() error {
+	from, to := 0, len(r.jobs)
+	if r.set.StopWhenMeasured {
+		from, to = r.set.MeasureFrom, r.set.MeasureTo
+	}
+	for i := from; i < to; i++ {
+		j := r.jobs[i].job
+		fastest := 0.0
+		for k, x := range j.Rates {
+			if x > 0 {
+				fastest = max(fastest, x, j.rate(k, true))
+			}
+		}
+		t := j.Arrival + j.Steps/fastest
+		if r.set.Horizon > 0 {
+			t = min(t, r.set.Horizon)
+		}
+		if r.beyondRounds(t) {
+			return r.tooManyRounds(t, "Jobs.Steps", string(j.ID), "job %q, arriving at %v s, needs %v s for %v steps at %v steps/s", j.ID, j.Arrival, j.Steps/fastest, j.Steps, fastest)
+		}
+	}
+	return nil
+}
 
 func (r *run) checkSettings(n int) error {
 	s := &r.set
@@ -362,6 +423,9 @@ func (r *run) loop(ctx context.Context) error {
 		if r.set.Horizon > 0 && now >= r.set.Horizon {
 			break
 		}
+		if rnd > maxRounds { // jobs of later phases, or leases cut short, took that long
+			return gpufair.Invalid("Settings.Round", "", gpufair.ErrTooLarge, "%d of %d jobs unfinished after %v rounds of %v s", len(r.jobs)-r.finished, len(r.jobs), float64(maxRounds), L)
+		}
 		r.admit(now)
 		if len(r.active) == 0 {
 			a, ok := r.nextArrival()
@@ -371,13 +435,16 @@ func (r *run) loop(ctx context.Context) error {
 			rnd = r.skipTo(rnd, a)
 			continue
 		}
-		n, err := r.round(ctx, rnd, now)
+		moved, err := r.round(ctx, rnd, now)
 		if err != nil {
 			return err
 		}
 		r.rounds++
 		r.end = now + L
-		if n == 0 {
+		// Rounds without progress, not rounds without placements: a gang
+		// placed every round where it runs at rate 0 (spread over servers
+		// at a spread rate of 0) kept the run going for ever.
+		if !moved {
 			if stalled++; stalled >= r.set.Stall {
 				return fmt.Errorf("%w: %d rounds up to round %d", ErrStalled, stalled, rnd)
 			}
@@ -488,20 +555,20 @@ func (r *run) events(now float64) []round.Event {
 	return ev
 }
 
-// round runs one round and returns the number of placements.
-func (r *run) round(ctx context.Context, rnd int, now float64) (int, error) {
+// round runs one round and reports whether a job progressed in it.
+func (r *run) round(ctx context.Context, rnd int, now float64) (moved bool, err error) {
 	name := r.sched.Name()
 	if ev := r.events(now); len(ev) > 0 {
 		if err := r.sched.Apply(ev...); err != nil {
-			return 0, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
+			return false, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
 		}
 	}
 	d, err := r.sched.Decide(ctx, now)
 	if err != nil {
-		return 0, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
+		return false, fmt.Errorf("sim: %s, round %d: %w", name, rnd, err)
 	}
 	if err := r.check(d, rnd, now); err != nil {
-		return 0, err
+		return false, err
 	}
 	// The lease ends with the round, or earlier if the decision says so.
 	// The next round starts at (rnd+1)·L, which may differ from now + L
@@ -513,13 +580,15 @@ func (r *run) round(ctx context.Context, rnd int, now float64) (int, error) {
 	}
 	stat := RoundStat{Start: now, Placements: len(d.Placements), Partial: d.Partial}
 	for _, p := range d.Placements {
-		if r.runPlacement(p, rnd, now, end, next) {
+		restarted, progressed := r.runPlacement(p, rnd, now, end, next)
+		if restarted {
 			stat.Restarts++
 		}
+		moved = moved || progressed
 	}
 	r.history = append(r.history, stat)
 	r.active = slices.DeleteFunc(r.active, func(i int) bool { return !math.IsNaN(r.jobs[i].finish) })
-	return len(d.Placements), nil
+	return moved, nil
 }
 
 // check validates decision d of round rnd, at now, against the contract.
@@ -540,6 +609,8 @@ func (r *run) check(d *round.Decision, rnd int, now float64) error {
 			return bad("GPU type %q is not the workload's", p.Type)
 		case len(p.Jobs) == 0:
 			return bad("no jobs")
+		case p.Renewed && p.Restart:
+			return bad("marked both Renewed and Restart")
 		}
 		for _, g := range p.GPUs {
 			switch {
@@ -589,9 +660,9 @@ func (r *run) held(js *jobState, gpus []topology.GPU, rnd int) bool {
 }
 
 // runPlacement runs placement p's jobs from now until end, or until a GPU
-// of p fails, and reports whether they restarted from a checkpoint; next is
-// the start of the next round.
-func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (restarted bool) {
+// of p fails, and reports whether one of them restarted from a checkpoint
+// and whether one progressed; next is the start of the next round.
+func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (restarted, moved bool) {
 	k := slices.Index(r.types, p.Type)
 	for _, g := range p.GPUs {
 		if t, ok := r.failure(g, now, end); ok {
@@ -602,14 +673,26 @@ func (r *run) runPlacement(p round.Placement, rnd int, now, end, next float64) (
 	topology.SortGPUs(r.slots)
 	spread := topology.ServersUsed(p.GPUs) > 1
 	rates := r.sharedRates(p, k, spread)
+	// p resumes from a checkpoint if it is not Renewed and one of its
+	// jobs ran before (check refuses Renewed with Restart). A placement
+	// of jobs none of which ran is free whatever its flags: one marked
+	// Restart was charged. A job placed for the first time beside one
+	// that ran is charged if p is marked Restart, as Ledger.Commit marks
+	// it, so that the runs of Commit's schedulers stay as they were.
+	resumes := false
+	for _, id := range p.Jobs {
+		resumes = resumes || (!p.Renewed && r.jobs[r.index[id]].ran > 0)
+	}
 	for i, id := range p.Jobs {
 		js := &r.jobs[r.index[id]]
-		restart := p.Restart || (!p.Renewed && js.ran > 0)
+		restart := resumes && (js.ran > 0 || p.Restart)
 		restarted = restarted || restart
-		r.progress(js, rates[i], len(p.GPUs), len(p.Jobs), restart, rnd, now, end)
+		if r.progress(js, rates[i], len(p.GPUs), len(p.Jobs), restart, rnd, now, end) {
+			moved = true
+		}
 		js.whole = end == next
 	}
-	return restarted
+	return restarted, moved
 }
 
 // sharedRates returns the rate of each job of placement p on type k: its
@@ -652,8 +735,9 @@ func (r *run) failure(g topology.GPU, from, to float64) (float64, bool) {
 }
 
 // progress advances job js at rate over [now, end) on gpus GPUs, sharing
-// them with shared−1 other jobs, and records the event that reports it.
-func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart bool, rnd int, now, end float64) {
+// them with shared−1 other jobs, records the event that reports it, and
+// reports whether the job's remaining work went down.
+func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart bool, rnd int, now, end float64) bool {
 	dur := end - now
 	lost := 0.0
 	if restart {
@@ -677,9 +761,11 @@ func (r *run) progress(js *jobState, rate float64, gpus, shared int, restart boo
 		r.finished++
 		r.pending = append(r.pending, round.Depart(js.finish, js.job.ID))
 		r.finishedJob(js)
-		return
+		return true
 	}
+	before := js.remaining
 	js.remaining -= rate * avail
 	js.service += gang * dur
 	r.pending = append(r.pending, round.Progress(end, js.job.ID, js.job.Steps-js.remaining))
+	return js.remaining < before
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -367,4 +368,199 @@ func TestRunElasticApp(t *testing.T) {
 	if _, err := Run(context.Background(), w, c, s, &Settings{Round: 100}); !errors.Is(err, ErrPlacement) {
 		t.Errorf("rigid job on half its gang: error %v, want ErrPlacement", err)
 	}
+}
+
+// TestRunStallsWithoutProgress: Settings.Stall counted rounds with nothing
+// placed, so a scheduler placing every round a job that could not progress
+// kept the run going until its context ended (a reviewer's report:
+// stride.Gavel ran 241,878 rounds in 2 s). Both cases stall after Stall
+// rounds.
+func TestRunStallsWithoutProgress(t *testing.T) {
+	one := topology.GPU{}
+	for _, tc := range []struct {
+		name  string
+		c     topology.Cluster
+		w     *Workload
+		s     func(c topology.Cluster, w *Workload) round.Scheduler
+		round float64
+		cost  float64
+	}{
+		{
+			// Its gang fits only spread over the two servers, where it runs at 0.
+			name: "spread rate 0",
+			c:    servers(topology.Server{Name: "s0", Type: "a", GPUs: 1}, topology.Server{Name: "s1", Type: "a", GPUs: 1}),
+			w: &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+				{Job: alloc.Job{ID: "x", Gang: 2, Rates: []float64{1}}, Spread: []float64{0}, Steps: 100},
+			}},
+			s: func(c topology.Cluster, w *Workload) round.Scheduler { return newFIFO(c, w.Types, 10) },
+		},
+		{
+			// Never marked Renewed, it loses every round after its first
+			// to a restart as long as the round.
+			name: "restart as long as the round",
+			c:    servers(topology.Server{Name: "s", Type: "a", GPUs: 1}),
+			w: &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
+				{Job: alloc.Job{ID: "x", Gang: 1, Rates: []float64{1}}, Steps: 100},
+			}},
+			s: func(topology.Cluster, *Workload) round.Scheduler {
+				return script(func(float64) []round.Placement { return []round.Placement{place("a", []alloc.JobID{"x"}, one)} })
+			},
+			cost: 10,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			rounds := 0
+			set := &Settings{Round: 10, Restart: tc.cost, Stall: 5, Progress: func(Progress) { rounds++ }}
+			_, err := Run(ctx, tc.w, tc.c, tc.s(tc.c, tc.w), set)
+			if !errors.Is(err, ErrStalled) || rounds > 6 {
+				t.Errorf("Run() error = %v after %d rounds, want ErrStalled after at most 6", err, rounds)
+			}
+		})
+	}
+}
+
+// TestRunTooManyRounds: a run that cannot end within maxRounds rounds is
+// refused, naming Settings.Round where a round of DefaultRound would do
+// and the job's field where none would. A reviewer's report: steps of
+// 1e300, or rounds of 1e-300 s with every arrival at 0, were accepted and
+// ran for ever; with an arrival at 150 s the error blamed Jobs.Arrival.
+func TestRunTooManyRounds(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
+	job := func(id alloc.JobID, arrival, steps float64) Job {
+		return Job{Job: alloc.Job{ID: id, Gang: 1, Rates: []float64{1}}, Arrival: arrival, Steps: steps}
+	}
+	for _, tc := range []struct {
+		name      string
+		jobs      []Job
+		set       Settings
+		wantField string // "" for no error
+	}{
+		{"round too short for the work", []Job{job("x", 0, 1000)}, Settings{Round: 1e-300}, "Settings.Round"},
+		{"round too short for an arrival", []Job{job("x", 0, 1), job("y", 150, 1)}, Settings{Round: 1e-300}, "Settings.Round"},
+		{"steps out of reach", []Job{job("x", 0, 1e300)}, Settings{}, "Jobs.Steps"},
+		{"arrival out of reach", []Job{job("x", 0, 1), job("y", 1e22, 1)}, Settings{Horizon: 3600}, "Jobs.Arrival"},
+		// A later phase arrives when the phase before finishes, which
+		// the check before the run cannot know: the run stops at the
+		// bound instead.
+		{"later phase past the bound", []Job{
+			{Job: alloc.Job{ID: "p0", Owner: "o", Gang: 1, Rates: []float64{1}}, Arrival: maxRounds - 2, Steps: 1},
+			{Job: alloc.Job{ID: "p1", Owner: "o", Gang: 1, Rates: []float64{1}}, Steps: 10, Phase: 1},
+		}, Settings{Round: 1}, "Settings.Round"},
+		// Work the run need not finish.
+		{"horizon before the work ends", []Job{job("x", 0, 1e300)}, Settings{Horizon: 3600}, ""},
+		{"unmeasured job out of reach", []Job{job("a", 0, 1), job("b", 0, 1e300)}, Settings{MeasureTo: 1, StopWhenMeasured: true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			w := &Workload{Types: []topology.GPUType{"a"}, Jobs: tc.jobs}
+			_, err := Run(ctx, w, c, newFIFO(c, w.Types, 1), &tc.set)
+			if tc.wantField == "" {
+				if err != nil {
+					t.Errorf("Run() error = %v, want none", err)
+				}
+				return
+			}
+			var ie *gpufair.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.wantField || !errors.Is(err, gpufair.ErrTooLarge) {
+				t.Errorf("Run() error = %v, want an InputError on %s wrapping ErrTooLarge", err, tc.wantField)
+			}
+		})
+	}
+}
+
+// TestRunRestartFlags: a placement of jobs none of which ran is free
+// whatever its flags (one marked Restart was charged, and counted as a
+// restart), and one marked both Renewed and Restart is refused (it was
+// charged). A reviewer's report.
+func TestRunRestartFlags(t *testing.T) {
+	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
+	s0, s1 := topology.GPU{}, topology.GPU{Slot: 1}
+	job := func(id alloc.JobID, steps float64) Job {
+		return Job{Job: alloc.Job{ID: id, Gang: 1, Rates: []float64{1}}, Steps: steps}
+	}
+	t.Run("first placement marked Restart", func(t *testing.T) {
+		// 300 steps at 1/s on one slot from 0: Restart then Renewed.
+		w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{job("a", 300)}}
+		s := script(func(now float64) []round.Placement {
+			p := place("a", []alloc.JobID{"a"}, s0)
+			p.Restart, p.Renewed = now == 0, now > 0
+			return []round.Placement{p}
+		})
+		res, err := Run(context.Background(), w, c, s, &Settings{Round: 100, Restart: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Jobs[0]; math.Abs(got.Finish-300) > tol || got.Restarts != 0 || res.Summary().Restarts != 0 {
+			t.Errorf("a finished at %v with %d restarts (%d in the history), want 300 and 0", got.Finish, got.Restarts, res.Summary().Restarts)
+		}
+	})
+	t.Run("first placement shared, marked Restart", func(t *testing.T) {
+		// p and q, new, share s0 for [0, 10) marked Restart: each does
+		// 10·½ = 5 steps.
+		w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{job("p", 100), job("q", 100)}}
+		s := script(func(float64) []round.Placement {
+			p := place("a", []alloc.JobID{"p", "q"}, s0)
+			p.Restart = true
+			return []round.Placement{p}
+		})
+		res, err := Run(context.Background(), w, c, s, &Settings{Round: 10, Restart: 2, Horizon: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range res.Jobs {
+			if math.Abs(j.Done-5) > tol || j.Restarts != 0 {
+				t.Errorf("%s did %v steps with %d restarts, want 5 and 0", j.ID, j.Done, j.Restarts)
+			}
+		}
+	})
+	t.Run("newcomer beside a restart", func(t *testing.T) {
+		// Kept as it was, so that the runs of schedulers on Ledger.Commit
+		// do not change: p runs alone on s0 in [0, 10), then with q, new,
+		// on s1 in [10, 20), marked Restart as Commit marks it; both lose
+		// 2 s and do 8·½ = 4 steps; unmarked, only p does.
+		w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{job("p", 100), job("q", 100)}}
+		for _, marked := range []bool{true, false} {
+			s := script(func(now float64) []round.Placement {
+				if now == 0 {
+					return []round.Placement{place("a", []alloc.JobID{"p"}, s0)}
+				}
+				p := place("a", []alloc.JobID{"p", "q"}, s1)
+				p.Restart = marked
+				return []round.Placement{p}
+			})
+			res, err := Run(context.Background(), w, c, s, &Settings{Round: 10, Restart: 2, Horizon: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type got struct {
+				Done     float64
+				Restarts int
+			}
+			want := []got{{14, 1}, {4, 1}}
+			if !marked {
+				want[1] = got{5, 0}
+			}
+			var have []got
+			for _, j := range res.Jobs {
+				have = append(have, got{j.Done, j.Restarts})
+			}
+			if diff := cmp.Diff(want, have, cmpopts.EquateApprox(0, tol)); diff != "" {
+				t.Errorf("marked Restart %v: steps done and restarts of p and q mismatch (-want +got):\n%s", marked, diff)
+			}
+		}
+	})
+	t.Run("Renewed and Restart", func(t *testing.T) {
+		w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{job("a", 300)}}
+		s := script(func(now float64) []round.Placement {
+			p := place("a", []alloc.JobID{"a"}, s0)
+			p.Renewed, p.Restart = now > 0, now > 0
+			return []round.Placement{p}
+		})
+		if _, err := Run(context.Background(), w, c, s, &Settings{Round: 100, Restart: 30}); !errors.Is(err, ErrPlacement) {
+			t.Errorf("Run() error = %v, want ErrPlacement", err)
+		}
+	})
 }

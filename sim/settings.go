@@ -21,13 +21,24 @@ const defaultStall = 1000
 // measured, the run going on until every job finishes.
 type Settings struct {
 	// Round is the round length in seconds; 0 means DefaultRound. The
-	// simulator asks the scheduler for a decision every Round seconds.
+	// simulator asks the scheduler for a decision every Round seconds. A
+	// run takes at most 2^52 rounds: Run refuses, with an
+	// *gpufair.InputError wrapping gpufair.ErrTooLarge, a workload with an
+	// arrival beyond them, or a job it must finish (every job, or the
+	// measured ones with StopWhenMeasured) that cannot finish within them
+	// or Horizon at its fastest rate alone, and stops one still going
+	// after them with that error. The error names Settings.Round when the
+	// time would fit in 2^52 rounds of DefaultRound, and the job's Arrival
+	// or Steps when it would not.
 	Round float64
 	// Restart is the time in seconds a job loses at the start of a lease
-	// in which it resumes from a checkpoint: a placement marked
-	// round.Placement.Restart, or one not marked Renewed of a job that ran
-	// before. A job's first placement costs nothing. 0 means free
-	// preemption, as in Gavel's simulator.
+	// in which it resumes from a checkpoint: a placement not marked
+	// round.Placement.Renewed of a job that ran before, whether marked
+	// Restart or not. A job placed for the first time loses it only
+	// beside such a job in a placement marked Restart (as
+	// round.Ledger.Commit marks it); a placement of jobs none of which ran
+	// costs nothing, whatever its flags. 0 means free preemption, as in
+	// Gavel's simulator.
 	Restart float64
 	// Colocated, if not nil, gives the rates of jobs a and b while they
 	// share the GPUs of one placement of type t (Gavel's measured
@@ -53,9 +64,12 @@ type Settings struct {
 	// Horizon stops the run at the first round starting at or after this
 	// time, in seconds; 0 means no limit.
 	Horizon float64
-	// Stall is the number of rounds in a row in which jobs wait and the
-	// scheduler places none before Run gives up with ErrStalled; 0 means
-	// 1000.
+	// Stall is the number of rounds in a row in which jobs wait and none
+	// progresses before Run gives up with ErrStalled; 0 means 1000. A
+	// round counts whether the scheduler placed no job or placed only jobs
+	// that could not progress (a gang spread over servers at a spread rate
+	// of 0, a lease lost to Restart, work too large for a step to change
+	// it).
 	Stall int
 	// Progress, if not nil, is called after every round. It must be
 	// cheap; the simulator does not throttle it.
@@ -75,12 +89,16 @@ type Settings struct {
 // rates in every run with the same seed, whatever the order of the calls.
 // Profiling runs of one job on one GPU were seen to agree within 1% where
 // the GPU bounds the job and to spread up to 27% where the host does
-// (docs/benchmarks/oef.md). spread must be in [0, 1).
+// (docs/benchmarks/oef.md). spread must be in [0, 1). The function returns
+// nil, no rates, for a nil job.
 func ProfileNoise(spread float64, seed uint64) (func(j *Job) []float64, error) {
 	if !(spread >= 0 && spread < 1) {
 		return nil, gpufair.Invalid("ProfileNoise", "", gpufair.ErrValue, "spread %v is not in [0, 1)", spread)
 	}
 	return func(j *Job) []float64 {
+		if j == nil { // it panicked
+			return nil
+		}
 		h := fnv.New64a()
 		h.Write([]byte(j.ID))
 		rng := rand.New(rand.NewPCG(seed, h.Sum64()))

@@ -6,24 +6,25 @@ import (
 )
 
 // Summary is the metrics of a run that the papers report. JCT and rho
-// statistics are over the measured jobs that finished; makespan, GPU time
-// and utilisation are over every job.
+// statistics are over the measured jobs that finished, NaN if none did;
+// makespan, GPU time and utilisation are over every job, 0 if there is
+// none.
 type Summary struct {
 	Scheduler string
-	Measured  int // jobs measured
+	Measured  int // jobs measured (Result.Measured)
 	Finished  int // measured jobs that finished
 	// Average and percentiles of the job completion time, seconds.
 	AvgJCT, P50JCT, P95JCT, P99JCT, MaxJCT float64
 	// Average, percentiles and maximum of finish-time fairness rho.
 	AvgRho, P50Rho, P95Rho, P99Rho, MaxRho float64
 	// SharingIncentive is the fraction of finished measured jobs with
-	// rho ≤ 1 (Themis' sharing incentive).
+	// rho ≤ 1 (Themis' sharing incentive), 0 if none finished.
 	SharingIncentive float64
 	// Makespan runs from the first arrival to the last finish (or the end
 	// of the run, if a job did not finish), seconds.
 	Makespan float64
-	// GPUSeconds is the GPU time held by all jobs; Utilisation is
-	// GPUSeconds / (GPUs × Makespan).
+	// GPUSeconds is the GPU time held by all jobs (JobResult.GPUSeconds);
+	// Utilisation is GPUSeconds / (GPUs × Makespan), 0 if Makespan is.
 	GPUSeconds, Utilisation float64
 	// Restarts counts the placements (gangs) that resumed from a
 	// checkpoint, over the whole run. RestartShare and MaxRestartShare are
@@ -37,11 +38,16 @@ type Summary struct {
 }
 
 // Summary returns the run's metrics. Percentiles interpolate linearly
-// between order statistics (the definition numpy uses by default).
+// between order statistics (the definition numpy uses by default). A nil
+// r is summarised as an empty Result.
 func (r *Result) Summary() Summary {
-	s := Summary{Scheduler: r.Scheduler, Measured: r.MeasureTo - r.MeasureFrom}
+	if r == nil {
+		r = &Result{} // a nil Result panicked
+	}
+	measured := r.Measured()
+	s := Summary{Scheduler: r.Scheduler, Measured: len(measured)}
 	var jct, rho []float64
-	for _, j := range r.Measured() {
+	for _, j := range measured {
 		if j.Finished() {
 			jct = append(jct, j.JCT)
 			rho = append(rho, j.Rho)
@@ -66,7 +72,9 @@ func (r *Result) Summary() Summary {
 		last = math.Max(last, end)
 		s.GPUSeconds += j.GPUSeconds
 	}
-	s.Makespan = last - first
+	if len(r.Jobs) > 0 { // with none, last − first was −Inf
+		s.Makespan = last - first
+	}
 	var shares, n float64
 	for _, h := range r.History {
 		s.Restarts += h.Restarts
@@ -136,8 +144,13 @@ type AppSummary struct {
 	SharingIncentive float64
 }
 
-// AppSummary returns the metrics over the apps that finished.
+// AppSummary returns the metrics over the apps that finished: NaN
+// averages, percentiles and maximum if none did. A nil r is summarised as
+// an empty Result.
 func (r *Result) AppSummary() AppSummary {
+	if r == nil {
+		r = &Result{}
+	}
 	s := AppSummary{Apps: len(r.Apps)}
 	var jct, rho []float64
 	for _, a := range r.Apps {

@@ -28,8 +28,15 @@ import (
 // tp has not measured on every type unless s.SkipUnmeasured is set; then it
 // drops those lines and returns their numbers (Gavel's msr-seed0 traces
 // hold gangs up to 64 GPUs, and scale factors its throughput table lacks).
-// A nil s means the zero TraceSettings.
+// A nil s means the zero TraceSettings. A nil r or tp is an
+// *gpufair.InputError.
 func ReadTrace(r io.Reader, tp *data.Throughputs, s *TraceSettings) (w *Workload, skipped []int, err error) {
+	switch {
+	case r == nil:
+		return nil, nil, gpufair.Invalid("Reader", "", gpufair.ErrEmpty, "nil reader")
+	case tp == nil: // reported as the first line's job type, unmeasured
+		return nil, nil, gpufair.Invalid("Throughputs", "", gpufair.ErrEmpty, "nil throughputs")
+	}
 	var set TraceSettings
 	if s != nil {
 		set = *s
