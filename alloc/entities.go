@@ -111,8 +111,6 @@ func ValidateJobs(jobs []Job, tenants []Tenant) error {
 	return nil
 }
 
-func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
-
 // MinWeight and MaxWeight bound the weights of tenants and jobs. Policies
 // divide shares by weights and multiply counts by them; within these
 // bounds neither overflows (a job of weight 8e307 was once given +Inf
