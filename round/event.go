@@ -93,7 +93,9 @@ func Fail(t float64, g topology.GPU) Event { return Event{Kind: Failed, Time: t,
 func Repair(t float64, g topology.GPU) Event { return Event{Kind: Repaired, Time: t, GPU: g} }
 
 // Measure reports job id's rates measured anew at time t, over the
-// scheduler's GPU types.
+// scheduler's GPU types. Unlike an arrival's, the rates may leave the job
+// no type it can run on (0 everywhere, say, out of memory on each): it then
+// waits until it departs or is measured again.
 func Measure(t float64, id alloc.JobID, rates []float64) Event {
 	return Event{Kind: Measured, Time: t, Job: alloc.Job{ID: id, Rates: rates}}
 }

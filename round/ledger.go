@@ -385,7 +385,11 @@ func rateOutlier(rates [][]float64) (low, k, high int) {
 	return -1, 0, 0
 }
 
-func (l *Ledger) checkJob(field string, e Event) error {
+// checkJobFields checks a job's ID, gang, weight, work and rates (their
+// shape, values and spread), but not that it can run: measured rates may
+// leave it none (a job measured at 0 on every type waits until it departs
+// or is measured again), and a snapshot holds it so.
+func (l *Ledger) checkJobFields(field string, e Event) error {
 	j := e.Job
 	id := string(j.ID)
 	switch {
@@ -400,9 +404,17 @@ func (l *Ledger) checkJob(field string, e Event) error {
 	case !(e.Work >= 0) || math.IsInf(e.Work, 0):
 		return gpufair.Invalid(field+".Work", id, gpufair.ErrValue, "total work %v", e.Work)
 	}
-	if err := l.checkRates(field, id, j.Rates); err != nil {
+	return l.checkRates(field, id, j.Rates)
+}
+
+// checkJob checks an arriving job: checkJobFields, and that its gang fits
+// the GPUs of a type it has a positive rate on.
+func (l *Ledger) checkJob(field string, e Event) error {
+	if err := l.checkJobFields(field, e); err != nil {
 		return err
 	}
+	j := e.Job
+	id := string(j.ID)
 	runs := false // on some type
 	for k, r := range j.Rates {
 		if r > 0 && j.Gang <= l.count[k] {

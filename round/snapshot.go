@@ -67,11 +67,12 @@ func Open(snapshot []byte, name string, l *Ledger, state any) (*Ledger, error) {
 	return nl, nil
 }
 
-// checkRestored checks a restored job as Apply checks an arrival (gang,
-// weight, rates, work), and the times and counts since: a value that Apply
-// would have refused, restored, would fail every later decision.
+// checkRestored checks a restored job's fields as Apply checks an arrival
+// (gang, weight, rates, work), but not that it can run, which a measurement
+// may have changed since, and the times and counts since: a value that
+// Apply would have refused, restored, would fail every later decision.
 func (l *Ledger) checkRestored(j *Job) error {
-	if err := l.checkJob("Jobs", Event{Kind: Arrived, Job: j.Job, Work: j.Work}); err != nil {
+	if err := l.checkJobFields("Jobs", Event{Kind: Arrived, Job: j.Job, Work: j.Work}); err != nil {
 		return err
 	}
 	ok := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }

@@ -114,3 +114,25 @@ func TestOpenRefusesLeaseAfterClock(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenTakesJobMeasuredToRunNowhere: Apply takes a measurement of 0 on
+// every type (the job then waits until it departs or is measured again),
+// so its snapshot opens. Open checked the job as an arrival, which must
+// run somewhere, and every scheduler's own snapshot failed to restore.
+func TestOpenTakesJobMeasuredToRunNowhere(t *testing.T) {
+	l := testLedger(t) // x, rates 1 and 2, arrived at 10
+	if err := l.Apply(round.Measure(20, "x", []float64{0, 0})); err != nil {
+		t.Fatalf("Apply(Measure to 0 everywhere) = %v", err)
+	}
+	snap, err := round.Seal("test", l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := round.Open(snap, "test", l, nil)
+	if err != nil {
+		t.Fatalf("Open(its own snapshot) = %v", err)
+	}
+	if j, ok := r.Job("x"); !ok || j.Rates[0] != 0 || j.Rates[1] != 0 {
+		t.Errorf("restored x = %+v, want rates 0 and 0", j)
+	}
+}
