@@ -103,9 +103,7 @@ func NewSLAQ(c topology.Cluster, types []topology.GPUType, s *SLAQSettings) (*SL
 
 // Decide returns the decision for the round that starts at now. It returns
 // an *gpufair.InputError wrapping gpufair.ErrValue, and changes nothing, if
-// SLAQSettings.Loss returns a value that is not finite, or if the default
-// curve cannot price a job that can run on some type: its total work (or,
-// unknown, the work assumed) so small that β overflows (field "Job.Work").
+// SLAQSettings.Loss returns a value that is not finite.
 func (s *SLAQ) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	return s.decide(ctx, now, func(now float64, jobs []*round.Job) (*round.Decision, error) {
 		types := len(s.l.Types())
@@ -154,17 +152,13 @@ func (s *SLAQ) lossOf(j *round.Job, rate float64) (float64, error) {
 		w = max(2*j.Done, slices.Max(j.Rates)*s.lease)
 	}
 	c := 1/s.converged - 1
-	if beta := c / w; !(beta < 0x1p-1022) {
-		// β is normal (or +Inf or NaN, refused below): as written.
-		v := 1 / (1 + beta*min(done, w))
-		if math.IsNaN(v) {
-			// β = +Inf at no work done: the work is too small for the curve.
-			return 0, gpufair.Invalid("Job.Work", string(j.ID), gpufair.ErrValue, "total work %v is too small for the default loss curve (β overflows)", w)
-		}
-		return v, nil
+	if beta := c / w; beta >= 0x1p-1022 && !math.IsInf(beta, 1) {
+		// β is normal: as written.
+		return 1 / (1 + beta*min(done, w)), nil
 	}
-	// β underflowed (w near the largest float64 and ε not small) or is 0
-	// (the assumed work overflowed): the same curve, as
+	// β overflowed (a total work below about c/MaxFloat64, done in any
+	// round), underflowed (w near the largest float64 and ε not small) or
+	// is 0 (the assumed work overflowed): the same curve, as
 	// 1 / (1 + (1/ε − 1) × min(done, w)/w).
 	return 1 / (1 + c*s.doneShare(j, rate, done, w)), nil
 }
