@@ -2,11 +2,13 @@ package baseline_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/baseline"
 	"github.com/gpufair/gpufair/round"
@@ -388,5 +390,58 @@ func TestSLAQJobThatCannotRun(t *testing.T) {
 	}}
 	if diff := cmp.Diff([][]alloc.JobID{{"b"}, {"b"}}, runs(t, s, 2, evs)); diff != "" {
 		t.Errorf("jobs run (-want +got):\n%s", diff)
+	}
+}
+
+// Gandiva refuses a Spread result of the wrong length or with a NaN,
+// negative or infinite rate, naming the setting and the job, and its next
+// decision is as if it had not been asked: such results were taken as no
+// preference.
+func TestGandivaRefusesBadSpread(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s0", Type: "k80", GPUs: 2}, {Name: "s1", Type: "v100", GPUs: 2}}}
+	types := []topology.GPUType{"k80", "v100"}
+	for _, tc := range []struct {
+		name   string
+		spread []float64
+		want   error
+	}{
+		{"short", []float64{1}, gpufair.ErrShape},
+		{"long", []float64{1, 1, 1}, gpufair.ErrShape},
+		{"NaN", []float64{math.NaN(), 1}, gpufair.ErrValue},
+		{"negative", []float64{-1, 1}, gpufair.ErrValue},
+		{"infinite", []float64{1, math.Inf(1)}, gpufair.ErrValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := true
+			s, err := baseline.NewGandiva(c, types, &baseline.GandivaSettings{Spread: func(id alloc.JobID) []float64 {
+				if id == "b" && bad {
+					return tc.spread
+				}
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Apply(round.Arrive(0, job("a", 2, 1, 2), 0), round.Arrive(0, job("b", 2, 1, 3), 0)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Decide(context.Background(), 0)
+			var ie *gpufair.InputError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ie) || ie.Field != "GandivaSettings.Spread" || ie.ID != "b" {
+				t.Fatalf("Decide() error = %v, want an *InputError on GandivaSettings.Spread[b] wrapping %v", err, tc.want)
+			}
+			bad = false
+			if _, err := s.Decide(context.Background(), 0); err != nil {
+				t.Errorf("Decide() after a refused round: %v", err)
+			}
+		})
+	}
+}
+
+// MarginalGain of a nil job is -Inf, as for a job that cannot gain (it
+// panicked).
+func TestMarginalGainNil(t *testing.T) {
+	if g := baseline.MarginalGain(nil, 0, 0); !math.IsInf(g, -1) {
+		t.Errorf("MarginalGain(nil, 0, 0) = %v, want -Inf", g)
 	}
 }

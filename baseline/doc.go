@@ -22,7 +22,11 @@
 // original systems knew GPU types: a job's types are ranked by its rate on
 // them, fastest first, wherever its own metric does not rank them.
 //
-// Ties are broken by (arrival, JobID), then by GPU type order, so equal
-// inputs give equal decisions, and a scheduler restored from a snapshot
-// makes the same next decision as the one that took it. See the examples.
+// Pairs that tie on the metric go in (arrival, JobID) order; a job's pairs
+// that tie go fastest type first (highest rate), then in GPU type order.
+// So where a metric ties across a job's types (Optimus' +Inf for a job
+// that has not run, SLAQ's capped loss), the faster type wins before type
+// order. Equal inputs give equal decisions, and a scheduler restored from
+// a snapshot makes the same next decision as the one that took it. See
+// the examples.
 package baseline

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/gpufair/gpufair"
@@ -22,7 +23,9 @@ type GandivaSettings struct {
 	// Spread, if not nil, returns job id's rates over the scheduler's
 	// types when its gang spans servers (Gavel's unconsolidated
 	// throughputs); nil, or a nil result, means the job's Rates. It is
-	// the placement preference Gandiva learns by introspection.
+	// the placement preference Gandiva learns by introspection. A result
+	// must be nil or hold one rate per type, each finite and not
+	// negative (0: not known, no preference); Decide refuses others.
 	Spread func(id alloc.JobID) []float64
 	// NoTimeSlicing is Gandiva as Themis implemented it (NSDI'20, section
 	// 6.1: "we do not model time-slicing and packing of GPUs"): jobs run
@@ -91,7 +94,11 @@ func (g *Gandiva) Apply(events ...round.Event) error {
 	return applyForgetting(g.l, g.st.Ran, events)
 }
 
-// Decide returns the decision for the round that starts at now.
+// Decide returns the decision for the round that starts at now. Besides
+// the errors of the ledger, it returns an *gpufair.InputError naming
+// GandivaSettings.Spread and the job, and changes nothing, for a Spread
+// result of the wrong length (gpufair.ErrShape) or with a rate that is
+// negative, NaN or infinite (gpufair.ErrValue).
 func (g *Gandiva) Decide(ctx context.Context, now float64) (*round.Decision, error) {
 	return transact(&g.st, gandivaState.clone, func() (*round.Decision, error) { return g.decide(ctx, now, g.plan) })
 }
@@ -101,7 +108,33 @@ func (s gandivaState) clone() gandivaState {
 	return s
 }
 
+// checkSpread refuses a Spread result that is not nil, one finite,
+// non-negative rate per type (a slice of NaN was taken as no preference).
+func (g *Gandiva) checkSpread(jobs []*round.Job) error {
+	if g.spread == nil {
+		return nil
+	}
+	for _, j := range jobs {
+		sp := g.spread(j.ID)
+		if sp == nil {
+			continue
+		}
+		if len(sp) != len(j.Rates) {
+			return gpufair.Invalid("GandivaSettings.Spread", string(j.ID), gpufair.ErrShape, "%d rates for %d GPU types", len(sp), len(j.Rates))
+		}
+		for k, r := range sp {
+			if !(r >= 0) || math.IsInf(r, 0) {
+				return gpufair.Invalid("GandivaSettings.Spread", string(j.ID), gpufair.ErrValue, "rate %v on GPU type %d is not finite and non-negative", r, k)
+			}
+		}
+	}
+	return nil
+}
+
 func (g *Gandiva) plan(now float64, jobs []*round.Job) (*round.Decision, error) {
+	if err := g.checkSpread(jobs); err != nil {
+		return nil, err
+	}
 	types := g.l.Types()
 	chosen := g.greedy(jobs, func(_ int, j *round.Job, k int) (float64, float64) {
 		if g.noSlicing {

@@ -75,14 +75,14 @@ func (o *Optimus) Decide(ctx context.Context, now float64) (*round.Decision, err
 // MarginalGain returns Optimus' marginal gain of job j on the k-th GPU
 // type (an index in the ledger's types) at time now, in seconds of
 // remaining time per GPU (see Optimus): +Inf for a job that has not run,
-// -Inf on a type it has no rate on, for k out of range or for a gang below
-// 1, and never NaN. Its remaining times may lie beyond float64's range
+// -Inf for a nil j, on a type it has no rate on, for k out of range or for
+// a gang below 1, and never NaN. Its remaining times may lie beyond float64's range
 // (work near the largest float64 at a rate near the smallest): the gain is
 // then worked out in extended range, and is ±Inf only where the gain
 // itself is beyond that range. Received times past the job's rates count
 // for nothing.
 func MarginalGain(j *round.Job, k int, now float64) float64 {
-	if k < 0 || k >= len(j.Rates) || !(j.Rates[k] > 0) || j.Gang < 1 {
+	if j == nil || k < 0 || k >= len(j.Rates) || !(j.Rates[k] > 0) || j.Gang < 1 {
 		return math.Inf(-1)
 	}
 	r := j.Remaining()

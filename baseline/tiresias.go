@@ -53,7 +53,10 @@ type TiresiasSettings struct {
 // FIFO order of the time jobs entered it (the first queue: of arrival);
 // as in the authors' simulator, jobs of a queue that did not run go behind
 // those that did, so the jobs running in a queue keep running until a
-// higher queue needs their GPUs or they are demoted. A job that does not
+// higher queue needs their GPUs or they are demoted. A demoted job enters
+// its new queue behind every job already in it, those that waited
+// included, though it ran in the round before; jobs entering a queue at
+// the same decision keep (arrival, JobID) order. A job that does not
 // fit the GPUs left is skipped, and the jobs after it may run (the
 // simulator's fit-first order); pairs are taken greedily (package doc),
 // each job trying its fastest type first, since Tiresias knows no GPU

@@ -367,7 +367,7 @@ func (g *GandivaFair) arrive(j alloc.Job) {
 		w := g.tickets(o)
 		_ = g.f.AddTenant(alloc.Tenant{ID: o, Weight: w}) // checked in Apply
 		if g.m != nil {
-			_, _ = g.m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: o, Weight: w}}, g.st.Quantum)
+			_, _ = g.m.Join(trade.Bidder{Tenant: alloc.Tenant{ID: o, Weight: w}}, g.marketQuantum())
 		}
 	}
 	g.owned[o]++
@@ -389,8 +389,20 @@ func (g *GandivaFair) depart(id alloc.JobID, o alloc.TenantID) {
 	delete(g.owned, o)
 	_, _ = g.f.RemoveTenant(o)
 	if g.m != nil {
-		_, _ = g.m.Leave(o, g.st.Quantum)
+		_, _ = g.m.Leave(o, g.marketQuantum())
 	}
+}
+
+// marketQuantum is the quantum a tenant joins or leaves the market at: the
+// last one decided, or the market's own last where a round traded and then
+// failed (the market refuses an earlier quantum, and a tenant left out of
+// it has no holdings to trade).
+func (g *GandivaFair) marketQuantum() int {
+	q := g.st.Quantum
+	if last, ran := g.m.Last(); ran && last > q {
+		q = last
+	}
+	return q
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {

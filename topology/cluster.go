@@ -10,6 +10,20 @@ import (
 // ErrInvalid reports a malformed cluster description.
 var ErrInvalid = errors.New("topology: invalid cluster")
 
+// multiError is an error with its own message that wraps several
+// sentinels: it lets an error keep wrapping ErrInvalid, which callers may
+// test for, without saying "invalid cluster" about a slot or a slowdown.
+type multiError struct {
+	msg  string
+	errs []error
+}
+
+func (e *multiError) Error() string   { return e.msg }
+func (e *multiError) Unwrap() []error { return e.errs }
+
+// wrapAll returns an error reading msg that wraps each of errs.
+func wrapAll(msg string, errs ...error) error { return &multiError{msg: msg, errs: errs} }
+
 // Server is one machine holding GPUs of a single type.
 type Server struct {
 	Name string  // unique within the cluster

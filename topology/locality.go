@@ -3,6 +3,8 @@ package topology
 import (
 	"fmt"
 	"sort"
+
+	"github.com/gpufair/gpufair"
 )
 
 // Locality is how spread out a set of GPUs is. Higher levels cross slower
@@ -50,8 +52,9 @@ func (c Cluster) RackOf(s int) string {
 }
 
 // LocalityOfCounts returns the locality of an allocation given as a number
-// of GPUs per server: counts[s] GPUs on Servers[s]. Servers with a zero count
-// do not count. It panics if len(counts) differs from len(c.Servers).
+// of GPUs per server: counts[s] GPUs on Servers[s]. Servers with a zero or
+// negative count do not count (a negative count is taken as 0). It panics
+// if len(counts) differs from len(c.Servers).
 func (c Cluster) LocalityOfCounts(counts []int) Locality {
 	if len(counts) != len(c.Servers) {
 		panic(fmt.Sprintf("topology: %d counts for %d servers", len(counts), len(c.Servers)))
@@ -76,8 +79,8 @@ func (c Cluster) LocalityOfCounts(counts []int) Locality {
 	return l
 }
 
-// LocalityOf returns the locality of a set of GPU slots. It returns an error
-// naming the first slot outside the cluster.
+// LocalityOf returns the locality of a set of GPU slots. It returns the
+// errors of Counts.
 func (c Cluster) LocalityOf(gpus []GPU) (Locality, error) {
 	counts, err := c.Counts(gpus)
 	if err != nil {
@@ -86,17 +89,19 @@ func (c Cluster) LocalityOf(gpus []GPU) (Locality, error) {
 	return c.LocalityOfCounts(counts), nil
 }
 
-// Counts returns the number of GPUs of gpus on each server. It reports a
-// slot outside the cluster or listed twice.
+// Counts returns the number of GPUs of gpus on each server. It returns an
+// error wrapping ErrSlot for the first slot outside the cluster (and
+// gpufair.ErrUnknownID) or listed twice (and gpufair.ErrDuplicate); the
+// error wraps ErrInvalid too, as it did before ErrSlot was used here.
 func (c Cluster) Counts(gpus []GPU) ([]int, error) {
 	counts := make([]int, len(c.Servers))
 	seen := make(map[GPU]bool, len(gpus))
 	for _, g := range gpus {
 		if !c.Has(g) {
-			return nil, fmt.Errorf("%w: GPU %v is not a slot of the cluster", ErrInvalid, g)
+			return nil, wrapAll(fmt.Sprintf("%v: server %d slot %d is not a slot of the cluster", ErrSlot, g.Server, g.Slot), ErrSlot, gpufair.ErrUnknownID, ErrInvalid)
 		}
 		if seen[g] {
-			return nil, fmt.Errorf("%w: GPU %v listed twice", ErrInvalid, g)
+			return nil, wrapAll(fmt.Sprintf("%v: server %d slot %d is listed twice", ErrSlot, g.Server, g.Slot), ErrSlot, gpufair.ErrDuplicate, ErrInvalid)
 		}
 		seen[g] = true
 		counts[g.Server]++

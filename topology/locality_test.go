@@ -3,7 +3,10 @@ package topology
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/gpufair/gpufair"
 )
 
 func rackCluster() Cluster {
@@ -45,11 +48,28 @@ func TestLocalityOf(t *testing.T) {
 	}
 }
 
+// A slot outside the cluster or listed twice is reported with ErrSlot (and
+// gpufair.ErrUnknownID or gpufair.ErrDuplicate), still wrapping ErrInvalid;
+// the message said "invalid cluster" for a bad slot of a valid cluster.
 func TestLocalityOfBadSlots(t *testing.T) {
 	c := rackCluster()
-	for _, gpus := range [][]GPU{{{4, 0}}, {{2, 2}}, {{-1, 0}}, {{0, 1}, {0, 1}}} {
-		if _, err := c.LocalityOf(gpus); !errors.Is(err, ErrInvalid) {
-			t.Errorf("LocalityOf(%v) error = %v, want ErrInvalid", gpus, err)
+	for _, tc := range []struct {
+		gpus []GPU
+		want error
+	}{
+		{[]GPU{{4, 0}}, gpufair.ErrUnknownID},
+		{[]GPU{{2, 2}}, gpufair.ErrUnknownID},
+		{[]GPU{{-1, 0}}, gpufair.ErrUnknownID},
+		{[]GPU{{0, 1}, {0, 1}}, gpufair.ErrDuplicate},
+	} {
+		_, err := c.LocalityOf(tc.gpus)
+		for _, want := range []error{ErrSlot, tc.want, ErrInvalid} {
+			if !errors.Is(err, want) {
+				t.Errorf("LocalityOf(%v) error = %v, want it to wrap %v", tc.gpus, err, want)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "invalid cluster") {
+			t.Errorf("LocalityOf(%v) error = %q, want no mention of an invalid cluster", tc.gpus, err)
 		}
 	}
 }
@@ -65,13 +85,21 @@ func TestRackOf(t *testing.T) {
 	}
 }
 
+// Validate refuses bad slowdowns with ErrSlowdown and gpufair.ErrValue,
+// still wrapping ErrInvalid; the message said "invalid cluster".
 func TestSlowdownValidate(t *testing.T) {
 	if err := DefaultSlowdown().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []Slowdown{{}, {1, 0.9, 1.3}, {1, 1.2, 1.1}, {1, 1, math.Inf(1)}} {
-		if err := s.Validate(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%v.Validate() = %v, want ErrInvalid", s, err)
+	for _, s := range []Slowdown{{}, {1, 0.9, 1.3}, {1, 1.2, 1.1}, {1, 1, math.Inf(1)}, {math.NaN(), 1, 1}} {
+		err := s.Validate()
+		for _, want := range []error{ErrSlowdown, gpufair.ErrValue, ErrInvalid} {
+			if !errors.Is(err, want) {
+				t.Errorf("%v.Validate() = %v, want it to wrap %v", s, err, want)
+			}
+		}
+		if err != nil && (strings.Contains(err.Error(), "cluster") || !strings.Contains(err.Error(), "slowdown")) {
+			t.Errorf("%v.Validate() = %q, want a message about the slowdown", s, err)
 		}
 	}
 }

@@ -147,14 +147,18 @@ func (p *Placer) take(s, n int, out []GPU) []GPU {
 
 // Reserve takes exactly the given slots, for a gang that keeps its GPUs
 // from one round to the next. It returns ErrSlot, and takes nothing, if a
-// slot does not exist, is listed twice or is already taken.
+// slot does not exist, is listed twice (wrapping gpufair.ErrDuplicate too)
+// or is already taken.
 func (p *Placer) Reserve(gpus []GPU) error {
 	seen := make(map[GPU]bool, len(gpus))
 	for _, g := range gpus {
 		if !p.c.Has(g) {
 			return fmt.Errorf("%w: server %d slot %d does not exist", ErrSlot, g.Server, g.Slot)
 		}
-		if seen[g] || p.taken[g.Server][g.Slot] {
+		if seen[g] {
+			return fmt.Errorf("%w: server %d slot %d is listed twice: %w", ErrSlot, g.Server, g.Slot, gpufair.ErrDuplicate)
+		}
+		if p.taken[g.Server][g.Slot] {
 			return fmt.Errorf("%w: server %d slot %d is taken", ErrSlot, g.Server, g.Slot)
 		}
 		seen[g] = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,6 +61,14 @@ func TestPlaceFewestServers(t *testing.T) {
 	p.Reset()
 	if p.Free("v100") != 14 {
 		t.Errorf("free after reset %d", p.Free("v100"))
+	}
+	// A free slot listed twice was reported as taken.
+	twice := []topology.GPU{{Server: 2, Slot: 0}, {Server: 2, Slot: 0}}
+	if err := p.Reserve(twice); !errors.Is(err, topology.ErrSlot) || !errors.Is(err, gpufair.ErrDuplicate) || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("Reserve(%v) of a free slot = %v, want ErrSlot and ErrDuplicate, listed twice", twice, err)
+	}
+	if n := p.FreeOn(2); n != 8 {
+		t.Errorf("a refused Reserve took slots: %d free on server 2, want 8", n)
 	}
 }
 

@@ -1,8 +1,11 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gpufair/gpufair"
 )
 
 // Slowdown is the placement slowdown S(G) of Themis' equation 1: the factor,
@@ -16,15 +19,23 @@ type Slowdown [3]float64
 // replace them per app.
 func DefaultSlowdown() Slowdown { return Slowdown{1, 1.1, 1.3} }
 
+// ErrSlowdown reports a Slowdown that Validate refuses.
+var ErrSlowdown = errors.New("topology: invalid slowdown")
+
 // Validate reports a level that is NaN, infinite or below 1, or a level
-// below a more local one (spreading out never speeds a job up).
+// below a more local one (spreading out never speeds a job up), with an
+// error wrapping ErrSlowdown and gpufair.ErrValue (and ErrInvalid, as
+// before ErrSlowdown was added).
 func (s Slowdown) Validate() error {
+	bad := func(format string, args ...any) error {
+		return wrapAll(fmt.Sprintf("%v: "+format, append([]any{ErrSlowdown}, args...)...), ErrSlowdown, gpufair.ErrValue, ErrInvalid)
+	}
 	for l, x := range s {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 1 {
-			return fmt.Errorf("%w: slowdown %v at %v is not finite and at least 1", ErrInvalid, x, Locality(l))
+			return bad("%v at %v is not finite and at least 1", x, Locality(l))
 		}
 		if l > 0 && x < s[l-1] {
-			return fmt.Errorf("%w: slowdown %v at %v is below %v at %v", ErrInvalid, x, Locality(l), s[l-1], Locality(l-1))
+			return bad("%v at %v is below %v at %v", x, Locality(l), s[l-1], Locality(l-1))
 		}
 	}
 	return nil
@@ -35,9 +46,10 @@ func (s Slowdown) Validate() error {
 // apart).
 func (s Slowdown) At(l Locality) float64 { return s[min(max(l, SameServer), CrossRack)] }
 
-// OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s].
-// It panics if len(counts) differs from len(c.Servers), as
-// Cluster.LocalityOfCounts does.
+// OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s],
+// a negative count taken as 0 (Cluster.LocalityOfCounts). It panics if
+// len(counts) differs from len(c.Servers), as Cluster.LocalityOfCounts
+// does.
 func (s Slowdown) OfCounts(c Cluster, counts []int) float64 {
 	return s[c.LocalityOfCounts(counts)]
 }

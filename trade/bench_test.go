@@ -44,7 +44,7 @@ func BenchmarkTrade(b *testing.B) {
 			}
 			var count int
 			for b.Loop() {
-				m.Undo(1)
+				_, _ = m.Undo(1)
 				t, _ := m.Run(context.Background(), 1)
 				count += len(t)
 			}

@@ -81,12 +81,17 @@ func weightSum(users []*member, top float64) float64 {
 // UndoFor undoes, at quantum q, the trades in force that bidder id made,
 // and any later trade that spent what they brought, and returns the
 // records that undo them (also logged). The other trades stand. A
-// scheduler calls it when a bidder's profiled rates change. It returns
-// gpufair.ErrUnknownID for an unknown bidder.
+// scheduler calls it when a bidder's profiled rates change. It returns an
+// *gpufair.InputError, and changes nothing, for an unknown bidder
+// (gpufair.ErrUnknownID) and q below Last (gpufair.ErrOrder).
 func (m *Market) UndoFor(id alloc.TenantID, q int) ([]Trade, error) {
+	if err := m.order(q); err != nil {
+		return nil, err
+	}
 	if _, ok := m.find(id); !ok {
 		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
 	}
+	m.advance(q)
 	return m.undoFor(q, func(t Trade) bool { return t.Buyer == id || t.Seller == id }), nil
 }
 
@@ -156,9 +161,13 @@ func (m *Market) negative() (*member, int) {
 	return nil, 0
 }
 
-// SetRates replaces bidder id's rates (newly profiled ones). The trades in
-// force stand; UndoFor undoes them. It returns the errors of Join for bad
-// rates and gpufair.ErrUnknownID for an unknown bidder.
+// SetRates replaces bidder id's rates (newly profiled ones) by rates, the
+// whole map: a type rates omits has no rate afterwards (with
+// Settings.Unprofiled; without it, every type must be given), so a caller
+// adding one rate passes the known ones too (Bidder returns them). The
+// trades in force stand; UndoFor undoes them. It returns the errors of
+// Join for bad rates and gpufair.ErrUnknownID for an unknown bidder, and
+// changes nothing then.
 func (m *Market) SetRates(id alloc.TenantID, rates map[topology.GPUType]float64) error {
 	i, ok := m.find(id)
 	if !ok {
@@ -183,8 +192,11 @@ func (m *Market) SetRates(id alloc.TenantID, rates map[topology.GPUType]float64)
 // type that is not faster than the slow one, amounts that are not
 // positive and finite, whose ratio overflows, or more than the giver holds
 // (gpufair.ErrValue),
-// and q below the latest quantum (gpufair.ErrOrder).
+// and q below Last (gpufair.ErrOrder).
 func (m *Market) Exchange(t Trade, q int) error {
+	if err := m.order(q); err != nil {
+		return err
+	}
 	bi, okb := m.find(t.Buyer)
 	si, oks := m.find(t.Seller)
 	f, s := slices.Index(m.types, t.Fast), slices.Index(m.types, t.Slow)
@@ -201,8 +213,10 @@ func (m *Market) Exchange(t Trade, q int) error {
 		return gpufair.Invalid("Trade.Slow", string(t.Slow), gpufair.ErrUnknownType, "not in the market")
 	case f <= s:
 		return gpufair.Invalid("Trade.Fast", string(t.Fast), gpufair.ErrValue, "%q is not faster than %q", t.Fast, t.Slow)
-	case !(t.FastGPUs > 0) || math.IsInf(t.FastGPUs, 0) || !(t.SlowGPUs > 0) || math.IsInf(t.SlowGPUs, 0):
-		return gpufair.Invalid("Trade.FastGPUs", "", gpufair.ErrValue, "%v %s for %v %s", t.FastGPUs, t.Fast, t.SlowGPUs, t.Slow)
+	case !(t.FastGPUs > 0) || math.IsInf(t.FastGPUs, 0):
+		return gpufair.Invalid("Trade.FastGPUs", "", gpufair.ErrValue, "%v %s is not positive and finite", t.FastGPUs, t.Fast)
+	case !(t.SlowGPUs > 0) || math.IsInf(t.SlowGPUs, 0):
+		return gpufair.Invalid("Trade.SlowGPUs", "", gpufair.ErrValue, "%v %s is not positive and finite", t.SlowGPUs, t.Slow)
 	case math.IsInf(t.SlowGPUs/t.FastGPUs, 0):
 		// The rate is logged and marshalled: +Inf (1 for 1e-320) broke MarshalJSON.
 		return gpufair.Invalid("Trade.FastGPUs", "", gpufair.ErrValue, "rate %v %s for %v %s overflows", t.SlowGPUs, t.Slow, t.FastGPUs, t.Fast)
@@ -210,8 +224,6 @@ func (m *Market) Exchange(t Trade, q int) error {
 		return gpufair.Invalid("Trade.FastGPUs", string(t.Seller), gpufair.ErrValue, "%v %s sold, %v held", t.FastGPUs, t.Fast, m.users[si].hold[f])
 	case m.users[bi].hold[s] < t.SlowGPUs-holdTol:
 		return gpufair.Invalid("Trade.SlowGPUs", string(t.Buyer), gpufair.ErrValue, "%v %s paid, %v held", t.SlowGPUs, t.Slow, m.users[bi].hold[s])
-	case m.ran && q < m.last:
-		return gpufair.Invalid("Quantum", "", gpufair.ErrOrder, "quantum %d after %d", q, m.last)
 	}
 	buyer, seller := m.users[bi], m.users[si]
 	seller.hold[f] = max(seller.hold[f]-t.FastGPUs, 0)
@@ -219,7 +231,7 @@ func (m *Market) Exchange(t Trade, q int) error {
 	buyer.hold[s] = max(buyer.hold[s]-t.SlowGPUs, 0)
 	seller.hold[s] += t.SlowGPUs
 	t.Quantum, t.Rate = q, t.SlowGPUs/t.FastGPUs
-	m.ran, m.last = true, q
+	m.advance(q)
 	m.open = append(m.open, t)
 	m.log = append(m.log, t)
 	return nil

@@ -224,6 +224,11 @@ func TestExchangeRefuses(t *testing.T) {
 		{"with itself", func(t *trade.Trade) { t.Seller = "a" }, gpufair.ErrDuplicate, "Trade.Seller"},
 		{"types swapped", func(t *trade.Trade) { t.Fast, t.Slow = t.Slow, t.Fast }, gpufair.ErrValue, "Trade.Fast"},
 		{"NaN amount", func(t *trade.Trade) { t.FastGPUs = math.NaN() }, gpufair.ErrValue, "Trade.FastGPUs"},
+		// Bad slow amounts were reported on Trade.FastGPUs.
+		{"NaN slow amount", func(t *trade.Trade) { t.SlowGPUs = math.NaN() }, gpufair.ErrValue, "Trade.SlowGPUs"},
+		{"zero slow amount", func(t *trade.Trade) { t.SlowGPUs = 0 }, gpufair.ErrValue, "Trade.SlowGPUs"},
+		{"negative slow amount", func(t *trade.Trade) { t.SlowGPUs = -1 }, gpufair.ErrValue, "Trade.SlowGPUs"},
+		{"infinite slow amount", func(t *trade.Trade) { t.SlowGPUs = math.Inf(1) }, gpufair.ErrValue, "Trade.SlowGPUs"},
 		{"more than held", func(t *trade.Trade) { t.FastGPUs = 2 }, gpufair.ErrValue, "Trade.FastGPUs"},
 		// 1 k80 for 1e-320 v100 logged a rate of +Inf, which MarshalJSON refused.
 		{"rate overflow", func(t *trade.Trade) { t.FastGPUs = 1e-320 }, gpufair.ErrValue, "Trade.FastGPUs"},

@@ -27,12 +27,22 @@ var (
 // bidder a buyer or seller again.
 const holdTol = 1e-12
 
+// moveTol is the relative error allowed in each of the four holdings a
+// trade changes: an amount far below the holding it joins or leaves is
+// partly or wholly rounded away (with Settings.Unit 1e-17, a buyer's K80s
+// fell while its V100s stayed put), so such a trade is not made.
+const moveTol = 1e-9
+
 // Bidder is a tenant in the market: its Weight (Gandiva_fair's tickets)
 // sets its share of every GPU type, and Rates is the rate at which one GPU
 // of each type runs its jobs (throughput in work per second, or speedup over
 // some reference; only ratios matter). The Weight must be positive and
-// finite; Rates must be positive and finite, and given for every type of
-// the market.
+// finite, and may lie outside [alloc.MinWeight, alloc.MaxWeight]
+// (stride.GandivaFair bids tickets of up to 1e300); shares are taken
+// relative to the largest weight, so a weight below the largest by more
+// than float64's range holds nothing. Rates must be positive and finite,
+// and given for every type of the market (Settings.Unprofiled relaxes
+// this).
 type Bidder struct {
 	alloc.Tenant
 	Rates map[topology.GPUType]float64
@@ -63,8 +73,10 @@ type Settings struct {
 	// Unit is the most fast GPUs one trade moves; zero means no limit, so
 	// each trade moves as much as the buyer can pay for and the seller
 	// holds. Table 3 of the paper trades one V100 at a time (Unit 1).
+	// NewMarket refuses a Unit below MinUnit.
 	Unit float64
-	// MaxTrades bounds the trades of one Run; zero means 1<<20.
+	// MaxTrades bounds the trades of one Run; zero or negative means
+	// 1<<20.
 	MaxTrades int
 	// Selective undoes trades selectively, as a running scheduler does:
 	// a bidder joining takes its share of every type from everyone in
@@ -79,6 +91,11 @@ type Settings struct {
 	// sells it until SetRates gives the rate.
 	Unprofiled bool
 }
+
+// MinUnit is the smallest positive Settings.Unit, the smallest GPU count a
+// market takes (alloc.MinCount): a Unit of 1e-17 made a million trades
+// that rounding all but wiped out.
+const MinUnit = alloc.MinCount
 
 // Market is Gandiva_fair's GPU trading (section 3.4) among bidders (the
 // paper's users): every bidder starts with its Weight's share of every GPU
@@ -95,6 +112,11 @@ type Settings struct {
 // then slowest slow type first, until no pair trades. Bidders are ranked by
 // speedup, highest first, ties by ID: the buyer is the first-ranked bidder
 // holding slow GPUs, the seller the last-ranked bidder holding fast GPUs.
+// A trade whose amounts are so small beside the holdings they change that
+// rounding would move any of them by more than a relative 1e-9 is not
+// made: the side whose holding limited it is passed over for that pair
+// (or, if Settings.Unit limited it, the pair ends). So rounding never
+// moves a holding by more than that fraction of what the trade records.
 //
 // Second-price trading is not strategy-proof in general (OEF section 2.4;
 // shared/ERRATA.md): a bidder who inflates its speedup can raise the price it
@@ -104,6 +126,11 @@ type Settings struct {
 // negative rates), shares are recomputed for the new set of bidders, and the
 // next Run trades again.
 //
+// Every method that takes a quantum q (Run, Exchange, Join, Leave, Undo,
+// UndoFor) refuses, with gpufair.ErrOrder and changing nothing, a q below
+// the latest quantum any of them was given (Last), so the log's quanta
+// never decrease.
+//
 // The zero value is not usable; build one with NewMarket.
 type Market struct {
 	types []topology.GPUType // slowest first
@@ -112,8 +139,8 @@ type Market struct {
 	users []*member // by ID
 	log   []Trade
 	open  []Trade // trades in force
-	last  int
-	ran   bool
+	last  int     // the latest quantum given to a method
+	ran   bool    // whether last is set
 }
 
 type member struct {
@@ -124,8 +151,11 @@ type member struct {
 
 // NewMarket returns a market without bidders over count[k] GPUs of types[k],
 // with types listed from slowest to fastest. It returns an
-// *gpufair.InputError for an empty, mismatched or duplicated type list and
-// for counts that are not positive and finite.
+// *gpufair.InputError for an empty, mismatched or duplicated type list, for
+// counts that are not finite and within [alloc.MinCount, alloc.MaxCount]
+// (gpufair.ErrValue, or gpufair.ErrTooLarge above), and for a
+// Settings.Unit that is negative, NaN, infinite or positive but below
+// MinUnit (gpufair.ErrValue).
 func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market, error) {
 	c, err := alloc.NewCapacity(types, count)
 	if err != nil {
@@ -135,8 +165,8 @@ func NewMarket(types []topology.GPUType, count []float64, s *Settings) (*Market,
 	if s != nil {
 		m.s = *s
 	}
-	if m.s.Unit < 0 || math.IsNaN(m.s.Unit) || math.IsInf(m.s.Unit, 0) {
-		return nil, &gpufair.InputError{Field: "Settings.Unit", Err: fmt.Errorf("%w: %v", gpufair.ErrValue, m.s.Unit)}
+	if u := m.s.Unit; u != 0 && !(u >= MinUnit) || math.IsInf(u, 0) {
+		return nil, gpufair.Invalid("Settings.Unit", "", gpufair.ErrValue, "%v is not 0 or finite and at least %v", u, MinUnit)
 	}
 	if m.s.MaxTrades <= 0 {
 		m.s.MaxTrades = 1 << 20
@@ -155,6 +185,18 @@ func (m *Market) Bidders() []alloc.TenantID {
 	}
 	return ids
 }
+
+// order refuses a quantum q below the latest one given, with
+// gpufair.ErrOrder.
+func (m *Market) order(q int) error {
+	if m.ran && q < m.last {
+		return gpufair.Invalid("Quantum", "", gpufair.ErrOrder, "quantum %d after %d", q, m.last)
+	}
+	return nil
+}
+
+// advance records q as the latest quantum given; order has accepted it.
+func (m *Market) advance(q int) { m.ran, m.last = true, q }
 
 func (m *Market) find(id alloc.TenantID) (int, bool) {
 	return slices.BinarySearchFunc(m.users, id, func(u *member, id alloc.TenantID) int { return cmp.Compare(u.ID, id) })
@@ -216,9 +258,13 @@ func (m *Market) member(u Bidder) (*member, error) {
 // *gpufair.InputError for an empty or known ID, a weight or rates that are
 // not positive and finite or that spread over more than
 // alloc.MaxRateSpread (gpufair.ErrValue), rates so large that the bidder's
-// throughput over every GPU overflows (gpufair.ErrTooLarge), and rates for
-// unknown or missing types (gpufair.ErrUnknownType).
+// throughput over every GPU overflows (gpufair.ErrTooLarge), rates for
+// unknown or missing types (gpufair.ErrUnknownType), and q below Last
+// (gpufair.ErrOrder); it changes nothing then.
 func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
+	if err := m.order(q); err != nil {
+		return nil, err
+	}
 	mb, err := m.member(u)
 	if err != nil {
 		return nil, err
@@ -227,6 +273,7 @@ func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	if ok {
 		return nil, gpufair.Invalid("Tenant.ID", string(u.ID), gpufair.ErrDuplicate, "already in the market")
 	}
+	m.advance(q)
 	if m.s.Selective {
 		m.join(i, mb)
 		return nil, nil
@@ -238,13 +285,18 @@ func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 }
 
 // Leave removes a bidder, undoing the trades in force as Join does (only
-// the bidder's own, with Settings.Selective). It returns
-// gpufair.ErrUnknownID for an unknown bidder.
+// the bidder's own, with Settings.Selective). It returns an
+// *gpufair.InputError, and changes nothing, for an unknown bidder
+// (gpufair.ErrUnknownID) and q below Last (gpufair.ErrOrder).
 func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
+	if err := m.order(q); err != nil {
+		return nil, err
+	}
 	i, ok := m.find(id)
 	if !ok {
 		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
 	}
+	m.advance(q)
 	if m.s.Selective {
 		return m.leave(i, q), nil
 	}
@@ -257,10 +309,16 @@ func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
 // Undo undoes every trade in force at quantum q, returning each bidder to
 // its Weight's share of every type, and returns the records that undo them
 // (also logged). Gandiva_fair undoes trades when a job's profile changes.
-func (m *Market) Undo(q int) []Trade {
+// It returns an *gpufair.InputError wrapping gpufair.ErrOrder, and changes
+// nothing, for q below Last.
+func (m *Market) Undo(q int) ([]Trade, error) {
+	if err := m.order(q); err != nil {
+		return nil, err
+	}
+	m.advance(q)
 	undone := m.undo(q)
 	m.reshare()
-	return undone
+	return undone, nil
 }
 
 func (m *Market) undo(q int) []Trade {
@@ -332,16 +390,19 @@ func (m *Market) Allocation() *alloc.Allocation {
 // Log returns every trade and undo so far, oldest first.
 func (m *Market) Log() []Trade { return slices.Clone(m.log) }
 
-// Last returns the quantum of the latest Run or Exchange, and false
-// before the first: a later call must not be for an earlier quantum.
+// Last returns the latest quantum given to Run, Exchange, Join, Leave, Undo
+// or UndoFor, and false before the first: each of them refuses an earlier
+// quantum.
 func (m *Market) Last() (int, bool) { return m.last, m.ran }
 
 // Open returns the trades in force, oldest first.
 func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 
 // Run trades at quantum q until no pair of types offers a trade, and returns
-// the trades made. q must not be below the previous Run's (trades of one
-// quantum may span several calls). If Settings.MaxTrades is reached it
+// the trades made. q must not be below Last (trades of one quantum may
+// span several calls): an earlier q is refused with an
+// *gpufair.InputError wrapping gpufair.ErrOrder. If Settings.MaxTrades is
+// reached it
 // returns the trades made with an error wrapping ErrMaxTrades. ctx is
 // checked before the first trade and between trades; once it is done, Run
 // returns the trades made with an error wrapping ctx.Err(). Either way the
@@ -349,13 +410,13 @@ func (m *Market) Open() []Trade { return slices.Clone(m.open) }
 //
 // Cost: O(P·(n log n + trades)) per pass over the P type pairs, n bidders.
 func (m *Market) Run(ctx context.Context, q int) ([]Trade, error) {
-	if m.ran && q < m.last {
-		return nil, gpufair.Invalid("Quantum", "", gpufair.ErrValue, "quantum %d after %d", q, m.last)
+	if err := m.order(q); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("trade: quantum %d: %w", q, err)
 	}
-	m.ran, m.last = true, q
+	m.advance(q)
 	var out []Trade
 	order := make([]int, 0, len(m.users))
 	speed := make([]float64, len(m.users))
@@ -424,10 +485,22 @@ func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []flo
 			amount = min(amount, m.s.Unit)
 		}
 		pay := amount * price
-		seller.hold[f] -= amount
-		buyer.hold[f] += amount
-		buyer.hold[s] -= pay
-		seller.hold[s] += pay
+		sellF, buyF, buyS, sellS := seller.hold[f]-amount, buyer.hold[f]+amount, buyer.hold[s]-pay, seller.hold[s]+pay
+		if !moved(seller.hold[f]-sellF, amount) || !moved(buyF-buyer.hold[f], amount) || !moved(buyer.hold[s]-buyS, pay) || !moved(sellS-seller.hold[s], pay) {
+			// Rounding would eat part of the trade. Pass over the side
+			// whose holding limited it, a residue too small to trade;
+			// a Unit too small for the holdings ends the pair.
+			switch {
+			case amount == seller.hold[f]:
+				e--
+			case m.s.Unit > 0 && amount == m.s.Unit:
+				return n, nil
+			default:
+				b++
+			}
+			continue
+		}
+		seller.hold[f], buyer.hold[f], buyer.hold[s], seller.hold[s] = sellF, buyF, buyS, sellS
 		for _, h := range []*float64{&seller.hold[f], &buyer.hold[s]} {
 			if *h <= holdTol {
 				*h = 0
@@ -440,3 +513,7 @@ func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []flo
 		n++
 	}
 }
+
+// moved reports whether a holding changed by got, where a trade meant it
+// to change by want, to within moveTol of want.
+func moved(got, want float64) bool { return math.Abs(got-want) <= moveTol*want }

@@ -3,6 +3,7 @@ package trade_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -243,7 +244,10 @@ func TestUndo(t *testing.T) {
 	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff == "" {
 		t.Fatalf("trades %v left the holdings at the fair shares", made)
 	}
-	undone := m.Undo(5)
+	undone, err := m.Undo(5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want []trade.Trade
 	for i := len(made) - 1; i >= 0; i-- {
 		u := made[i]
@@ -262,7 +266,7 @@ func TestUndo(t *testing.T) {
 	if diff := cmp.Diff(fair, holdings(), cmpopts.EquateApprox(0, tol)); diff != "" {
 		t.Errorf("holdings after Undo (-want +got):\n%s", diff)
 	}
-	if again := m.Undo(6); len(again) != 0 {
+	if again, err := m.Undo(6); err != nil || len(again) != 0 {
 		t.Errorf("Undo(6) with nothing in force = %v", again)
 	}
 	if got := len(m.Log()); got != 2*len(made) {
@@ -421,5 +425,121 @@ func TestThreeTypes(t *testing.T) {
 	wantHold := [][]float64{{3, 1, 5. / 12}, {0, 2, 23. / 24}, {0, 0, 13. / 8}}
 	if diff := cmp.Diff(wantHold, m.Allocation().GPUs, cmpopts.EquateApprox(0, tol)); diff != "" {
 		t.Errorf("holdings [K80 P100 V100] (-want +got):\n%s", diff)
+	}
+}
+
+// NewMarket refuses a positive Unit below MinUnit: Units of 5e-324, 1e-300
+// and 1e-17 made Run take a million trades that rounding all but wiped
+// out, and with 1e-17 a buyer paid K80s for V100s it never received.
+func TestUnitFloor(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	for _, unit := range []float64{5e-324, 1e-300, 1e-17, trade.MinUnit / 2, -1, math.NaN(), math.Inf(1)} {
+		_, err := trade.NewMarket(types, []float64{1, 1}, &trade.Settings{Unit: unit})
+		var ie *gpufair.InputError
+		if !errors.Is(err, gpufair.ErrValue) || !errors.As(err, &ie) || ie.Field != "Settings.Unit" {
+			t.Errorf("NewMarket(Unit %v) error = %v, want an *InputError on Settings.Unit wrapping ErrValue", unit, err)
+		}
+	}
+	for _, unit := range []float64{0, trade.MinUnit, 1} {
+		if _, err := trade.NewMarket(types, []float64{1, 1}, &trade.Settings{Unit: unit}); err != nil {
+			t.Errorf("NewMarket(Unit %v) error = %v, want nil", unit, err)
+		}
+	}
+}
+
+// Holdings move by exactly what the trades record (to a relative 1e-9): a
+// seller of weight 1e-12 holds 5e-9 of each type beside its buyer's 5000,
+// so adding its GPUs to the buyer's rounded away part of them; such a
+// trade is not made.
+func TestTradesMoveWhatTheyRecord(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	bidders := []trade.Bidder{
+		{Tenant: alloc.Tenant{ID: "buyer", Weight: 1}, Rates: rates(1, 4)},
+		{Tenant: alloc.Tenant{ID: "seller", Weight: 1e-12}, Rates: rates(1, 2)},
+	}
+	m := newMarket(t, types, []float64{5000, 5000}, nil, bidders...)
+	before := map[alloc.TenantID][]float64{}
+	for _, u := range bidders {
+		before[u.ID], _ = m.Holdings(u.ID)
+	}
+	made, err := m.Run(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Moves per bidder, [slow fast], as recorded.
+	moves := map[alloc.TenantID][]float64{"buyer": {0, 0}, "seller": {0, 0}}
+	scale := 0.0 // the GPUs the trades moved
+	for _, tr := range made {
+		moves[tr.Buyer][1] += tr.FastGPUs
+		moves[tr.Seller][1] -= tr.FastGPUs
+		moves[tr.Buyer][0] -= tr.SlowGPUs
+		moves[tr.Seller][0] += tr.SlowGPUs
+		scale += tr.FastGPUs + tr.SlowGPUs
+	}
+	for id, want := range moves {
+		h, _ := m.Holdings(id)
+		got := []float64{h[0] - before[id][0], h[1] - before[id][1]}
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9*scale)); diff != "" {
+			t.Errorf("%s's holdings moved otherwise than trades %v record (-recorded +moved):\n%s", id, made, diff)
+		}
+	}
+}
+
+// Every method that takes a quantum refuses one below the latest given,
+// with an *InputError on Quantum wrapping ErrOrder, and changes nothing:
+// after Run(2), Join and UndoFor at quantum 0 were taken and logged, and
+// Leave(1) after Run(5) too.
+func TestQuantumOrder(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	for _, selective := range []bool{false, true} {
+		t.Run(fmt.Sprintf("selective=%v", selective), func(t *testing.T) {
+			m := newMarket(t, types, []float64{4, 4}, &trade.Settings{Selective: selective},
+				trade.Bidder{Tenant: alloc.Tenant{ID: "a", Weight: 1}, Rates: rates(1, 4)},
+				trade.Bidder{Tenant: alloc.Tenant{ID: "b", Weight: 1}, Rates: rates(1, 2)},
+			)
+			if made, err := m.Run(context.Background(), 5); err != nil || len(made) == 0 {
+				t.Fatalf("Run(5) = %v, %v; the test needs trades", made, err)
+			}
+			before, _ := m.MarshalJSON()
+			c := trade.Bidder{Tenant: alloc.Tenant{ID: "c", Weight: 1}, Rates: rates(1, 3)}
+			for _, tc := range []struct {
+				name string
+				call func() error
+			}{
+				{"Run", func() error { _, err := m.Run(context.Background(), 4); return err }},
+				{"Join", func() error { _, err := m.Join(c, 4); return err }},
+				{"Leave", func() error { _, err := m.Leave("a", 4); return err }},
+				{"Undo", func() error { _, err := m.Undo(4); return err }},
+				{"UndoFor", func() error { _, err := m.UndoFor("a", 4); return err }},
+				{"Exchange", func() error {
+					return m.Exchange(trade.Trade{Fast: "fast", Slow: "slow", Buyer: "a", Seller: "b", FastGPUs: 0.1, SlowGPUs: 0.1}, 4)
+				}},
+			} {
+				err := tc.call()
+				var ie *gpufair.InputError
+				if !errors.Is(err, gpufair.ErrOrder) || !errors.As(err, &ie) || ie.Field != "Quantum" {
+					t.Errorf("%s at quantum 4 after 5: error = %v, want an *InputError on Quantum wrapping ErrOrder", tc.name, err)
+				}
+				if after, _ := m.MarshalJSON(); string(after) != string(before) {
+					t.Errorf("%s at quantum 4 changed the market", tc.name)
+				}
+			}
+			// A Join at 7 moves Last on: Run(6) is refused.
+			if _, err := m.Join(c, 7); err != nil {
+				t.Fatal(err)
+			}
+			if q, ok := m.Last(); q != 7 || !ok {
+				t.Errorf("Last() = %d, %v after Join at 7, want 7, true", q, ok)
+			}
+			if _, err := m.Run(context.Background(), 6); !errors.Is(err, gpufair.ErrOrder) {
+				t.Errorf("Run(6) after Join at 7: error = %v, want ErrOrder", err)
+			}
+			log := m.Log()
+			for i := 1; i < len(log); i++ {
+				if log[i].Quantum < log[i-1].Quantum {
+					t.Errorf("log quanta decrease at %d: %v", i, log)
+				}
+			}
+		})
 	}
 }
