@@ -90,8 +90,9 @@ reproduce-gavel: deps
 
 # What profiling errors cost (docs/simulation.md, (e)): Gavel's Figure 9
 # workload told every rate off by up to 0, 10, 27 and 50%, with pure-Go LPs
-# (no $(CLP)), the heterogeneity-agnostic policy beside it once. About 40
-# minutes on 2 cores.
+# (no $(CLP)), the heterogeneity-agnostic policy beside it once; then
+# cooperative OEF, exact, warm and tolerant, with and without 10% error.
+# About 1.5 hours on 2 cores.
 reproduce-profile-noise: deps
 	@mkdir -p docs/reproduction
 	@set -e; for n in 0 0.1 0.27 0.5; do \
@@ -99,6 +100,11 @@ reproduce-profile-noise: deps
 		echo "== -profile-noise $$n"; \
 		$(GO) run ./examples/simulate -progress=false -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6,6 -mechanisms $$m -profile-noise $$n; \
 	done | tee docs/reproduction/gavel-fig9-profile-noise.txt
+	@set -e; for n in 0 0.1; do \
+		echo "== -profile-noise $$n"; \
+		$(GO) run ./examples/simulate -progress=false -experiment load -jobs 1000 -rates 6,8,10 -seeds 3 \
+			-mechanisms oef-cooperative,oef-cooperative-warm,oef-cooperative-envy-0.1 -profile-noise $$n; \
+	done | tee docs/reproduction/oef-profile-noise.txt
 
 # OEF's evaluation (section 6), about 1.5 minutes on 2 cores; outputs go to
 # docs/reproduction/.
