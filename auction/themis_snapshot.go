@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/stat"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
 )
@@ -215,15 +216,7 @@ func (t *Themis) Restore(snapshot []byte) error {
 	bad := func(id, format string, args ...any) error {
 		return badInput("Snapshot", id, gpufair.ErrSnapshot, format, args...)
 	}
-	finite := func(xs ...float64) bool {
-		for _, x := range xs {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
-	}
-	if !finite(v.Last, v.Area) || v.Area < 0 {
+	if !stat.Finite(v.Last, v.Area) || v.Area < 0 {
 		return bad("", "contention integral %v up to %v", v.Area, v.Last)
 	}
 	arb, err := NewArbiter(t.arb.c, &t.arb.set, t.arb.src)
@@ -239,7 +232,7 @@ func (t *Themis) Restore(snapshot []byte) error {
 		switch {
 		case sj == nil || id == "":
 			return bad(string(id), "an app with no state or no name")
-		case !finite(sj.Seen, sj.StartArea, sj.Start) || sj.Seen < 0 || sj.StartArea < 0 || sj.StartArea > v.Area:
+		case !stat.Finite(sj.Seen, sj.StartArea, sj.Start) || sj.Seen < 0 || sj.StartArea < 0 || sj.StartArea > v.Area:
 			return bad(string(id), "work seen %v, start %v, contention integral at the start %v", sj.Seen, sj.Start, sj.StartArea)
 		case sj.Joined != (len(sj.Jobs) > 0):
 			return bad(string(id), "joined %v with %d jobs", sj.Joined, len(sj.Jobs))

@@ -3,11 +3,11 @@ package stride
 import (
 	"cmp"
 	"encoding/json"
-	"math"
 	"slices"
 
 	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
+	"github.com/gpufair/gpufair/internal/stat"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -83,17 +83,7 @@ func (e entryJSON) consistent() bool {
 // passOf reports whether pass is base + n·stride with n ≥ 0, all finite:
 // the pass that entry.advance and aggregate.charge keep.
 func passOf(base float64, n int64, stride, pass float64) bool {
-	return n >= 0 && finite(base, pass) && pass == base+float64(n)*stride
-}
-
-// finite reports whether every x is neither NaN nor infinite.
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
+	return n >= 0 && stat.Finite(base, pass) && pass == base+float64(n)*stride
 }
 
 // MarshalJSON writes the whole state: tenants, their per-type tickets, jobs
@@ -189,12 +179,12 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 		u.demand[j.Type] += j.Gang
 		u.jobs = append(u.jobs, j.ID) // v.Jobs is by ID
 	}
-	if !finite(v.VTime) {
+	if !stat.Finite(v.VTime) {
 		return bad("virtual time %v", v.VTime)
 	}
 	for l, lj := range v.Local {
 		sc := s.local[l]
-		if !finite(lj.VTime) {
+		if !stat.Finite(lj.VTime) {
 			return bad("server %d: virtual time %v", l, lj.VTime)
 		}
 		sc.vtime, sc.last, sc.ran = lj.VTime, lj.Last, lj.Ran
