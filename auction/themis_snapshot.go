@@ -64,16 +64,22 @@ type appStateJSON struct {
 	Hungry  int       `json:"hungry"`
 }
 
+// badSnapshot is an *gpufair.InputError on "Snapshot" wrapping
+// gpufair.ErrSnapshot, for a state that cannot be saved or restored.
+func badSnapshot(id, format string, args ...any) error {
+	return badInput("Snapshot", id, gpufair.ErrSnapshot, format, args...)
+}
+
 // state returns the arbiter's state for a snapshot, or an error wrapping
 // gpufair.ErrSnapshot if its random source cannot be saved.
 func (a *Arbiter) state() (arbiterJSON, error) {
 	m, ok := a.src.(encoding.BinaryMarshaler)
 	if !ok {
-		return arbiterJSON{}, badInput("Snapshot", "", gpufair.ErrSnapshot, "the arbiter's random source (%T) cannot be saved: it has no MarshalBinary", a.src)
+		return arbiterJSON{}, badSnapshot("", "the arbiter's random source (%T) cannot be saved: it has no MarshalBinary", a.src)
 	}
 	src, err := m.MarshalBinary()
 	if err != nil {
-		return arbiterJSON{}, badInput("Snapshot", "", gpufair.ErrSnapshot, "the arbiter's random source: %v", err)
+		return arbiterJSON{}, badSnapshot("", "the arbiter's random source: %v", err)
 	}
 	v := arbiterJSON{Now: a.now, Source: src, Apps: map[string]*appStateJSON{}}
 	for s, row := range a.slots {
@@ -103,15 +109,12 @@ func (a *Arbiter) state() (arbiterJSON, error) {
 // It checks everything first and changes nothing when it returns an
 // error; the random source is set last.
 func (a *Arbiter) restore(v arbiterJSON, agents map[string]Agent, failed func(topology.GPU) bool) error {
-	bad := func(id, format string, args ...any) error {
-		return badInput("Snapshot", id, gpufair.ErrSnapshot, format, args...)
-	}
 	u, ok := a.src.(encoding.BinaryUnmarshaler)
 	if !ok {
-		return bad("", "the arbiter's random source (%T) cannot be restored: it has no UnmarshalBinary", a.src)
+		return badSnapshot("", "the arbiter's random source (%T) cannot be restored: it has no UnmarshalBinary", a.src)
 	}
 	if !slices.Equal(slices.Sorted(maps.Keys(v.Apps)), slices.Sorted(maps.Keys(agents))) {
-		return bad("", "arbiter apps %v for the scheduler's joined apps %v", slices.Sorted(maps.Keys(v.Apps)), slices.Sorted(maps.Keys(agents)))
+		return badSnapshot("", "arbiter apps %v for the scheduler's joined apps %v", slices.Sorted(maps.Keys(v.Apps)), slices.Sorted(maps.Keys(agents)))
 	}
 	slots := make([][]slot, len(a.c.Servers))
 	for s, sv := range a.c.Servers {
@@ -121,20 +124,20 @@ func (a *Arbiter) restore(v arbiterJSON, agents map[string]Agent, failed func(to
 	for _, sj := range v.Slots {
 		g := sj.GPU
 		if !a.c.Has(g) || seen[g] {
-			return bad("", "slot %v outside the cluster or listed twice", g)
+			return badSnapshot("", "slot %v outside the cluster or listed twice", g)
 		}
 		seen[g] = true
 		sl := slot{failed: sj.Failed, last: sj.Last}
 		if l := sj.Lease; l != nil {
 			switch {
 			case sj.Failed:
-				return bad(l.App, "slot %v leased and failed", g)
+				return badSnapshot(l.App, "slot %v leased and failed", g)
 			case agents[l.App] == nil:
-				return bad(l.App, "slot %v leased to an app not in the auction", g)
+				return badSnapshot(l.App, "slot %v leased to an app not in the auction", g)
 			case l.Kind < Won || l.Kind > Spare:
-				return bad(l.App, "slot %v: grant kind %d", g, l.Kind)
+				return badSnapshot(l.App, "slot %v: grant kind %d", g, l.Kind)
 			case l.Start.After(v.Now) || !l.End.After(v.Now):
-				return bad(l.App, "slot %v leased over [%v, %v), outside the arbiter's time %v", g, l.Start, l.End, v.Now)
+				return badSnapshot(l.App, "slot %v leased over [%v, %v), outside the arbiter's time %v", g, l.Start, l.End, v.Now)
 			}
 			sl.app, sl.kind, sl.start, sl.end = l.App, l.Kind, l.Start, l.End
 		}
@@ -143,7 +146,7 @@ func (a *Arbiter) restore(v arbiterJSON, agents map[string]Agent, failed func(to
 	for s, row := range slots {
 		for k, sl := range row {
 			if g := (topology.GPU{Server: s, Slot: k}); sl.failed != failed(g) {
-				return bad("", "GPU %v failed %v in the arbiter, %v in the ledger", g, sl.failed, failed(g))
+				return badSnapshot("", "GPU %v failed %v in the arbiter, %v in the ledger", g, sl.failed, failed(g))
 			}
 		}
 	}
@@ -152,17 +155,17 @@ func (a *Arbiter) restore(v arbiterJSON, agents map[string]Agent, failed func(to
 		st := &appState{agent: agents[id], held: make([]int, len(slots)), lastWon: sj.LastWon, hungry: sj.Hungry, rho: math.Inf(1)}
 		switch {
 		case sj.Rho != nil && !(*sj.Rho > 0 && !math.IsInf(*sj.Rho, 1)):
-			return bad(id, "rho %v", *sj.Rho)
+			return badSnapshot(id, "rho %v", *sj.Rho)
 		case sj.Hungry < 0:
-			return bad(id, "hungry for %d rounds", sj.Hungry)
+			return badSnapshot(id, "hungry for %d rounds", sj.Hungry)
 		case sj.LastWon.After(v.Now):
-			return bad(id, "last won at %v, after the arbiter's time %v", sj.LastWon, v.Now)
+			return badSnapshot(id, "last won at %v, after the arbiter's time %v", sj.LastWon, v.Now)
 		case sj.Best != nil && len(sj.Best) != len(slots):
-			return bad(id, "best holding of %d counts for %d servers", len(sj.Best), len(slots))
+			return badSnapshot(id, "best holding of %d counts for %d servers", len(sj.Best), len(slots))
 		}
 		for s, n := range sj.Best {
 			if n < 0 || n > len(slots[s]) {
-				return bad(id, "best holding of %d GPUs on server %d of %d", n, s, len(slots[s]))
+				return badSnapshot(id, "best holding of %d GPUs on server %d of %d", n, s, len(slots[s]))
 			}
 		}
 		if sj.Rho != nil {
@@ -172,7 +175,7 @@ func (a *Arbiter) restore(v arbiterJSON, agents map[string]Agent, failed func(to
 		apps[id] = st
 	}
 	if err := u.UnmarshalBinary(v.Source); err != nil {
-		return bad("", "the arbiter's random source: %v", err)
+		return badSnapshot("", "the arbiter's random source: %v", err)
 	}
 	a.now, a.slots, a.apps = v.Now, slots, apps
 	for s, row := range slots {
@@ -213,11 +216,8 @@ func (t *Themis) Restore(snapshot []byte) error {
 	if err != nil {
 		return err
 	}
-	bad := func(id, format string, args ...any) error {
-		return badInput("Snapshot", id, gpufair.ErrSnapshot, format, args...)
-	}
 	if !stat.Finite(v.Last, v.Area) || v.Area < 0 {
-		return bad("", "contention integral %v up to %v", v.Area, v.Last)
+		return badSnapshot("", "contention integral %v up to %v", v.Area, v.Last)
 	}
 	arb, err := NewArbiter(t.arb.c, &t.arb.set, t.arb.src)
 	if err != nil {
@@ -231,16 +231,16 @@ func (t *Themis) Restore(snapshot []byte) error {
 		sj := v.Apps[id]
 		switch {
 		case sj == nil || id == "":
-			return bad(string(id), "an app with no state or no name")
+			return badSnapshot(string(id), "an app with no state or no name")
 		case !stat.Finite(sj.Seen, sj.StartArea, sj.Start) || sj.Seen < 0 || sj.StartArea < 0 || sj.StartArea > v.Area:
-			return bad(string(id), "work seen %v, start %v, contention integral at the start %v", sj.Seen, sj.Start, sj.StartArea)
+			return badSnapshot(string(id), "work seen %v, start %v, contention integral at the start %v", sj.Seen, sj.Start, sj.StartArea)
 		case sj.Joined != (len(sj.Jobs) > 0):
-			return bad(string(id), "joined %v with %d jobs", sj.Joined, len(sj.Jobs))
+			return badSnapshot(string(id), "joined %v with %d jobs", sj.Joined, len(sj.Jobs))
 		}
 		for _, j := range sj.Jobs {
 			lj, ok := l.Job(j)
 			if _, twice := owner[j]; !ok || twice || appOf(lj.Job) != id {
-				return bad(string(id), "job %q is not the ledger's, not the app's, or listed twice", j)
+				return badSnapshot(string(id), "job %q is not the ledger's, not the app's, or listed twice", j)
 			}
 			owner[j] = id
 		}
@@ -253,10 +253,10 @@ func (t *Themis) Restore(snapshot []byte) error {
 		}
 	}
 	if len(owner) != len(l.Jobs()) {
-		return bad("", "%d jobs in the apps, %d in the ledger", len(owner), len(l.Jobs()))
+		return badSnapshot("", "%d jobs in the apps, %d in the ledger", len(owner), len(l.Jobs()))
 	}
 	if v.N != len(agents) {
-		return bad("", "%d apps counted, %d joined", v.N, len(agents))
+		return badSnapshot("", "%d apps counted, %d joined", v.N, len(agents))
 	}
 	if err := arb.restore(v.Arbiter, agents, l.Failed); err != nil {
 		return err

@@ -263,7 +263,7 @@ func TestProfileInvalid(t *testing.T) {
 		{"no type", []gpu.Workload{w}, []gpu.Target{{UUID: "x"}}},
 		{"no uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80"}}},
 		{"two devices in one uuid", []gpu.Workload{w}, []gpu.Target{{Type: "k80", UUID: "GPU-a,GPU-b"}}},
-		// Found by a reviewer: both were run, two types on one device, and
+		// Both were run, two types on one device, and
 		// an entry the program never saw.
 		{"one device for two types", []gpu.Workload{w}, []gpu.Target{{Type: "k80", UUID: "GPU-a"}, {Type: "v100", UUID: "GPU-a"}}},
 		{"env entry without =", []gpu.Workload{{Name: "w", Argv: []string{"a"}, Env: []string{"NOEQUALS"}}}, twoTypes},

@@ -81,7 +81,7 @@ func TestMeasuredOutOfRange(t *testing.T) {
 }
 
 // TestNilAndEmptyInputs: calls on nil or empty input panicked or named no
-// input (a reviewer's report): each now returns an *gpufair.InputError on
+// input: each now returns an *gpufair.InputError on
 // the input, or the value that means nothing.
 func TestNilAndEmptyInputs(t *testing.T) {
 	inputError := func(t *testing.T, call string, err error, field string, sentinel error) {

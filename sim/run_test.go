@@ -372,8 +372,8 @@ func TestRunElasticApp(t *testing.T) {
 
 // TestRunStallsWithoutProgress: Settings.Stall counted rounds with nothing
 // placed, so a scheduler placing every round a job that could not progress
-// kept the run going until its context ended (a reviewer's report:
-// stride.Gavel ran 241,878 rounds in 2 s). Both cases stall after Stall
+// kept the run going until its context ended (stride.Gavel ran 241,878
+// rounds in 2 s). Both cases stall after Stall
 // rounds.
 func TestRunStallsWithoutProgress(t *testing.T) {
 	one := topology.GPU{}
@@ -423,9 +423,9 @@ func TestRunStallsWithoutProgress(t *testing.T) {
 
 // TestRunTooManyRounds: a run that cannot end within maxRounds rounds is
 // refused, naming Settings.Round where a round of DefaultRound would do
-// and the job's field where none would. A reviewer's report: steps of
-// 1e300, or rounds of 1e-300 s with every arrival at 0, were accepted and
-// ran for ever; with an arrival at 150 s the error blamed Jobs.Arrival.
+// and the job's field where none would. Steps of 1e300, or rounds of
+// 1e-300 s with every arrival at 0, were accepted and ran for ever; with an
+// arrival at 150 s the error blamed Jobs.Arrival.
 func TestRunTooManyRounds(t *testing.T) {
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
 	job := func(id alloc.JobID, arrival, steps float64) Job {
@@ -474,7 +474,7 @@ func TestRunTooManyRounds(t *testing.T) {
 // TestRunRestartFlags: a placement of jobs none of which ran is free
 // whatever its flags (one marked Restart was charged, and counted as a
 // restart), and one marked both Renewed and Restart is refused (it was
-// charged). A reviewer's report.
+// charged).
 func TestRunRestartFlags(t *testing.T) {
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 2})
 	s0, s1 := topology.GPU{}, topology.GPU{Slot: 1}

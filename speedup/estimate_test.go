@@ -460,7 +460,7 @@ func TestCompleteErrors(t *testing.T) {
 	}{
 		{"row all missing", []string{"a", "b"}, two, [][]float64{{1, 2}, {nan, nan}}, nil, speedup.ErrEstimate, `row "b"`},
 		{"type all missing", []string{"a", "b"}, two, [][]float64{{1, nan}, {2, nan}}, nil, speedup.ErrEstimate, `"y"`},
-		// The reviewer's row of zeros was said to have "no measured cell".
+		// A row of zeros was said to have "no measured cell".
 		{"row of zeros in log space", []string{"a", "b"}, two, [][]float64{{1, 2}, {0, nan}}, nil, speedup.ErrEstimate, `row "b": speedup: cannot estimate missing cells: every measured cell of the row is 0`},
 		{"type of zeros in log space", []string{"a", "b", "c"}, two, [][]float64{{0, 1}, {0, 2}, {nan, 3}}, nil, speedup.ErrEstimate, `type "x": speedup: cannot estimate missing cells: every measured cell of the GPU type is 0`},
 		{"disconnected", []string{"a", "b"}, two, [][]float64{{1, nan}, {nan, 2}}, nil, speedup.ErrEstimate, "chain"},
@@ -544,7 +544,7 @@ func TestCompleteRefusesNonPositiveEstimates(t *testing.T) {
 	}
 }
 
-// TestCompleteNewTypeNoZeroEstimates is the reviewer's case: Gavel's K80,
+// TestCompleteNewTypeNoZeroEstimates: Gavel's K80,
 // P100 and V100 with an H100 column of 3 measured cells (rows 0, 9, 20).
 // SelectSettings chose the linear rank-2 fit, one of whose held-out
 // estimates was 0, and Complete with it set 7 H100 cells to exactly 0

@@ -125,7 +125,7 @@ func TestErrors(t *testing.T) {
 		{"throughput 1e300", `{"problem": {"capacity": {"types": ["k80"], "count": [1]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}, {"id": "k", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j", "k"], "types": ["k80"], "values": [[1e300], [1]]}}}`, `problem.throughputs.values[1] ("k"):`},
 		{"count 1e308", `{"problem": {"capacity": {"types": ["k80"], "count": [1e308]}, "jobs": [{"id": "j", "gang": 1, "weight": 1}], "throughputs": {"rows": ["j"], "types": ["k80"], "values": [[1]]}}}`, `problem.capacity.count[0] ("k80"):`},
 		{"short input", `{"problem": {` + ok + `}, "policies": ["makespan"], "inputs": {"remaining_steps": [1, 2]}}`, "policy makespan: inputs.remaining_steps: gpufair: mismatched dimensions"},
-		// A reviewer driving the command from Python: encoding/json keeps
+		// Clients in other languages: encoding/json keeps
 		// the last of a repeated key and matches keys in any case, so
 		// these were taken without a word.
 		{"key twice", `{"problem": {` + ok + `}, "audit": true, "audit": false}`, `key "audit" listed twice`},

@@ -147,7 +147,7 @@ func TestProbeSettingsThatTryNothing(t *testing.T) {
 		{"NaN factor", alloc.ProbeSettings{Factors: []float64{math.NaN()}}, "ProbeSettings.Factors", gpufair.ErrValue},
 		{"infinite factor", alloc.ProbeSettings{Factors: []float64{math.Inf(1)}}, "ProbeSettings.Factors", gpufair.ErrValue},
 		{"negative factor", alloc.ProbeSettings{Factors: []float64{-1}, AnyMisreport: true}, "ProbeSettings.Factors", gpufair.ErrValue},
-		{"the reviewer's", alloc.ProbeSettings{Factors: []float64{math.NaN(), math.Inf(1), -1, 1}, Trials: -1}, "ProbeSettings.Factors", gpufair.ErrValue},
+		{"every bad factor, no trials", alloc.ProbeSettings{Factors: []float64{math.NaN(), math.Inf(1), -1, 1}, Trials: -1}, "ProbeSettings.Factors", gpufair.ErrValue},
 		{"factor 1 and no trials", alloc.ProbeSettings{Factors: []float64{1}, Trials: -1}, "ProbeSettings", gpufair.ErrEmpty},
 		{"deflations without AnyMisreport", alloc.ProbeSettings{Factors: []float64{0.5}, Trials: -1}, "ProbeSettings", gpufair.ErrEmpty},
 		{"no rows", alloc.ProbeSettings{Rows: []int{}}, "ProbeSettings", gpufair.ErrEmpty},
