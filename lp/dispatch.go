@@ -56,6 +56,8 @@ func resolveSettings(s *Settings) (Settings, error) {
 		return set, fmt.Errorf("%w: unknown backend %d", ErrInvalidSettings, set.Backend)
 	case set.Method < Auto || set.Method > Barrier:
 		return set, fmt.Errorf("%w: unknown method %d", ErrInvalidSettings, set.Method)
+	case set.DualPricing < DefaultPricing || set.DualPricing > SteepestEdgePricing:
+		return set, fmt.Errorf("%w: unknown dual pricing %d", ErrInvalidSettings, set.DualPricing)
 	}
 	if set.FeasibilityTol == 0 {
 		set.FeasibilityTol = DefaultFeasibilityTol

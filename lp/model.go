@@ -91,12 +91,26 @@ func (m *Model) AddVar(name string, lower, upper, obj float64) Var {
 	return Var(len(m.obj) - 1)
 }
 
-// SetObjective sets the objective coefficient of v.
+// SetObjective sets the objective coefficient of v. A variable not of m is
+// a malformed input, as a NaN or infinite coefficient is.
 func (m *Model) SetObjective(v Var, coef float64) {
+	if !m.knownVar(v, "objective coefficient") {
+		return
+	}
 	if m.err == nil && (math.IsNaN(coef) || math.IsInf(coef, 0)) {
 		m.err = fmt.Errorf("%w: objective coefficient %v of variable %q", ErrInvalidModel, coef, m.varName(v))
 	}
 	m.obj[v] = coef
+}
+
+// knownVar reports whether v is a variable of m, and records a malformed
+// input (what names what was being set) if not.
+func (m *Model) knownVar(v Var, what string) bool {
+	if v >= 0 && int(v) < len(m.obj) {
+		return true
+	}
+	m.fail(fmt.Errorf("%w: %s of variable %d, not a variable of the model (%d variables)", ErrInvalidModel, what, v, len(m.obj)))
+	return false
 }
 
 // SetStart hints that the pure-Go simplex start from x_v = x (clamped to
@@ -105,9 +119,12 @@ func (m *Model) SetObjective(v Var, coef float64) {
 // skips its first phase, which a caller who already holds a feasible
 // point (an allocation being checked for improvements) should use: it is
 // faster, and it cannot end with a roundoff-made verdict of
-// infeasibility. CLP and gonum ignore hints. A NaN or infinite x is a
-// malformed input.
+// infeasibility. CLP and gonum ignore hints. A NaN or infinite x, or a
+// variable not of m, is a malformed input.
 func (m *Model) SetStart(v Var, x float64) {
+	if !m.knownVar(v, "start") {
+		return
+	}
 	if m.err == nil && (math.IsNaN(x) || math.IsInf(x, 0)) {
 		m.err = fmt.Errorf("%w: start %v of variable %q", ErrInvalidModel, x, m.varName(v))
 	}

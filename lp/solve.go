@@ -21,7 +21,7 @@ const (
 var (
 	ErrInvalidModel = errors.New("lp: invalid model")
 	// ErrInvalidSettings reports a negative or NaN tolerance, a negative
-	// iteration bound, or an unknown backend or method.
+	// iteration bound, or an unknown backend, method or dual pricing.
 	ErrInvalidSettings = errors.New("lp: invalid settings")
 	ErrInfeasible      = errors.New("lp: problem is infeasible")
 	ErrUnbounded       = errors.New("lp: problem is unbounded")

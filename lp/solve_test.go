@@ -448,6 +448,7 @@ func TestSolveInvalidSettings(t *testing.T) {
 		{MaxIterations: -1},
 		{Backend: Backend(9)},
 		{Method: Method(9)},
+		{DualPricing: DualPricing(9)}, // was taken, and read as Devex
 	} {
 		if _, err := Solve(context.Background(), m, &s); !errors.Is(err, ErrInvalidSettings) {
 			t.Errorf("Solve(%+v) error = %v, want ErrInvalidSettings", s, err)
@@ -532,5 +533,30 @@ func TestSetStart(t *testing.T) {
 	}
 	if _, err := Solve(context.Background(), build([]float64{math.NaN(), 0}), nil); !errors.Is(err, ErrInvalidModel) {
 		t.Errorf("NaN start: error %v, want ErrInvalidModel", err)
+	}
+}
+
+// TestUnknownVariablePanicsNot: SetObjective and SetStart of a variable
+// not of the model panicked (index out of range); they record a malformed
+// input, as AddConstraint does, and Solve returns it.
+func TestUnknownVariablePanicsNot(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(m *Model)
+	}{
+		{"objective past the end", func(m *Model) { m.SetObjective(Var(7), 1) }},
+		{"objective of a negative variable", func(m *Model) { m.SetObjective(Var(-1), 1) }},
+		{"start past the end", func(m *Model) { m.SetStart(Var(7), 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := lpCases[0].build()
+			tc.set(m)
+			if !errors.Is(m.Err(), ErrInvalidModel) {
+				t.Fatalf("Err() = %v, want ErrInvalidModel", m.Err())
+			}
+			if _, err := Solve(context.Background(), m, nil); !errors.Is(err, ErrInvalidModel) {
+				t.Errorf("Solve() error = %v, want ErrInvalidModel", err)
+			}
+		})
 	}
 }
