@@ -160,7 +160,7 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 		return sc, err
 	}
 	for j := range m.obj {
-		if c := math.Abs(sc.objective(m, j)); c > maxScaledCoef {
+		if c := sc.objective(m, j); math.Abs(c) > maxScaledCoef || lost(m.obj[j], c) {
 			return sc, fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.varName(Var(j)), c)
 		}
 	}
@@ -268,18 +268,25 @@ func (sc *scaling) checkBounds(m *Model, rows int) error {
 
 // checkBoundsFrom is checkBounds for the columns and rows first..rows-1.
 func (sc *scaling) checkBoundsFrom(m *Model, first, rows int) error {
-	bad := func(lo, hi float64) bool {
-		return !math.IsInf(lo, 0) && math.Abs(lo) > maxCLPBound || !math.IsInf(hi, 0) && math.Abs(hi) > maxCLPBound
+	bad := func(lo, hi, rawLo, rawHi float64) bool {
+		return !math.IsInf(lo, 0) && math.Abs(lo) > maxCLPBound || !math.IsInf(hi, 0) && math.Abs(hi) > maxCLPBound ||
+			lost(rawLo, lo) || lost(rawHi, hi)
 	}
 	for j := range m.obj {
-		if lo, hi := sc.colBounds(m, j); bad(lo, hi) {
+		if lo, hi := sc.colBounds(m, j); bad(lo, hi, m.lower[j], m.upper[j]) {
 			return fmt.Errorf("%w: variable %q has bounds [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.varName(Var(j)), m.lower[j], m.upper[j])
 		}
 	}
 	for i := first; i < rows; i++ {
-		if lo, hi := sc.rowBounds(m, i); bad(lo, hi) {
+		if lo, hi := sc.rowBounds(m, i); bad(lo, hi, m.rowLo[i], m.rowHi[i]) {
 			return fmt.Errorf("%w: row %q has range [%v, %v], beyond the range of the loaded model's scaling", ErrInvalidModel, m.rnames[i], m.rowLo[i], m.rowHi[i])
 		}
 	}
 	return nil
 }
+
+// lost reports that x, a nonzero finite bound or objective coefficient,
+// scaled to s below float64's normal range: what it said is gone. Beside
+// a coefficient of 1e200, a variable's bound of 1 scaled to 0 and fixed it,
+// and the solve reported a wrong optimum.
+func lost(x, s float64) bool { return x != 0 && !math.IsInf(x, 0) && math.Abs(s) < 0x1p-1022 }

@@ -560,3 +560,27 @@ func TestUnknownVariablePanicsNot(t *testing.T) {
 		})
 	}
 }
+
+// TestScalingLosesNothing: maximise x + y over [0, 1]² subject to
+// a·x + y/a ≤ 1. For a of 1e200 and 1e300 the scaling took y's bound of 1,
+// beside x's coefficient, below float64's range, and the pure-Go simplex
+// reported the optimum 0 with y fixed at 0 (it is about 1). Such a model is
+// refused now, and one the scaling keeps whole (1e150) still solves.
+func TestScalingLosesNothing(t *testing.T) {
+	build := func(a float64) *Model {
+		m := NewModel(Maximize)
+		x := m.AddVar("x", 0, 1, 1)
+		y := m.AddVar("y", 0, 1, 1)
+		m.AddConstraint("r", []Term{{x, a}, {y, 1 / a}}, LE, 1)
+		return m
+	}
+	for _, a := range []float64{1e200, 1e300} {
+		if sol, err := Solve(context.Background(), build(a), &Settings{Backend: PureGo}); !errors.Is(err, ErrInvalidModel) {
+			t.Errorf("a = %g: Solve() = %+v, %v; want ErrInvalidModel", a, sol, err)
+		}
+	}
+	sol, err := Solve(context.Background(), build(1e150), &Settings{Backend: PureGo})
+	if err != nil || math.Abs(sol.Objective-1) > 1e-9 {
+		t.Errorf("a = 1e150: Solve() = %+v, %v; want the optimum 1", sol, err)
+	}
+}
