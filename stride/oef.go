@@ -56,8 +56,13 @@ type OEFSettings struct {
 	// the pure-Go simplex, its basis), so that the exact shares come after
 	// a few rounds even where the budget is below a cold solve's time (2,000
 	// noisy jobs, 1 s budgets, one job departing and one arriving a round:
-	// exact after 7 to 39 rounds, docs/benchmarks/oef.md);
-	// without, it starts cold each time, and then never ends (bounding
+	// exact after 7 to 39 rounds, docs/benchmarks/oef.md). Each round
+	// solves the tolerant shares again first and rebuilds the exact
+	// solve's model before going on, so a budget near those fixed costs
+	// never lets it end: 60 jobs with 2 ms budgets stayed Partial round
+	// after round, where one unbounded solve took about 6 ms. Give the
+	// budget a few times a cold tolerant solve's time. Without WarmStart
+	// it starts cold each time, and then never ends (bounding
 	// each round by Decide's ctx instead lets the caller give one round
 	// more time).
 	// Where no two distinct rows are within ε the first solve is the
