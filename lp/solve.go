@@ -140,6 +140,13 @@ func (s *Solution) Value(v Var) float64 { return s.X[v] }
 // solver's time limit, and a solve stopped by it returns an error for which
 // errors.Is(err, ErrTimeLimit) and errors.Is(err, context.DeadlineExceeded)
 // both hold.
+//
+// On an error the Solution is nil where no solve ran (invalid input or
+// settings, a context done before the start, which is ctx's error alone)
+// and otherwise holds the solve's Status (Infeasible, Unbounded,
+// IterationLimit, TimeLimit, ...) with the point and basis where it stopped
+// (Basis nil when it stopped before its first pivot). Only an Optimal X
+// meets the model; any other is where the solver was, not a feasible point.
 func Solve(ctx context.Context, m *Model, s *Settings) (*Solution, error) {
 	return solve(ctx, m, s)
 }
