@@ -142,7 +142,7 @@ func (s *Solution) Value(v Var) float64 { return s.X[v] }
 // both hold.
 //
 // On an error the Solution is nil where no solve ran (invalid input or
-// settings, a context done before the start, which is ctx's error alone)
+// settings, a context done before the start)
 // and otherwise holds the solve's Status (Infeasible, Unbounded,
 // IterationLimit, TimeLimit, ...) with the point and basis where it stopped
 // (Basis nil when it stopped before its first pivot). Only an Optimal X
