@@ -15,13 +15,16 @@
 // (clp_stop.cpp), a solve that stops within one simplex iteration of its
 // context being done.
 //
-// Every model is scaled by powers of two before CLP sees it (scale.go):
+// Every model is scaled by powers of two before CLP or the pure-Go simplex
+// sees it (scale.go; gonum's cross-check takes it as given):
 // rows and columns equilibrated, the objective brought to a largest
 // coefficient of 1 and the bounds below 1e10. CLP aborts the process on an
 // objective coefficient of 1e25, takes bounds of 1e30 as infinite, and
 // reads objectives of 1e-8 as zero; after scaling none of these is met. A
 // model whose coefficients still span more than 1e15 after scaling is
-// refused with ErrInvalidModel, and Settings.Method Barrier gives way to
+// refused with ErrInvalidModel, as is one whose scaling takes a nonzero
+// bound or objective coefficient below float64's normal range (the value
+// would be lost); Settings.Method Barrier gives way to
 // dual simplex beyond a span of 1e8, where CLP's barrier has crashed.
 //
 // PureGo keeps the basis inverse in product form over a sparse

@@ -200,7 +200,8 @@ func (b Basis) clone() Basis {
 }
 
 // AddConstraint adds the row Σ terms op rhs and returns it. Terms naming the
-// same variable are summed.
+// same variable are summed. rhs must be finite (a NaN or infinite one is a
+// malformed input); AddRange takes an infinite side.
 func (m *Model) AddConstraint(name string, terms []Term, op Op, rhs float64) Row {
 	lo, hi := -Inf, Inf
 	switch op {

@@ -13,7 +13,7 @@ const (
 	Infeasible                     // no point meets every row and bound
 	Unbounded                      // the objective improves without limit
 	IterationLimit                 // Settings.MaxIterations ran out first
-	TimeLimit                      // the context stopped the solve (a deadline or a cancellation)
+	TimeLimit                      // the context stopped the solve (a deadline or a cancellation; a context done before the solve starts gives no Solution, and its error)
 	NumericalFailure               // the solver made no progress, or lost accuracy
 )
 
