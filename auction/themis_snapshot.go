@@ -19,7 +19,6 @@ import (
 type themisJSON struct {
 	Arbiter arbiterJSON                       `json:"arbiter"`
 	Apps    map[alloc.TenantID]*themisAppJSON `json:"apps"`
-	N       int                               `json:"n"`
 	Last    float64                           `json:"last"`
 	Area    float64                           `json:"area"`
 }
@@ -199,7 +198,7 @@ func (t *Themis) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := themisJSON{Arbiter: av, Apps: map[alloc.TenantID]*themisAppJSON{}, N: t.n, Last: t.last, Area: t.area}
+	v := themisJSON{Arbiter: av, Apps: map[alloc.TenantID]*themisAppJSON{}, Last: t.last, Area: t.area}
 	for id, app := range t.apps {
 		v.Apps[id] = &themisAppJSON{Jobs: app.jobs, Seen: app.seen, Joined: app.joined, StartArea: app.startArea, Start: app.agent.Start}
 	}
@@ -224,7 +223,7 @@ func (t *Themis) Restore(snapshot []byte) error {
 		return err
 	}
 	n := &Themis{arb: arb, set: t.set, l: l, epoch: t.epoch, capa: t.capa, apps: map[alloc.TenantID]*themisApp{},
-		n: v.N, last: v.Last, area: v.Area, held: map[string][]topology.GPU{}}
+		last: v.Last, area: v.Area, held: map[string][]topology.GPU{}}
 	agents := map[string]Agent{}
 	owner := map[alloc.JobID]alloc.TenantID{}
 	for _, id := range slices.Sorted(maps.Keys(v.Apps)) {
@@ -255,9 +254,7 @@ func (t *Themis) Restore(snapshot []byte) error {
 	if len(owner) != len(l.Jobs()) {
 		return badSnapshot("", "%d jobs in the apps, %d in the ledger", len(owner), len(l.Jobs()))
 	}
-	if v.N != len(agents) {
-		return badSnapshot("", "%d apps counted, %d joined", v.N, len(agents))
-	}
+	n.n = len(agents) // the apps in the system are the joined ones
 	if err := arb.restore(v.Arbiter, agents, l.Failed); err != nil {
 		return err
 	}

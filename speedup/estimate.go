@@ -300,28 +300,17 @@ func checkCoverage(rows []string, types []topology.GPUType, values [][]float64, 
 // type's: in the effects model, shifting one connected block of rows and
 // types against another fits the measured cells equally well.
 func checkConnected(rows []string, types []topology.GPUType, known, missing [][]bool) error {
-	m := len(rows)
-	parent := make([]int, m+len(types)) // rows are 0..m-1, types m..
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	l := newLinks(len(rows), len(types))
 	for i := range rows {
 		for k := range types {
 			if known[i][k] {
-				parent[find(i)] = find(m + k)
+				l.join(i, k)
 			}
 		}
 	}
 	for i := range rows {
 		for k, t := range types {
-			if missing[i][k] && find(i) != find(m+k) {
+			if missing[i][k] && !l.joined(i, k) {
 				return &CellError{Row: rows[i], Type: t, Value: math.NaN(),
 					Err: fmt.Errorf("%w: no chain of measured cells joins the row to the type", ErrEstimate)}
 			}
@@ -329,6 +318,37 @@ func checkConnected(rows []string, types []topology.GPUType, known, missing [][]
 	}
 	return nil
 }
+
+// links is a union-find over the rows (0..m-1) and the types (m..) of an
+// m-row matrix: a cell joins its row and its type, and a cell's row and
+// type are joined when a chain of cells (row – type – row – …) links them,
+// which is when the cell can be estimated from the others.
+type links struct {
+	m      int
+	parent []int
+}
+
+func newLinks(m, n int) *links {
+	l := &links{m: m, parent: make([]int, m+n)}
+	for x := range l.parent {
+		l.parent[x] = x
+	}
+	return l
+}
+
+func (l *links) find(x int) int {
+	for l.parent[x] != x {
+		l.parent[x] = l.parent[l.parent[x]]
+		x = l.parent[x]
+	}
+	return x
+}
+
+// join records cell (i, k).
+func (l *links) join(i, k int) { l.parent[l.find(i)] = l.find(l.m + k) }
+
+// joined reports whether row i and type k are linked.
+func (l *links) joined(i, k int) bool { return l.find(i) == l.find(l.m+k) }
 
 // impute runs the sweeps on y in place: cells with fill set are overwritten
 // by the model, the others are data.

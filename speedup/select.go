@@ -228,25 +228,15 @@ func defaultHoldOut(values [][]float64) [][2]int {
 			}
 		}
 	}
-	parent := make([]int, m+n) // rows are 0..m-1, types m..
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
 	var out [][2]int
 	for _, c := range pos {
-		for i := range parent {
-			parent[i] = i
-		}
+		l := newLinks(m, n)
 		for _, o := range pos {
 			if o != c {
-				parent[find(o[0])] = find(m + o[1])
+				l.join(o[0], o[1])
 			}
 		}
-		if find(c[0]) == find(m+c[1]) {
+		if l.joined(c[0], c[1]) {
 			out = append(out, c)
 		}
 	}

@@ -990,6 +990,9 @@ func (g *GandivaFair) healthySlots() [][]int {
 // job left on GPUs it can never get would wait until they were repaired,
 // while GPUs it could use idled. A job that fits nowhere waits.
 func (g *GandivaFair) failover(rates map[alloc.TenantID][]float64) {
+	if len(g.l.FailedGPUs()) == 0 {
+		return // every job can run where it is: no pass over them each quantum
+	}
 	for _, id := range sortedKeys(g.f.jobs) {
 		j := g.f.jobs[id]
 		if g.f.runnable(j.parts) {

@@ -54,7 +54,7 @@ func jsonPath(p *alloc.Problem, field, id string) string {
 	case "Capacity":
 		return indexed("problem.capacity."+name, p.Capacity.Types, topology.GPUType(id))
 	case "Jobs":
-		return element("problem.jobs", jobIDs(p), alloc.JobID(id), name)
+		return element("problem.jobs", p.JobIDs(), id, name)
 	case "Tenants":
 		ids := make([]alloc.TenantID, len(p.Tenants))
 		for i, t := range p.Tenants {
@@ -82,7 +82,7 @@ func jsonPath(p *alloc.Problem, field, id string) string {
 	if f.Name == "Cost" {
 		return indexed("inputs."+tag, p.Capacity.Types, topology.GPUType(id))
 	}
-	return indexed("inputs."+tag, jobIDs(p), alloc.JobID(id))
+	return indexed("inputs."+tag, p.JobIDs(), id)
 }
 
 // indexed returns path[i] for the first ids[i] equal to id, or path if
@@ -104,20 +104,12 @@ func element[T comparable](path string, ids []T, id T, name string) string {
 	return path + "." + name
 }
 
-func jobIDs(p *alloc.Problem) []alloc.JobID {
-	ids := make([]alloc.JobID, len(p.Jobs))
-	for i, j := range p.Jobs {
-		ids[i] = j.ID
-	}
-	return ids
-}
-
 // weightOf returns the weight of the job or tenant id, if field is
 // "Jobs.Weight" or "Tenants.Weight".
 func weightOf(p *alloc.Problem, field, id string) (float64, bool) {
 	switch field {
 	case "Jobs.Weight":
-		if i := slices.Index(jobIDs(p), alloc.JobID(id)); i >= 0 {
+		if i := slices.Index(p.JobIDs(), id); i >= 0 {
 			return p.Jobs[i].Weight, true
 		}
 	case "Tenants.Weight":
