@@ -56,7 +56,11 @@ type RhoAgent struct {
 // Bid returns ftf.Bids(offer, held, RhoAt at now, a.Bids).
 func (a RhoAgent) Bid(ctx context.Context, now time.Time, offer ftf.Offer, held []int) (ftf.BidTable, error) {
 	price := func(counts []int) (float64, error) {
-		return a.RhoAt(now, ftf.Placement{GPUs: total(counts), Locality: offer.Cluster.LocalityOfCounts(counts)})
+		loc, err := offer.Cluster.LocalityOfCounts(counts)
+		if err != nil {
+			return 0, err
+		}
+		return a.RhoAt(now, ftf.Placement{GPUs: total(counts), Locality: loc})
 	}
 	return ftf.Bids(ctx, offer, held, price, a.Bids)
 }
@@ -68,7 +72,11 @@ func (a RhoAgent) Rho(_ context.Context, now time.Time, c topology.Cluster, held
 	if err := checkHeld(c, held); err != nil {
 		return 0, err
 	}
-	return a.RhoAt(now, ftf.Placement{GPUs: total(held), Locality: c.LocalityOfCounts(held)})
+	loc, err := c.LocalityOfCounts(held)
+	if err != nil {
+		return 0, err
+	}
+	return a.RhoAt(now, ftf.Placement{GPUs: total(held), Locality: loc})
 }
 
 // Wants returns one GPU of the first server of free it can use
@@ -140,8 +148,8 @@ func (e *AgentError) Error() string {
 // Unwrap returns the agent's error.
 func (e *AgentError) Unwrap() error { return e.Err }
 
-// checkHeld reports held that is not one count per server of c: pricing
-// its locality would panic (topology.Cluster.LocalityOfCounts).
+// checkHeld reports held that is not one count per server of c, as an
+// InputError naming held.
 func checkHeld(c topology.Cluster, held []int) error {
 	if len(held) != len(c.Servers) {
 		return badInput("held", "", gpufair.ErrShape, "%d counts for %d servers", len(held), len(c.Servers))

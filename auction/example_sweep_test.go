@@ -38,7 +38,9 @@ func (a *simApp) rate(c topology.Cluster, held []int) float64 {
 	if g == 0 {
 		return 0
 	}
-	return float64(min(g, a.job.DemandMax)) / (a.job.IterTime * a.job.Slowdown.OfCounts(c, held))
+	// held comes from the arbiter, one count per server of c.
+	slow, _ := a.job.Slowdown.OfCounts(c, held)
+	return float64(min(g, a.job.DemandMax)) / (a.job.IterTime * slow)
 }
 
 // simulate runs the workload under an arbiter with settings set and returns the

@@ -735,7 +735,11 @@ func (a *AppAgent) rho(now time.Time, iso float64, jobs []*round.Job, later [][]
 			g += n
 		}
 	}
-	h := holding{per: per, g: g, loc: a.Ledger.Cluster().LocalityOfCounts(counts)}
+	loc, err := a.Ledger.Cluster().LocalityOfCounts(counts)
+	if err != nil {
+		return 0, err
+	}
+	h := holding{per: per, g: g, loc: loc}
 	infos := make([]ftf.JobInfo, 0, len(jobs))
 	most := 1
 	for _, j := range jobs {

@@ -198,7 +198,11 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 	}
 	// price is rho for an app holding counts[s] GPUs on each server.
 	price := func(counts []int) (float64, error) {
-		r, err := rho(Placement{GPUs: sum(counts), Locality: o.Cluster.LocalityOfCounts(counts)})
+		loc, err := o.Cluster.LocalityOfCounts(counts)
+		if err != nil {
+			return 0, err
+		}
+		r, err := rho(Placement{GPUs: sum(counts), Locality: loc})
 		if err != nil {
 			return 0, err
 		}
@@ -250,7 +254,11 @@ func NewTable(o Offer, held []int, rho RhoFunc, s *TableSettings) (BidTable, err
 				for _, i := range idx {
 					combined[servers[i]]++
 				}
-				loc := o.Cluster.LocalityOfCounts(combined)
+				loc, err := o.Cluster.LocalityOfCounts(combined)
+				if err != nil {
+					rowErr = err
+					return false
+				}
 				if kept[loc] >= set.PerShape {
 					return true
 				}

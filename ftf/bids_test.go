@@ -56,7 +56,11 @@ func TestTableLocality(t *testing.T) {
 		if r.GPUs() != 4 {
 			continue
 		}
-		switch o.Cluster.LocalityOfCounts(r.Counts) {
+		loc, err := o.Cluster.LocalityOfCounts(r.Counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch loc {
 		case topology.SameServer:
 			local = r.Rho
 		case topology.SameRack:

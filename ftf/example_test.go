@@ -104,7 +104,11 @@ func ExampleBids() {
 	offer := ftf.Offer{Cluster: c, Free: []int{3, 4}}
 	job := ftf.SingleJob{ItersLeft: 3600, ItersTotal: 3600, IterTime: 1, DemandMax: 4, ClusterGPUs: 8, Contention: 2, Slowdown: topology.Slowdown{1, 1.5, 2}}
 	price := func(counts []int) (float64, error) {
-		return job.Rho(ftf.Placement{GPUs: counts[0] + counts[1], Locality: c.LocalityOfCounts(counts)})
+		loc, err := c.LocalityOfCounts(counts)
+		if err != nil {
+			return 0, err
+		}
+		return job.Rho(ftf.Placement{GPUs: counts[0] + counts[1], Locality: loc})
 	}
 	tab, err := ftf.Bids(context.Background(), offer, nil, price, &ftf.BidSettings{Demand: 4})
 	if err != nil {

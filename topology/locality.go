@@ -53,11 +53,12 @@ func (c Cluster) RackOf(s int) string {
 
 // LocalityOfCounts returns the locality of an allocation given as a number
 // of GPUs per server: counts[s] GPUs on Servers[s]. Servers with a zero or
-// negative count do not count (a negative count is taken as 0). It panics
-// if len(counts) differs from len(c.Servers).
-func (c Cluster) LocalityOfCounts(counts []int) Locality {
+// negative count do not count (a negative count is taken as 0). It
+// returns an error wrapping gpufair.ErrShape if len(counts) differs from
+// len(c.Servers).
+func (c Cluster) LocalityOfCounts(counts []int) (Locality, error) {
 	if len(counts) != len(c.Servers) {
-		panic(fmt.Sprintf("topology: %d counts for %d servers", len(counts), len(c.Servers)))
+		return 0, wrapAll(fmt.Sprintf("topology: %d counts for %d servers", len(counts), len(c.Servers)), gpufair.ErrShape)
 	}
 	first, servers := -1, 0
 	rack := ""
@@ -72,11 +73,11 @@ func (c Cluster) LocalityOfCounts(counts []int) Locality {
 			continue
 		}
 		if c.RackOf(s) != rack {
-			return CrossRack
+			return CrossRack, nil
 		}
 		l = SameRack
 	}
-	return l
+	return l, nil
 }
 
 // LocalityOf returns the locality of a set of GPU slots. It returns the
@@ -86,7 +87,7 @@ func (c Cluster) LocalityOf(gpus []GPU) (Locality, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.LocalityOfCounts(counts), nil
+	return c.LocalityOfCounts(counts)
 }
 
 // Counts returns the number of GPUs of gpus on each server. It returns an

@@ -41,10 +41,23 @@ func TestLocalityOf(t *testing.T) {
 				t.Errorf("LocalityOf() = %v, want %v", got, tc.want)
 			}
 			counts, _ := c.Counts(tc.gpus)
-			if s := DefaultSlowdown().OfCounts(c, counts); s != tc.slow {
-				t.Errorf("OfCounts() = %v, want %v", s, tc.slow)
+			if s, err := DefaultSlowdown().OfCounts(c, counts); err != nil || s != tc.slow {
+				t.Errorf("OfCounts() = %v, %v, want %v", s, err, tc.slow)
 			}
 		})
+	}
+}
+
+// Counts of another cluster's length are refused, not read past the end.
+func TestLocalityOfCountsShape(t *testing.T) {
+	c := rackCluster()
+	for _, counts := range [][]int{nil, make([]int, len(c.Servers)-1), make([]int, len(c.Servers)+1)} {
+		if _, err := c.LocalityOfCounts(counts); !errors.Is(err, gpufair.ErrShape) {
+			t.Errorf("LocalityOfCounts(%d counts for %d servers) = %v, want ErrShape", len(counts), len(c.Servers), err)
+		}
+		if _, err := DefaultSlowdown().OfCounts(c, counts); !errors.Is(err, gpufair.ErrShape) {
+			t.Errorf("OfCounts(%d counts for %d servers) = %v, want ErrShape", len(counts), len(c.Servers), err)
+		}
 	}
 }
 

@@ -47,9 +47,12 @@ func (s Slowdown) Validate() error {
 func (s Slowdown) At(l Locality) float64 { return s[min(max(l, SameServer), CrossRack)] }
 
 // OfCounts returns S(G) for an allocation of counts[s] GPUs on Servers[s],
-// a negative count taken as 0 (Cluster.LocalityOfCounts). It panics if
-// len(counts) differs from len(c.Servers), as Cluster.LocalityOfCounts
-// does.
-func (s Slowdown) OfCounts(c Cluster, counts []int) float64 {
-	return s[c.LocalityOfCounts(counts)]
+// a negative count taken as 0. It returns the error of
+// Cluster.LocalityOfCounts if len(counts) differs from len(c.Servers).
+func (s Slowdown) OfCounts(c Cluster, counts []int) (float64, error) {
+	l, err := c.LocalityOfCounts(counts)
+	if err != nil {
+		return 0, err
+	}
+	return s[l], nil
 }
