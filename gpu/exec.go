@@ -18,12 +18,14 @@ const waitDelay = 2 * time.Second
 // ExecRunner runs argv[0] with arguments argv[1:] (no shell), with env
 // appended to this process's environment, and returns its standard output.
 // When ctx is done it kills the program and, on Unix, every process in the
-// program's process group, so a shell script's children die with it. A
-// non-zero exit is returned as an error carrying the last bytes of standard
-// error. A program that exits 0 but leaves a process behind that holds its
-// standard output or error (a daemon it started, "setsid server &") has
-// its output taken as it is 2 s after the exit, without an error; the
-// process left behind is not killed.
+// program's process group, so a shell script's children die with it; on
+// Unix, whatever is left of that group once the program has ended is killed
+// too, so that a process it started in the background does not run on into
+// the next measurement. A non-zero exit is returned as an error carrying
+// the last bytes of standard error. A program that exits 0 but leaves a
+// process behind that holds its standard output or error ("server &", or
+// "setsid server &", which leaves the group and is not killed) has its
+// output taken as it is 2 s after the exit, without an error.
 func ExecRunner(ctx context.Context, argv, env []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: empty command", ErrProfile)
@@ -35,6 +37,7 @@ func ExecRunner(ctx context.Context, argv, env []string) ([]byte, error) {
 	cmd.WaitDelay = waitDelay
 	killGroup(cmd)
 	err := cmd.Run()
+	killLeftovers(cmd)
 	if errors.Is(err, exec.ErrWaitDelay) {
 		// Only returned for a program that exited 0: see exec.Cmd.WaitDelay.
 		err = nil
