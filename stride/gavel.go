@@ -29,7 +29,12 @@ type GavelSettings struct {
 	Round float64
 	// Budget bounds the time Decide spends solving the policy; 0 means no
 	// bound. A solve cut short leaves the allocation of the previous solve
-	// in force, and the decision is marked Partial.
+	// in force, and the decision is marked Partial. The next Decide solves
+	// again from the start, with the same budget: a policy that never ends
+	// within it keeps the last allocation in force for good, and jobs that
+	// arrived since it was solved get GPUs only from work conservation
+	// (GPUs the allocation leaves idle, least served first; none with
+	// NoWorkConservation).
 	Budget time.Duration
 	// Inputs, if not nil, returns the policy to solve at time now over p,
 	// with its per-job inputs (remaining work, arrival, elapsed time) taken

@@ -92,7 +92,11 @@ type OEFSettings struct {
 //     arrival), and each runs
 //     on the type of its share, with a gang's worth left, where its rate
 //     is highest. If the head fits nowhere, the tenant's other jobs do not
-//     use its held type: the held share builds up for the head.
+//     use its held type: the held share builds up for the head. A tenant
+//     with more jobs than its share holds rotates them: a job that ran
+//     yields to one that waited, and resumes from a checkpoint when its
+//     turn comes again (round.Placement.Restart; sim.Settings.Restart
+//     prices it), so a short Round costs such tenants more restarts.
 //  3. dev_ik += ideal_ik − used_ik, used_ik being the GPUs of type k the
 //     tenant's jobs took in steps 0 and 2, clipped to ±(G_i + 1), G_i the
 //     tenant's largest gang: a share a tenant cannot use (all its jobs
