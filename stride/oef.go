@@ -97,10 +97,14 @@ type OEFSettings struct {
 //     yields to one that waited, and resumes from a checkpoint when its
 //     turn comes again (round.Placement.Restart; sim.Settings.Restart
 //     prices it), so a short Round costs such tenants more restarts.
-//  3. dev_ik += ideal_ik − used_ik, used_ik being the GPUs of type k the
-//     tenant's jobs took in steps 0 and 2, clipped to ±(G_i + 1), G_i the
-//     tenant's largest gang: a share a tenant cannot use (all its jobs
-//     already running) does not build up without end.
+//  3. dev_ik += ideal_ik − real_ik (section 4.3), real_ik being the GPUs
+//     of type k the tenant was given: its overdue jobs' in step 0 and its
+//     rounded share in step 1, used or not. Charging only the GPUs its jobs
+//     used instead starved other tenants: a tenant whose gangs cannot fill
+//     its share (a share of 4 GPUs, a 2-GPU job first in rotation and a
+//     4-GPU job next) ran 2 and was owed 2 more each round, and the
+//     rounding took them from a tenant of 1-GPU jobs while they sat idle.
+//     dev_ik is clipped to ±(G_i + 1), G_i the tenant's largest gang.
 //  4. Work conservation: GPUs no share used go to waiting jobs of any
 //     tenant, longest waiting first, on the fastest type with room; this
 //     time is not charged to the tenant. OEFSettings.NoWorkConservation
@@ -487,6 +491,15 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			shares[i][k] = s
 		}
 	}
+	// given: real_ik, what each tenant was given, its overdue jobs' GPUs
+	// and its rounded shares, which step 3 charges.
+	given := make([][]int, len(tenants))
+	for i := range given {
+		given[i] = make([]int, len(types))
+		for k := range types {
+			given[i][k] = used[i][k] + shares[i][k]
+		}
+	}
 	// 2. Rotation within each tenant: the head first; if it fits nowhere,
 	// its held type is kept from the tenant's other jobs.
 	for i, t := range tenants {
@@ -513,7 +526,7 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 		dev := st.Dev[t.id]
 		bound := float64(t.largest + 1)
 		for k := range types {
-			d := dev[k] - float64(used[i][k])
+			d := dev[k] - float64(given[i][k])
 			if ideal != nil {
 				d += ideal[k]
 			}

@@ -229,6 +229,45 @@ func TestOEFDeviation(t *testing.T) {
 	}
 }
 
+// TestOEFChargesGivenShares: the deviation charged a tenant the GPUs its
+// jobs used rather than the share it was given (section 4.3's
+// ideal − real). b, owed 4 GPUs with jobs of 4 and 2 in rotation, ran 2 in
+// every other round and was owed 2 more, which the rounding took from a
+// while they sat idle: a got 0.685 GPUs a round of its 2. The three ideals
+// fill the 8 GPUs; a and c now get theirs, and b the 3 its rotation packs.
+func TestOEFChargesGivenShares(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s0", Type: "g", GPUs: 4}, {Name: "s1", Type: "g", GPUs: 4}}}
+	s, err := stride.NewOEF(alloc.OEF{Mode: alloc.NonCooperative, DemandCaps: true}, c, []topology.GPUType{"g"}, &stride.OEFSettings{Round: 1, NoWorkConservation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gangs := map[alloc.TenantID][]int{"a": {1, 1}, "b": {4, 2}, "c": {2}}
+	for _, owner := range []alloc.TenantID{"a", "b", "c"} {
+		for i, g := range gangs[owner] {
+			job := alloc.Job{ID: alloc.JobID(fmt.Sprint(owner, i)), Owner: owner, Gang: g, Weight: 1, Rates: []float64{1}}
+			if err := s.Apply(round.Arrive(0, job, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const rounds = 200
+	got := map[alloc.TenantID]float64{}
+	for q := range rounds {
+		d, err := s.Decide(context.Background(), float64(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Placements {
+			got[alloc.TenantID(p.Jobs[0][:1])] += float64(len(p.GPUs)) / rounds
+		}
+	}
+	for id, want := range map[alloc.TenantID]float64{"a": 2, "b": 3, "c": 2} {
+		if ideal, _ := s.Ideal(id); math.Abs(got[id]-want) > 0.02 {
+			t.Errorf("tenant %s ran on %.3f GPUs a round (ideal %v), want %v", id, got[id], ideal, want)
+		}
+	}
+}
+
 // TestOEFSchedulerSnapshot: a scheduler restored from a snapshot decides
 // as the original does.
 func TestOEFSchedulerSnapshot(t *testing.T) {
