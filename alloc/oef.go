@@ -221,8 +221,14 @@ type OEFEnvyRow struct {
 //     across users; it can fail otherwise, and for cooperative OEF.
 //
 // Ties. Where the optimum is not unique (expression (5) of the paper), the
-// allocation returned is one optimal vertex chosen by the solver; it is
-// deterministic for a given input, method and backend.
+// allocation returned is deterministic for a given input, method and
+// backend. Without caps, OEFFullModel returns an optimal vertex of (9) or
+// (10) over the virtual users. OEFStructured gives virtual users with
+// identical rows one class and one bundle, which need not be a vertex, so
+// the paper's bound of n+m−1 nonzeros (section 4.4; it holds at a vertex
+// of (9)) need not hold: three users with rates ⟨1, 2⟩ on one GPU of each
+// of two types each get [1/3, 1/3], 6 nonzeros against a bound of 4,
+// where OEFFullModel gives one of them [1, 0] and the others [0, 0.5].
 //
 // Degenerate input. Allocate returns an *gpufair.InputError when
 // Problem.Tenants is nil (gpufair.ErrEmpty), when a job's throughput row is

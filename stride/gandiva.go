@@ -40,9 +40,11 @@ type GandivaSettings struct {
 	// types in reverse order, the last one listed being the newest. The
 	// market trades the reverse order: slowest first.
 	Rank []topology.GPUType
-	// Balance is the gap in ticket load per GPU between the most and the
-	// least loaded servers of a type, as a fraction of the type's mean
-	// load, above which a job migrates to even it out (section 3.5); 0
+	// Balance sets the gap in ticket load per GPU between the most and the
+	// least loaded servers of a type above which a job migrates to even it
+	// out (section 3.5): Balance·T/G for every type, T the sum over each
+	// tenant and each type it has demand on of its tickets there (after
+	// trades, before weight readjustment), G the GPUs of all types. 0
 	// means 0.1.
 	Balance float64
 	// Migrations bounds the jobs migrated across GPU types in one quantum
