@@ -639,9 +639,10 @@ var _ round.Scheduler = (*Themis)(nil)
 // T(G) being the time the jobs in the system take on G, packed by
 // ftf.PhaseTime (each job's serial time per step Gang/rate, its rate the
 // mean over G's GPU types weighted by their GPUs, its slowdown rate/spread
-// when G spans servers; the jobs' largest gang as job_demand_max), plus,
-// for an app with a plan (Phases), the time each later phase's jobs take
-// on G packed the same way (equation 2's sum over phases), B the app's
+// when G spans servers; each job's gang as its own job_demand_max, the
+// most GPUs the app scheduler gives it), plus, for an app with a plan
+// (Phases), the time each later phase's jobs take on G packed the same
+// way (equation 2's sum over phases), B the app's
 // work (Work), D its app_demand_max, R_C the cluster's GPUs and N_avg its
 // Contention. D is the largest sum of gangs over the plan's phases, or
 // without a plan the sum of the gangs of the jobs in the system. A holding
@@ -757,6 +758,8 @@ func (a *AppAgent) rho(now time.Time, iso float64, jobs []*round.Job, later [][]
 		infos = append(infos, info)
 		most = max(most, j.Gang)
 	}
+	// Each job is capped at its own gang (JobInfo.DemandMax); most, the
+	// largest, is the cap PhaseTime requires for the phase.
 	t := ftf.PhaseTime(infos, ftf.Placement{GPUs: g, Locality: h.loc}, most)
 	for _, phase := range later {
 		infos, most = infos[:0], 1
@@ -815,8 +818,8 @@ type holding struct {
 }
 
 // jobInfo returns the ftf.JobInfo of job j with left work left on holding
-// h (its serial time per step, its slowdown when h spans servers), or
-// false if j cannot run on h.
+// h (its serial time per step, its slowdown when h spans servers, its gang
+// as its cap on GPUs), or false if j cannot run on h.
 func (a *AppAgent) jobInfo(j alloc.Job, left float64, h holding) (ftf.JobInfo, bool) {
 	var sp []float64
 	if a.Spread != nil {
@@ -830,7 +833,8 @@ func (a *AppAgent) jobInfo(j alloc.Job, left float64, h holding) (ftf.JobInfo, b
 	if h.g == 0 || one == 0 || !(j.Elastic || fitsGang(j, h.per)) {
 		return ftf.JobInfo{}, false
 	}
-	info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(h.g) / one}
+	// DemandMax: the app scheduler gives a job no more than its gang.
+	info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(h.g) / one, DemandMax: j.Gang}
 	info.Slowdown = topology.Slowdown{1, 1, 1}
 	if h.loc != topology.SameServer && wide > 0 {
 		info.Slowdown = topology.Slowdown{1, one / wide, one / wide}

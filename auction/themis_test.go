@@ -603,3 +603,54 @@ func TestThemisGangFasterSpread(t *testing.T) {
 		t.Fatalf("decision %+v, agent errors %v: want x on all four GPUs", d.Placements, errs)
 	}
 }
+
+// rhoTol is the relative slack for comparing a bid's rho with an exact
+// fraction.
+const rhoTol = 1e-12
+
+// TestThemisPricesEachJobsGang: equation 2's job_demand_max is each job's
+// (iter_time(G) = iter_time_serial·S(G) / min(‖G‖₁, job_demand_max)), and
+// the app scheduler gives a job no more GPUs than its gang. The AppAgent
+// passed the phase's largest gang to ftf.PhaseTime as every job's cap, so
+// for J1 (gang 1, 1000 s) and J2 (gang 2, 100 s) it priced J1 on 2 GPUs:
+// rho 15/11 (T_sh 500 s) for 3 and 4 GPUs, where J1 takes 1000 s (30/11).
+func TestThemisPricesEachJobsGang(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m0", Rack: "r", Type: "v100", GPUs: 4}}}
+	var rounds []*auction.Round
+	set := &auction.ThemisSettings{Round: 360, Observe: func(r *auction.Round) { rounds = append(rounds, r) }}
+	s, err := auction.NewThemis(c, nil, set, rand.NewPCG(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Apply(
+		round.Arrive(0, alloc.Job{ID: "J1", Owner: "X", Gang: 1, Weight: 1, Rates: []float64{1}, Elastic: true}, 1000),
+		round.Arrive(0, alloc.Job{ID: "J2", Owner: "X", Gang: 2, Weight: 1, Rates: []float64{2}, Elastic: true}, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(rounds) != 1 || len(rounds[0].Errors) > 0 || len(rounds[0].Bids) != 1 {
+		t.Fatalf("rounds %+v: want one round with X's bid and no agent errors", rounds)
+	}
+	// B = 1000 + 100 GPU-seconds over min(R_C, D) = min(4, 1 + 2) GPUs, N_avg 1.
+	const iso = 1100.0 / 3
+	rows := rounds[0].Bids[0].Table.Rows
+	if len(rows) == 0 {
+		t.Fatal("X bid no rows")
+	}
+	for _, r := range rows {
+		g := 0
+		for _, n := range r.Counts {
+			g += n
+		}
+		want := 1000 / iso // J1 alone on one GPU; J2 on 1 or 2 others
+		if g == 1 {
+			want = 1100 / iso // both serially on the one GPU
+		}
+		if math.Abs(r.Rho-want) > rhoTol*want {
+			t.Errorf("row %v: rho = %.15g, want %.15g (T_sh %.6g s, want %.6g s)", r.Counts, r.Rho, want, r.Rho*iso, want*iso)
+		}
+	}
+}

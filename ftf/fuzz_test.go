@@ -43,7 +43,7 @@ func FuzzRho(f *testing.F) {
 		if r.Int(4) == 0 {
 			demand = 1 << 40
 		}
-		bad := validateJobs("jobs", jobs) != nil
+		bad := validateJobs("jobs", -1, jobs) != nil
 		if got := PhaseTime(jobs, p, demand); math.IsNaN(got) != (bad || p.GPUs < 0) || got < 0 {
 			t.Fatalf("PhaseTime(%+v, %+v, %d) = %v (jobs refused: %v)", jobs, p, demand, got, bad)
 		}

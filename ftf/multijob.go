@@ -20,6 +20,12 @@ type JobInfo struct {
 	// Slowdown is the job's locality sensitivity S(G); the zero value means
 	// topology.DefaultSlowdown().
 	Slowdown topology.Slowdown
+	// DemandMax is the job's own job_demand_max, the most GPUs it can use
+	// at once. Zero means the app-wide cap (PhaseTime's demandMax,
+	// AppInfo.JobDemandMax); a DemandMax above that cap counts as the cap.
+	// A negative DemandMax is refused: PhaseTime is NaN, and RhoHalving and
+	// RhoCurve return an *gpufair.InputError wrapping gpufair.ErrValue.
+	DemandMax int
 }
 
 // HalvingApp is the successive-halving half of Figure 7's API, implemented
@@ -43,7 +49,9 @@ type AppInfo struct {
 	// Budget is B, the app's aggregate work in GPU-seconds.
 	Budget       float64
 	AppDemandMax int // the most GPUs the app can use at once, for T_cluster
-	JobDemandMax int // the most GPUs one job can use
+	// JobDemandMax is the most GPUs any one job can use; a job whose
+	// JobInfo.DemandMax is set can use no more than the smaller of the two.
+	JobDemandMax int
 	ClusterGPUs  int // R_C
 	Contention   float64
 }
@@ -117,7 +125,7 @@ func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (
 	var known []float64
 	for i := range phases {
 		phases[i] = app.JobsInPhase(i, p)
-		if err := validateJobs("HalvingApp.JobsInPhase", phases[i]); err != nil {
+		if err := validateJobs("HalvingApp.JobsInPhase", i, phases[i]); err != nil {
 			return 0, err
 		}
 		if len(known) == 0 {
@@ -166,7 +174,7 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 		return 0, err
 	}
 	jobs := app.JobsRemaining(p)
-	if err := validateJobs("CurveApp.JobsRemaining", jobs); err != nil {
+	if err := validateJobs("CurveApp.JobsRemaining", -1, jobs); err != nil {
 		return 0, err
 	}
 	for _, j := range jobs {
@@ -177,10 +185,19 @@ func RhoCurve(app CurveApp, info AppInfo, p Placement) (float64, error) {
 	return ratio("CurveApp", info.Elapsed+PhaseTime(jobs, p, info.JobDemandMax), info.independent(), p)
 }
 
-func validateJobs(field string, jobs []JobInfo) error {
-	for _, j := range jobs {
+// validateJobs returns an *gpufair.InputError on field wrapping
+// gpufair.ErrValue for the first job PhaseTime would refuse; phase, unless
+// negative, is the jobs' phase, named in the message with the job's index.
+func validateJobs(field string, phase int, jobs []JobInfo) error {
+	for k, j := range jobs {
 		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) {
 			return badInput(field, "", gpufair.ErrValue, "job %+v has a negative, NaN or infinite field", j)
+		}
+		if j.DemandMax < 0 {
+			if phase >= 0 {
+				return badInput(field, "", gpufair.ErrValue, "phase %d, job %d: DemandMax %d is negative", phase, k, j.DemandMax)
+			}
+			return badInput(field, "", gpufair.ErrValue, "job %d: DemandMax %d is negative", k, j.DemandMax)
 		}
 		if j.Slowdown != (topology.Slowdown{}) {
 			if err := j.Slowdown.Validate(); err != nil {
@@ -192,11 +209,11 @@ func validateJobs(field string, jobs []JobInfo) error {
 }
 
 // phaseJobs reports whether PhaseTime can price jobs: iterations and
-// iteration times finite and not negative, slowdowns (unless the zero
-// value, the default) positive and finite.
+// iteration times finite and not negative, demand caps not negative,
+// slowdowns (unless the zero value, the default) positive and finite.
 func phaseJobs(jobs []JobInfo) bool {
 	for _, j := range jobs {
-		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) {
+		if !finiteNonNeg(j.ItersRemaining) || !finiteNonNeg(j.IterTime) || j.DemandMax < 0 {
 			return false
 		}
 		if j.Slowdown == (topology.Slowdown{}) {
@@ -220,11 +237,14 @@ const exactSerialJobs = 12
 // placement, the hyper-parameter optimizer packing the jobs as well as it can:
 //
 //   - with at least as many GPUs as jobs, every job gets one GPU and each
-//     further GPU goes to the job that currently finishes last (up to
-//     demandMax GPUs per job); a job on g > 1 GPUs takes
-//     iters · iter_time · S(G) / g. Giving the next GPU to the current
-//     maximum is optimal for this min-max, since each job's time falls as
-//     its GPUs grow.
+//     further GPU goes to the job that currently finishes last, up to the
+//     job's own cap: its DemandMax, or demandMax where that is 0 or larger
+//     (equation 2's iter_time(G) = iter_time_serial·S(G) /
+//     min(‖G‖₁, job_demand_max), the cap being each job's); a job on
+//     g > 1 GPUs takes iters · iter_time · S(G) / g. Giving the next GPU
+//     to the current maximum is optimal for this min-max, since each job's
+//     time falls as its GPUs grow (and stops there once that job is at its
+//     cap).
 //   - with fewer GPUs than jobs, jobs run one after another on single GPUs
 //     and are partitioned among the GPUs to minimise the latest finish
 //     (exactly up to 12 jobs, longest-first beyond).
@@ -236,21 +256,27 @@ const exactSerialJobs = 12
 // CrossRack (topology.Slowdown.At).
 //
 // PhaseTime returns no error: it is NaN for a job with a negative, NaN or
-// infinite ItersRemaining or IterTime or a Slowdown that is not positive
-// and finite, a negative GPU count, or a demandMax below 1. A slowdown
-// below 1 (a gang measured faster spread over servers than on one, as some
-// of Gavel's rows are) is taken as given, though RhoHalving and RhoCurve
-// refuse it.
+// infinite ItersRemaining or IterTime, a negative DemandMax or a Slowdown
+// that is not positive and finite, a negative GPU count, or a demandMax
+// below 1. A slowdown below 1 (a gang measured faster spread over servers
+// than on one, as some of Gavel's rows are) is taken as given, though
+// RhoHalving and RhoCurve refuse it.
 func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 	if p.GPUs < 0 || demandMax < 1 || !phaseJobs(jobs) {
 		return math.NaN() // a NaN iteration count gave 0, a phase that took no time
 	}
 	work := make([]float64, 0, len(jobs))
 	var slow []float64
+	var caps []int // each job's cap on its GPUs, 1 to demandMax
 	for _, j := range jobs {
 		if w := j.ItersRemaining * j.IterTime; w > 0 {
 			work = append(work, w)
 			slow = append(slow, slowdownOr(j.Slowdown).At(p.Locality))
+			c := demandMax
+			if j.DemandMax > 0 {
+				c = min(c, j.DemandMax)
+			}
+			caps = append(caps, c)
 		}
 	}
 	if len(work) == 0 {
@@ -263,15 +289,20 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 	if g < len(work) {
 		return serialMakespan(work, g)
 	}
-	// extra is min(g − len(work), len(work)·(demandMax − 1)), the GPUs the
-	// greedy can hand out, without the product (which overflowed for a
-	// demandMax near math.MaxInt, and the greedy ran for ever).
-	extra := g - len(work)
-	if demandMax-1 <= extra/len(work) {
-		extra = len(work) * (demandMax - 1)
+	// extra is min(g − len(work), Σ_k (caps[k] − 1)), the GPUs the greedy
+	// can hand out, summed so that it stops at g − len(work) (the product
+	// len(work)·(demandMax − 1) overflowed for a demandMax near
+	// math.MaxInt, and the greedy ran for ever).
+	extra := 0
+	for _, c := range caps {
+		if c-1 >= g-len(work)-extra {
+			extra = g - len(work)
+			break
+		}
+		extra += c - 1
 	}
 	if extra > greedyGPUs {
-		return levelMakespan(work, slow, g, demandMax)
+		return levelMakespan(work, slow, g, caps)
 	}
 	gpus := make([]int, len(work))
 	time := func(k int) float64 {
@@ -290,8 +321,8 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 				worst = k
 			}
 		}
-		if gpus[worst] >= demandMax {
-			break
+		if gpus[worst] >= caps[worst] {
+			break // the job that finishes last can take no more
 		}
 		before := time(worst)
 		gpus[worst]++
@@ -385,13 +416,13 @@ func (r Running) JobsRemaining(Placement) []JobInfo { return r }
 const greedyGPUs = 1 << 12
 
 // levelMakespan returns the least T such that every job finishes within T
-// on GPUs that add up to at most g, each job on 1 to demandMax of them (on
+// on GPUs that add up to at most g, job k on 1 to caps[k] of them (on
 // gpus > 1 a job takes work·slow/gpus, on one GPU work), and a job whose
 // slowdown is 2 or more on one GPU (the greedy gives it no second GPU, on
 // which it would be no faster): the optimum PhaseTime's greedy reaches,
 // found by bisection over T on the bits of float64, then evaluated on the
 // allocation that meets it.
-func levelMakespan(work, slow []float64, g, demandMax int) float64 {
+func levelMakespan(work, slow []float64, g int, caps []int) float64 {
 	// need returns the latest finish of the GPUs T needs, or ok false when
 	// some job cannot finish within T or they add up to more than g. It
 	// counts down the GPUs left, so that no sum overflows.
@@ -415,7 +446,7 @@ func levelMakespan(work, slow []float64, g, demandMax int) float64 {
 			}
 			// Compare before converting: from 2^63 on (or past a 32-bit
 			// int), int(n) is not n; float64(m) may round m up.
-			if m := min(demandMax, left); n >= 0x1p63 || n > float64(m) || int(n) > m {
+			if m := min(caps[k], left); n >= 0x1p63 || n > float64(m) || int(n) > m {
 				return 0, false
 			}
 			left -= int(n)

@@ -16,9 +16,12 @@ const ratTol = 1e-12
 func table3App() (Phases, AppInfo) {
 	one := topology.Slowdown{1, 1, 1}
 	p := Phases{
-		{{8, 80, one}, {8, 100, one}, {8, 100, one}, {8, 120, one}},
-		{{16, 0, one}, {16, 0, one}},
-		{{36, 0, one}},
+		{
+			{ItersRemaining: 8, IterTime: 80, Slowdown: one}, {ItersRemaining: 8, IterTime: 100, Slowdown: one},
+			{ItersRemaining: 8, IterTime: 100, Slowdown: one}, {ItersRemaining: 8, IterTime: 120, Slowdown: one},
+		},
+		{{ItersRemaining: 16, IterTime: 0, Slowdown: one}, {ItersRemaining: 16, IterTime: 0, Slowdown: one}},
+		{{ItersRemaining: 36, IterTime: 0, Slowdown: one}},
 	}
 	return p, AppInfo{Budget: 10000, AppDemandMax: 16, JobDemandMax: 8, ClusterGPUs: 16, Contention: 4}
 }
@@ -66,11 +69,62 @@ func TestTable3(t *testing.T) {
 func TestSection433Revision(t *testing.T) {
 	one := topology.Slowdown{1, 1, 1}
 	p := Placement{GPUs: 2}
-	if got := PhaseTime([]JobInfo{{16, 120, one}, {16, 100, one}}, p, 8); got != 1920 {
+	if got := PhaseTime([]JobInfo{{ItersRemaining: 16, IterTime: 120, Slowdown: one}, {ItersRemaining: 16, IterTime: 100, Slowdown: one}}, p, 8); got != 1920 {
 		t.Errorf("T_sh(2) = %v, want 1920", got)
 	}
-	if got := PhaseTime([]JobInfo{{36, 120, one}}, p, 8); got != 2160 {
+	if got := PhaseTime([]JobInfo{{ItersRemaining: 36, IterTime: 120, Slowdown: one}}, p, 8); got != 2160 {
 		t.Errorf("T_sh(3) = %v, want 2160", got)
+	}
+}
+
+// TestPhaseTimePerJobDemand: equation 2's job_demand_max is each job's
+// (iter_time(G) = iter_time_serial·S(G) / min(‖G‖₁, job_demand_max)), so
+// a job with its own JobInfo.DemandMax gets no more GPUs than that, however
+// many the phase's largest job could use; 0 means demandMax. Times are
+// worked by hand from the greedy (one GPU each, then each further GPU to the
+// job finishing last).
+func TestPhaseTimePerJobDemand(t *testing.T) {
+	one := topology.Slowdown{1, 1, 1}
+	wide := topology.Slowdown{1.5, 1.5, 1.5}
+	// Work 600 (S 1.5), 800 and 90 s on 8 GPUs, demandMax 4.
+	mixed := func(caps ...int) []JobInfo {
+		return []JobInfo{
+			{ItersRemaining: 600, IterTime: 1, Slowdown: wide, DemandMax: caps[0]},
+			{ItersRemaining: 800, IterTime: 1, Slowdown: one, DemandMax: caps[1]},
+			{ItersRemaining: 90, IterTime: 1, Slowdown: one, DemandMax: caps[2]},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		jobs   []JobInfo
+		p      Placement
+		demand int
+		want   float64
+		reason string
+	}{
+		{"mixed caps", mixed(2, 0, 1), Placement{GPUs: 8}, 4, 450,
+			"800 → 400 on 2; 600 → 600·1.5/2 = 450 on 2, its cap, and it finishes last"},
+		{"no caps", mixed(0, 0, 0), Placement{GPUs: 8}, 4, 800.0 / 3,
+			"600 on 4 (225), 800 on 3 (800/3), 90 on 1: as before per-job caps"},
+		{"caps above demandMax", mixed(10, 4, 9), Placement{GPUs: 8}, 4, 800.0 / 3,
+			"a cap above demandMax counts as demandMax: as with no caps"},
+		{"the audit's app", []JobInfo{
+			{ItersRemaining: 1000, IterTime: 1, Slowdown: one, DemandMax: 1},
+			{ItersRemaining: 100, IterTime: 1, Slowdown: one, DemandMax: 2},
+		}, Placement{GPUs: 3}, 2, 1000,
+			"the 1-GPU job runs serially (1000 s), not on 2 GPUs (500 s)"},
+		{"level search", []JobInfo{
+			{ItersRemaining: 1000, IterTime: 1, Slowdown: one, DemandMax: 1},
+			{ItersRemaining: 300, IterTime: 1, Slowdown: one},
+		}, Placement{GPUs: 1 << 20}, 1 << 20, 1000,
+			"past greedyGPUs the level search keeps the 1-GPU job on one GPU"},
+		{"fewer GPUs than jobs", mixed(2, 0, 1), Placement{GPUs: 2}, 4, 800,
+			"jobs run serially on single GPUs, caps or not: {800}, {600, 90}"},
+	} {
+		got := PhaseTime(tc.jobs, tc.p, tc.demand)
+		if math.Abs(got-tc.want) > ratTol*tc.want {
+			t.Errorf("%s: PhaseTime() = %.15g, want %.15g (%s)", tc.name, got, tc.want, tc.reason)
+		}
 	}
 }
 

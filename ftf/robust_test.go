@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,8 @@ func TestPhaseTimeHugeCluster(t *testing.T) {
 }
 
 // TestLevelMakespanMatchesGreedy: the level search gives the greedy's
-// optimum wherever the greedy runs.
+// optimum wherever the greedy runs, each job within its own cap
+// (JobInfo.DemandMax, 0 for demandMax).
 func TestLevelMakespanMatchesGreedy(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 6).Draw(t, "jobs")
@@ -41,11 +43,17 @@ func TestLevelMakespanMatchesGreedy(t *testing.T) {
 		g := rapid.IntRange(n, 64).Draw(t, "gpus")
 		demand := rapid.IntRange(1, 16).Draw(t, "demand")
 		jobs := make([]JobInfo, n)
+		caps := make([]int, n)
 		for k := range jobs {
-			jobs[k] = JobInfo{ItersRemaining: work[k], IterTime: 1, Slowdown: topology.Slowdown{slow[k], slow[k], slow[k]}}
+			own := rapid.IntRange(0, 20).Draw(t, "jobDemand")
+			jobs[k] = JobInfo{ItersRemaining: work[k], IterTime: 1, Slowdown: topology.Slowdown{slow[k], slow[k], slow[k]}, DemandMax: own}
+			caps[k] = demand
+			if own > 0 {
+				caps[k] = min(own, demand)
+			}
 		}
 		want := PhaseTime(jobs, Placement{GPUs: g}, demand)
-		got := levelMakespan(work, slow, g, demand)
+		got := levelMakespan(work, slow, g, caps)
 		if math.Abs(got-want) > 1e-12*want {
 			t.Fatalf("levelMakespan = %v, greedy %v", got, want)
 		}
@@ -174,6 +182,8 @@ func TestPhaseTimeRefusesBadInput(t *testing.T) {
 		{"negative GPUs", []JobInfo{{ItersRemaining: 1, IterTime: 1}}, Placement{GPUs: -1}, 2, nan},
 		{"negative GPUs, no work", nil, Placement{GPUs: -1}, 2, nan},
 		{"demand 0", []JobInfo{{ItersRemaining: 1, IterTime: 1}}, two, 0, nan},
+		{"negative job demand", []JobInfo{{ItersRemaining: 1, IterTime: 1, DemandMax: -1}}, two, 2, nan},
+		{"negative job demand, no work", []JobInfo{{ItersRemaining: 0, IterTime: 1, DemandMax: -1}}, two, 2, nan},
 		{"no jobs", nil, two, 2, 0},
 		{"no work", []JobInfo{{ItersRemaining: 0, IterTime: 5}}, two, 2, 0},
 		{"no GPUs", []JobInfo{{ItersRemaining: 1, IterTime: 1}}, Placement{}, 2, inf},
@@ -183,6 +193,30 @@ func TestPhaseTimeRefusesBadInput(t *testing.T) {
 		got := PhaseTime(tc.jobs, tc.p, tc.demand)
 		if math.IsNaN(tc.want) != math.IsNaN(got) || (!math.IsNaN(got) && got != tc.want) {
 			t.Errorf("%s: PhaseTime() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRhoRefusesNegativeJobDemand: a negative JobInfo.DemandMax, which
+// PhaseTime takes as NaN, is an input error on the app's jobs naming the
+// job (and its phase) at fault.
+func TestRhoRefusesNegativeJobDemand(t *testing.T) {
+	info := AppInfo{Budget: 10, AppDemandMax: 2, JobDemandMax: 2, ClusterGPUs: 2, Contention: 1}
+	jobs := []JobInfo{{ItersRemaining: 1, IterTime: 1}, {ItersRemaining: 1, IterTime: 1, DemandMax: -3}}
+	p := Placement{GPUs: 2}
+	for _, tc := range []struct {
+		name, field, msg string
+		rho              func() (float64, error)
+	}{
+		{"RhoHalving", "HalvingApp.JobsInPhase", "phase 1, job 1: DemandMax -3 is negative",
+			func() (float64, error) { return RhoHalving(Phases{jobs[:1], jobs}, info, p, Literal) }},
+		{"RhoCurve", "CurveApp.JobsRemaining", "job 1: DemandMax -3 is negative",
+			func() (float64, error) { return RhoCurve(Running(jobs), info, p) }},
+	} {
+		r, err := tc.rho()
+		var in *gpufair.InputError
+		if !errors.As(err, &in) || in.Field != tc.field || !errors.Is(err, gpufair.ErrValue) || !strings.HasSuffix(err.Error(), tc.msg) {
+			t.Errorf("%s: rho %v, error %v; want an input error on %s wrapping %v ending %q", tc.name, r, err, tc.field, gpufair.ErrValue, tc.msg)
 		}
 	}
 }
@@ -215,7 +249,7 @@ func TestPhaseTimeHugeDemand(t *testing.T) {
 		for k := range tc.work {
 			bound += tc.work[k] * tc.slow[k] / math.MaxInt
 		}
-		if got := levelMakespan(tc.work, tc.slow, math.MaxInt, math.MaxInt); !(got >= bound*(1-1e-12)) {
+		if got := levelMakespan(tc.work, tc.slow, math.MaxInt, []int{math.MaxInt, math.MaxInt}); !(got >= bound*(1-1e-12)) {
 			t.Errorf("levelMakespan(%v, %v, MaxInt, MaxInt) = %v, below the bound %v", tc.work, tc.slow, got, bound)
 		}
 	}
