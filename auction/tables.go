@@ -24,9 +24,12 @@ type TableOutcome struct {
 	// Value[i] is 1/rho of bid i at that allocation (1/RhoNone without a
 	// row, 0 if RhoNone is +Inf).
 	Value []float64
-	// Keep[i] is c_i: bid i holds its row's GPUs for the fraction c_i of the
-	// lease; for the remaining 1-c_i they are its hidden payment. 1 for a
-	// bid that wins nothing.
+	// Keep[i] is c_i, the fraction of its row bid i keeps; the remaining
+	// 1-c_i is its hidden payment. For divisible goods that is the fraction
+	// c_i of the lease; the Arbiter, whose GPUs are not divisible, grants
+	// ⌊c_i·g⌋ of the row's g GPUs, and one more with probability equal to
+	// the fraction left over, for the whole lease. 1 for a bid that wins
+	// nothing.
 	Keep []float64
 	// Leftover[s] is the GPUs of the offer's server s in no winning row.
 	Leftover []int

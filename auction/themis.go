@@ -649,6 +649,13 @@ var _ round.Scheduler = (*Themis)(nil)
 // on which a job with work left cannot run (no GPU it has a rate on, or,
 // for a rigid job, no type with a whole gang of them) gives +Inf.
 //
+// The slowdown is the holding's, not each job's: a holding that spans
+// servers slows every job by rate/spread, though the app scheduler may
+// put each job on one server. Section 4.3.2 lets the optimizer estimate
+// S(G_j) for each job's own G_j, which depends on how it packs the jobs
+// onto the holding's servers; this prices holdings that span servers
+// conservatively, and so leans bids towards holdings on one server.
+//
 // The app's demand, the most GPUs it bids for and wants, is the sum of
 // the gangs of its jobs in the system: behind a barrier between phases,
 // the current phase's. Bids are ftf.Bids over the offer, with rows up to

@@ -15,7 +15,9 @@ type JobInfo struct {
 	ItersRemaining float64 // iterations the job still runs in the phase
 	// IterTime is the serial (one-GPU) seconds per iteration, avgTimePerIter.
 	// Zero means not yet known: a job of a later phase whose survivor is
-	// not decided. The median IterTime of the jobs running now stands in.
+	// not decided. The median IterTime of the jobs running now stands in
+	// (section 4.3.2's "median job"; of an even number of jobs, the mean of
+	// the middle two, a job that may not exist: the paper does not say).
 	IterTime float64
 	// Slowdown is the job's locality sensitivity S(G); the zero value means
 	// topology.DefaultSlowdown().
@@ -108,6 +110,9 @@ const (
 // RhoHalving returns rho(G) for a successive-halving app (equation 2):
 // T_sh = elapsed + Σ_phases max_j T(G_j), each phase's jobs packed onto the
 // placement's GPUs by PhaseTime, over T_id = B/min(R_C, app_demand_max)·N_avg.
+// Section 4.3.2's survivors double their demand each phase (1 GPU, then 2,
+// up to n); AppInfo.JobDemandMax is one cap for every phase, so a growing
+// demand is set job by job (JobInfo.DemandMax in JobsInPhase's rows).
 // A model other than Literal and MedianAll is an *gpufair.InputError on
 // "HalvingModel" wrapping gpufair.ErrValue.
 func RhoHalving(app HalvingApp, info AppInfo, p Placement, model HalvingModel) (float64, error) {
