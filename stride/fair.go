@@ -599,6 +599,15 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 // 2-GPU job would get 1.6 GPUs of its fair 2 (TestFigure1InterUserFairness).
 // Placement and load balancing use the effective tickets, where the
 // tickets a tenant cannot use would overstate a server's load.
+//
+// Across servers the bonus can go the wrong way. The central scheduler of
+// split stride weighs each server by the raw tickets of the jobs on it, so
+// a tenant with a share to spare inflates its server's weight, at the cost
+// of a multi-server job spread over that server and others. Two 4-GPU
+// servers, three tenants of equal tickets: A with one 1-GPU job, B with
+// one 8-GPU job, C with four 1-GPU jobs (shares 1, 3.5 and 3.5) get 0.83,
+// 1.34 and 3.33 GPUs over 800 quanta; with A's job at its effective
+// tickets, 0.68, 2.55 and 2.73. Neither reading is right in every case.
 func (f *Fair) retuneUser(u *fairUser, t topology.GPUType) {
 	d := u.demand[t]
 	if d == 0 {
