@@ -37,6 +37,12 @@ type ArbiterSettings struct {
 	// whatever its rank, and served before the auction (see Arbiter). 0
 	// is Themis as published.
 	Patience int
+	// UnboundedWait prices an app holding nothing at rho = +Inf, as section
+	// 3.3.2 does ("its ρ [becomes] unbounded"), instead of by its wait (see
+	// Arbiter): waiting apps rank first, longest since they last won
+	// first, and the auction serves as many of them as it can before it
+	// weighs 1/rho (AuctionTables).
+	UnboundedWait bool
 	// Budget bounds the wall time of a round (Advance); 0 means no bound.
 	// The agents get the first half, the auction what is left of the
 	// first 80%, and the auction returns the best allocation it found in
@@ -97,7 +103,8 @@ type ArbiterSettings struct {
 // ranking and in what winning is worth to it. Before its first bid an app
 // has no such row and ranks first, at +Inf. (A bid whose agent cannot price
 // the wait keeps RhoNone = +Inf; the auction then serves such apps first,
-// as AuctionTables says.)
+// as AuctionTables says.) ArbiterSettings.UnboundedWait prices every app
+// holding nothing at +Inf instead, as the paper does.
 //
 // Starvation guard. Finish-time fairness can starve an app for good: an
 // app whose rho grows slower while it waits than the others' do while they

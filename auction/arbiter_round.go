@@ -214,7 +214,7 @@ func (a *Arbiter) bids(ctx, agentCtx context.Context, r *Round) error {
 		for s, n := range best.Counts {
 			ans.best[s] += n
 		}
-		if math.IsInf(tab.RhoNone, 1) {
+		if math.IsInf(tab.RhoNone, 1) && !a.set.UnboundedWait {
 			ans.wait, ans.waitErr = call.agent.Rho(ctx, waitAt, c, slices.Clone(ans.best))
 			if ans.waitErr == nil && (math.IsNaN(ans.wait) || ans.wait <= 0) {
 				ans.waitErr = badInput("rho", call.id, gpufair.ErrValue, "%v is not positive", ans.wait)
@@ -296,10 +296,10 @@ func (a *Arbiter) rank(ctx, agentCtx context.Context, r *Round) error {
 		switch st := a.apps[id]; {
 		case st.gpus > 0:
 			holding = append(holding, id)
-		case st.best != nil:
+		case st.best != nil && !a.set.UnboundedWait:
 			waiting = append(waiting, id)
 		default:
-			st.rho = math.Inf(1) // never bid: first in line
+			st.rho = math.Inf(1) // never bid, or UnboundedWait: first in line
 		}
 	}
 	hr, herrs := a.rhos(agentCtx, holding, r.At, func(st *appState) []int { return st.held })

@@ -543,13 +543,43 @@ func TestArbiterPatience(t *testing.T) {
 	t.Fatal("app00 still starves with Patience 2")
 }
 
+// TestArbiterUnboundedWait: TestArbiterStarvation's cluster with the
+// paper's pricing of an app holding nothing (+Inf) does not starve app00:
+// having lost its lease, it ranks first and wins the next auction.
+func TestArbiterUnboundedWait(t *testing.T) {
+	lease := 10 * time.Minute
+	for _, f := range []float64{0, 0.8} {
+		arb := starvingArbiterWith(t, ArbiterSettings{Lease: lease, Filter: f, UnboundedWait: true})
+		rounds, held := 0, 0
+		for now := t0; now.Before(t0.Add(20 * lease)); now, _ = arb.NextEvent() {
+			if _, err := arb.Advance(context.Background(), now); err != nil {
+				t.Fatal(err)
+			}
+			rounds++
+			if total(arb.Held("app00")) > 0 {
+				held++
+			}
+		}
+		t.Logf("f = %v: %d of %d", f, held, rounds)
+		if held*3 < rounds {
+			t.Errorf("f = %v: app00 held GPUs after %d of %d rounds, want a third at least", f, held, rounds)
+		}
+	}
+}
+
 // starvingArbiter is TestArbiterStarvation's arbiter: one 2-GPU server,
 // f = 0, and three apps that never finish, app00 able to use 1 GPU and the
 // others 2.
 func starvingArbiter(t *testing.T, lease time.Duration, patience int) *Arbiter {
 	t.Helper()
+	return starvingArbiterWith(t, ArbiterSettings{Lease: lease, Patience: patience})
+}
+
+// starvingArbiterWith is starvingArbiter with settings set.
+func starvingArbiterWith(t *testing.T, set ArbiterSettings) *Arbiter {
+	t.Helper()
 	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Type: "v100", GPUs: 2}}}
-	arb, err := NewArbiter(c, &ArbiterSettings{Lease: lease, Patience: patience}, rand.NewPCG(0, 2))
+	arb, err := NewArbiter(c, &set, rand.NewPCG(0, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
