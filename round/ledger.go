@@ -49,8 +49,11 @@ func (j *Job) Remaining() float64 {
 }
 
 // Fraction returns the fraction of the time since its arrival, up to now,
-// that the job has run on type k: Gavel's f_mk (OSDI'20, section 5), and 0
-// before any time has passed or for k not an index of Received.
+// that the job has run on type k, and 0 before any time has passed or for
+// k not an index of Received. It is the f_mk of Gavel's mechanism (OSDI'20,
+// section 5) as stride.Gavel counts it by default: the paper counts f_mk
+// from the latest recomputation of the allocation instead, as stride.Gavel
+// does with GavelSettings.ResetInterval (stride.Gavel.Fraction).
 func (j *Job) Fraction(k int, now float64) float64 {
 	if k < 0 || k >= len(j.Received) {
 		return 0

@@ -20,9 +20,16 @@ import (
 // rounds of about 6 minutes approximate the ideal allocation well).
 const DefaultRound = 360.0
 
+// GavelResetInterval is the least time, in seconds, between two resets of
+// the time jobs have run in Gavel's own scheduler
+// (minimum_time_between_allocation_resets, 32 minutes), for
+// GavelSettings.ResetInterval.
+const GavelResetInterval = 1920.0
+
 // GavelSettings tune a Gavel scheduler. A nil *GavelSettings means the zero
 // value: 6-minute rounds, no time budget, the policy solved whenever jobs,
-// rates or healthy GPUs change, work conservation on, no preemption budget.
+// rates or healthy GPUs change, work conservation on, no preemption budget,
+// f_mk counted from each job's arrival.
 type GavelSettings struct {
 	// Round is the lease of each decision, in seconds; 0 means
 	// DefaultRound.
@@ -60,6 +67,18 @@ type GavelSettings struct {
 	// pass leaves idle to waiting jobs, so that each job runs only on the
 	// types its allocation gives it time on, as in Gavel's Algorithm 1.
 	NoWorkConservation bool
+	// ResetInterval, if positive, counts the fractions f_mk of the
+	// priority pass from the latest reset instead of from each job's
+	// arrival, as Gavel's paper does ("between allocation recomputation
+	// events"): f_mk is the time m ran on k since max(reset, arrival)
+	// over that time. A reset comes with a solve of the policy that
+	// finishes (not one cut short by Budget), at least ResetInterval
+	// seconds after the previous reset; a solve sooner makes the reset
+	// wait for the first round ResetInterval after the previous one, so
+	// that a trace that re-solves every round does not forget every
+	// round's history. The first solve always resets. GavelResetInterval
+	// is Gavel's own. 0 counts f_mk from arrival (round.Job.Fraction).
+	ResetInterval float64
 }
 
 // Gavel is Gavel's scheduler (OSDI'20, sections 3 and 5) on the round
@@ -75,6 +94,17 @@ type GavelSettings struct {
 //     decreasing priority (ties: larger X_mk, then (arrival, ID), then
 //     type order); a pair runs if its job is not yet placed and Gang
 //     healthy GPUs of its type are left.
+//     Counting from arrival departs from the paper, which respects an
+//     allocation only "between allocation recomputation events" (sections
+//     3 and 5; Gavel's own scheduler resets the time run when it
+//     recomputes one, at most every 32 minutes). It is a sound reading
+//     where the policy is re-solved every few rounds, as each arrival and
+//     departure of a busy trace makes it: no round's rounding is
+//     forgotten, and each job's share over its life follows its
+//     allocations. But a job that ran above its new share, alone before
+//     others arrived, then waits until its share since arrival falls to
+//     it. GavelSettings.ResetInterval counts f_mk from the latest re-solve
+//     instead, the paper's rule (Gavel.Fraction).
 //     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1) a job's
 //     target on k is its time alone plus its co-located time there, and a
 //     job that has shared less of its time on k than its allocation says
@@ -83,10 +113,10 @@ type GavelSettings struct {
 //     highest priority first. The two run on one gang of GPUs, as one
 //     Placement.
 //  3. Work conservation: each job still waiting, least served first
-//     (smallest Σ_k f_mk, then arrival order), runs on the fastest type
-//     it can use with Gang GPUs left. Afterwards no GPU is idle while a
-//     waiting job could run on it. GavelSettings.NoWorkConservation turns
-//     this off.
+//     (smallest Σ_k f_mk, with f_mk as in step 2, then arrival order),
+//     runs on the fastest type it can use with Gang GPUs left. Afterwards
+//     no GPU is idle while a waiting job could run on it.
+//     GavelSettings.NoWorkConservation turns this off.
 //  4. Gangs that run on the type they ran on until now keep their slots
 //     (lease renewal); the others are placed largest first on the fewest
 //     servers, never on a failed GPU.
@@ -118,6 +148,15 @@ type gavelState struct {
 	Solved      bool                           `json:"solved"`
 	SolvedGen   int                            `json:"solved_generation"`
 	SolvedRound int                            `json:"solved_round"`
+	// The reset of f_mk (GavelSettings.ResetInterval), all zero without
+	// one: Reset whether there has been one, ResetAt when the latest was,
+	// ResetReceived the Received of each job in the system then (jobs
+	// that arrived since have none), and ResetDue whether a solve has
+	// finished since.
+	Reset         bool                      `json:"reset,omitempty"`
+	ResetAt       float64                   `json:"reset_at,omitempty"`
+	ResetReceived map[alloc.JobID][]float64 `json:"reset_received,omitempty"`
+	ResetDue      bool                      `json:"reset_due,omitempty"`
 }
 
 // NewGavel returns Gavel's scheduler realising pol on cluster c, with job
@@ -143,6 +182,8 @@ func NewGavel(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s 
 		return nil, gpufair.Invalid("GavelSettings.Every", "", gpufair.ErrValue, "%d rounds", set.Every)
 	case set.MinLease < 0:
 		return nil, gpufair.Invalid("GavelSettings.MinLease", "", gpufair.ErrValue, "%d rounds", set.MinLease)
+	case !(set.ResetInterval >= 0) || math.IsInf(set.ResetInterval, 0):
+		return nil, gpufair.Invalid("GavelSettings.ResetInterval", "", gpufair.ErrValue, "reset interval %v", set.ResetInterval)
 	}
 	if len(set.Tenants) > 0 {
 		if err := alloc.ValidateTenants(set.Tenants); err != nil {
@@ -174,6 +215,42 @@ func (g *Gavel) Target(id alloc.JobID) ([]float64, bool) {
 	return slices.Clone(x), ok
 }
 
+// Fraction returns job id's f_mk on type k (an index into the ledger's
+// types) at now, as the priority pass counts it: the time the job ran on k
+// since the latest reset (GavelSettings.ResetInterval) or its arrival,
+// whichever is later, over the time since then; without ResetInterval,
+// round.Job.Fraction. Time run is counted up to the start of the lease in
+// force (round.Job.Received). It returns 0 before any time has passed, for
+// a job not in the system, and for k out of range.
+func (g *Gavel) Fraction(id alloc.JobID, k int, now float64) float64 {
+	j, ok := g.l.Job(id)
+	if !ok {
+		return 0
+	}
+	return g.fraction(j, k, now)
+}
+
+// fraction returns job j's f_mk on type k at now (Fraction).
+func (g *Gavel) fraction(j *round.Job, k int, now float64) float64 {
+	st := &g.st
+	if g.set.ResetInterval == 0 || !st.Reset || j.Arrival >= st.ResetAt {
+		// A job that arrived since the reset counts from its arrival.
+		return j.Fraction(k, now)
+	}
+	if k < 0 || k >= len(j.Received) {
+		return 0
+	}
+	el := now - st.ResetAt
+	if !(el > 0) {
+		return 0
+	}
+	ran := j.Received[k]
+	if base := st.ResetReceived[j.ID]; k < len(base) {
+		ran -= base[k]
+	}
+	return max(ran, 0) / el
+}
+
 // Apply checks and applies events (round.Ledger.Apply).
 func (g *Gavel) Apply(events ...round.Event) error {
 	if err := g.l.Apply(events...); err != nil {
@@ -184,6 +261,7 @@ func (g *Gavel) Apply(events ...round.Event) error {
 			delete(g.st.Target, e.Job.ID)
 			delete(g.st.Partners, e.Job.ID)
 			delete(g.st.Labels, e.Job.ID)
+			delete(g.st.ResetReceived, e.Job.ID)
 		}
 	}
 	return nil
@@ -204,6 +282,7 @@ func (g *Gavel) Decide(ctx context.Context, now float64) (*round.Decision, error
 		g.l.Abort()
 		return nil, err
 	}
+	g.maybeReset(now)
 	d, err := g.plan(now)
 	if err == nil {
 		d.Partial = partial
@@ -231,6 +310,7 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 	if len(jobs) == 0 {
 		st.Target, st.Partners, st.Labels = map[alloc.JobID][]float64{}, nil, nil
 		st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
+		st.ResetDue = g.set.ResetInterval > 0
 		return false, nil
 	}
 	var sol gavelState
@@ -245,7 +325,25 @@ func (g *Gavel) maybeSolve(ctx context.Context, now float64) (partial bool, err 
 	// old maps.
 	st.Target, st.Partners, st.Labels = sol.Target, sol.Partners, sol.Labels
 	st.Solved, st.SolvedGen, st.SolvedRound = true, g.l.Generation(), g.l.Rounds()
+	st.ResetDue = g.set.ResetInterval > 0
 	return false, nil
+}
+
+// maybeReset resets the counts of f_mk at now (GavelSettings.ResetInterval)
+// if a solve has finished since the latest reset, and ResetInterval has
+// passed since it (or there has been none).
+func (g *Gavel) maybeReset(now float64) {
+	st := &g.st
+	if g.set.ResetInterval == 0 || !st.ResetDue || (st.Reset && now-st.ResetAt < g.set.ResetInterval) {
+		return
+	}
+	// A new map: the state saved by Decide for a rollback keeps the old.
+	jobs := g.l.Jobs()
+	base := make(map[alloc.JobID][]float64, len(jobs))
+	for _, j := range jobs {
+		base[j.ID] = slices.Clone(j.Received)
+	}
+	st.Reset, st.ResetAt, st.ResetReceived, st.ResetDue = true, now, base, false
 }
 
 // targetGrain is the grain, in time fractions, to which the policy's
@@ -408,7 +506,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		return x[k]
 	}
 	prio := func(i, k int, x float64) float64 {
-		if f := jobs[i].Fraction(k, now); f > 0 {
+		if f := g.fraction(jobs[i], k, now); f > 0 {
 			return x / f
 		}
 		return math.Inf(1)
@@ -505,7 +603,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			if chosen[i] == 0 {
 				wait = append(wait, i)
 				for k := range types {
-					served[i] += j.Fraction(k, now)
+					served[i] += g.fraction(j, k, now)
 				}
 			}
 		}
@@ -592,14 +690,17 @@ func held(p round.Placement, ids []alloc.JobID) bool {
 const gavelMechanism = "gavel"
 
 // Snapshot returns the scheduler's whole state as JSON: the ledger, the
-// allocation in force and the bookkeeping of the preemption budget.
+// allocation in force, the bookkeeping of the preemption budget and the
+// latest reset of f_mk (GavelSettings.ResetInterval).
 func (g *Gavel) Snapshot() ([]byte, error) {
 	return round.Seal(gavelMechanism+"/"+g.pol.Name(), g.l, &g.st)
 }
 
 // Restore replaces the state with a snapshot taken by a Gavel scheduler of
 // the same policy on the same cluster and types. It returns an error
-// wrapping gpufair.ErrSnapshot, and changes nothing, otherwise.
+// wrapping gpufair.ErrSnapshot, and changes nothing, otherwise, or if the
+// snapshot's state is out of range (a reset of f_mk later than the ledger's
+// time, or counts at the reset that are not a job's Received then).
 func (g *Gavel) Restore(snapshot []byte) error {
 	var st gavelState
 	l, err := round.Open(snapshot, gavelMechanism+"/"+g.pol.Name(), g.l, &st)
@@ -620,11 +721,53 @@ func (g *Gavel) Restore(snapshot []byte) error {
 			}
 		}
 	}
+	if err := checkReset(&st, l); err != nil {
+		return err
+	}
 	if st.Target == nil {
 		st.Target = map[alloc.JobID][]float64{}
 	}
 	g.l, g.st = l, st
 	g.placer = l.Placer(nil)
+	return nil
+}
+
+// checkReset checks a restored state's reset of f_mk against its ledger l:
+// a reset no later than l's time, counts at the reset for every job that
+// arrived before it, and each job counted a job in the system that had
+// arrived by then, with a count for each type between 0 and its Received.
+func checkReset(st *gavelState, l *round.Ledger) error {
+	if !st.Reset {
+		if st.ResetAt != 0 || len(st.ResetReceived) > 0 {
+			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "reset counts without a reset")
+		}
+		return nil
+	}
+	if math.IsInf(st.ResetAt, 0) || st.ResetAt > l.Now() {
+		return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "reset at %v, after the ledger's time %v", st.ResetAt, l.Now())
+	}
+	for _, j := range l.Jobs() {
+		if _, ok := st.ResetReceived[j.ID]; !ok && j.Arrival < st.ResetAt {
+			return gpufair.Invalid("Snapshot", string(j.ID), gpufair.ErrSnapshot, "no reset counts for a job that arrived at %v, before the reset at %v", j.Arrival, st.ResetAt)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.ResetReceived)) {
+		base := st.ResetReceived[id]
+		j, ok := l.Job(id)
+		switch {
+		case !ok:
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "reset counts for a job not in the system")
+		case j.Arrival > st.ResetAt:
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "reset counts at %v for a job that arrived at %v", st.ResetAt, j.Arrival)
+		case len(base) != len(j.Received):
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d reset counts for %d types", len(base), len(j.Received))
+		}
+		for k, b := range base {
+			if !(b >= 0 && b <= j.Received[k]) {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "time run %v at the reset on type %d, against %v since arrival", b, k, j.Received[k])
+			}
+		}
+	}
 	return nil
 }
 

@@ -62,6 +62,7 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		Round:              gavelRound,
 		MinLease:           rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "minLease"),
 		NoWorkConservation: rapid.Bool().Draw(t, "noWorkConservation"),
+		ResetInterval:      rapid.SampledFrom([]float64{0, 0, 1, 3 * gavelRound}).Draw(t, "resetInterval"),
 	}
 	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}}).Draw(t, "policy")
 	if _, ok := m.pol.(sharingPolicy); ok {

@@ -3,6 +3,7 @@ package stride_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -59,21 +60,30 @@ func TestGavelBudget(t *testing.T) {
 func TestNewGavelRefusesBadSettings(t *testing.T) {
 	c, types := twoTypeCluster()
 	for _, tc := range []struct {
-		name string
-		pol  alloc.Policy
-		set  stride.GavelSettings
-		c    topology.Cluster
-		want error
+		name  string
+		pol   alloc.Policy
+		set   stride.GavelSettings
+		c     topology.Cluster
+		want  error
+		field string // of the *gpufair.InputError, if checked
 	}{
-		{"no policy", nil, stride.GavelSettings{}, c, gpufair.ErrEmpty},
-		{"negative round", alloc.MaxMin{}, stride.GavelSettings{Round: -1}, c, gpufair.ErrValue},
-		{"negative budget", alloc.MaxMin{}, stride.GavelSettings{Budget: -1}, c, gpufair.ErrValue},
-		{"negative min lease", alloc.MaxMin{}, stride.GavelSettings{MinLease: -1}, c, gpufair.ErrValue},
-		{"type the cluster lacks", alloc.MaxMin{}, stride.GavelSettings{}, topology.Cluster{Servers: c.Servers[:1]}, gpufair.ErrUnknownType},
+		{"no policy", nil, stride.GavelSettings{}, c, gpufair.ErrEmpty, "Policy"},
+		{"negative round", alloc.MaxMin{}, stride.GavelSettings{Round: -1}, c, gpufair.ErrValue, "GavelSettings.Round"},
+		{"negative budget", alloc.MaxMin{}, stride.GavelSettings{Budget: -1}, c, gpufair.ErrValue, "GavelSettings.Budget"},
+		{"negative min lease", alloc.MaxMin{}, stride.GavelSettings{MinLease: -1}, c, gpufair.ErrValue, "GavelSettings.MinLease"},
+		{"negative reset interval", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: -1}, c, gpufair.ErrValue, "GavelSettings.ResetInterval"},
+		{"NaN reset interval", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: math.NaN()}, c, gpufair.ErrValue, "GavelSettings.ResetInterval"},
+		{"infinite reset interval", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: math.Inf(1)}, c, gpufair.ErrValue, "GavelSettings.ResetInterval"},
+		{"type the cluster lacks", alloc.MaxMin{}, stride.GavelSettings{}, topology.Cluster{Servers: c.Servers[:1]}, gpufair.ErrUnknownType, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := stride.NewGavel(tc.pol, tc.c, types, &tc.set); !errors.Is(err, tc.want) {
+			_, err := stride.NewGavel(tc.pol, tc.c, types, &tc.set)
+			if !errors.Is(err, tc.want) {
 				t.Errorf("NewGavel() = %v, want %v", err, tc.want)
+			}
+			var ie *gpufair.InputError
+			if tc.field != "" && (!errors.As(err, &ie) || ie.Field != tc.field) {
+				t.Errorf("NewGavel() = %v, want an *InputError on %s", err, tc.field)
 			}
 		})
 	}

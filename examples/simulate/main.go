@@ -96,6 +96,10 @@ type config struct {
 	list        bool
 	// listExperiments prints the experiments instead of running one.
 	listExperiments bool
+
+	// resetInterval is stride.GavelSettings.ResetInterval of -experiment
+	// gavel-fig12 and gavel-fig13; 0: f_mk counted from arrival.
+	resetInterval float64
 }
 
 func main() {
@@ -144,6 +148,7 @@ func parseFlags(args []string, stderr *os.File) (*config, error) {
 	rounds := fs.String("round-lengths", "6,12,24,48", "round lengths in minutes of -experiment gavel-fig15")
 	fs.StringVar(&cfg.appScale, "app-scale", "trace", "size of the apps of Themis' experiments: trace (section 2.2's: 50 to 100 jobs, 3.75-hour tasks) or small (4 to 24 jobs of an hour)")
 	contentions := fs.String("contentions", "1,2,4", "contention levels of -experiment themis-fig14: the cluster divided by each (whole numbers)")
+	fs.Float64Var(&cfg.resetInterval, "reset-interval", 0, "-experiment gavel-fig12 and gavel-fig13: count f_mk from the latest re-solve, resets at least this many seconds apart (stride.GavelSettings.ResetInterval; Gavel's is 1920); 0: from arrival")
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -112,6 +112,7 @@ func mechanisms() []mechanism {
 		// their meaning.
 		oef("oef-cooperative-warm", alloc.Cooperative, nil, stride.OEFSettings{WarmStart: true}),
 		oef("oef-cooperative-envy-0.1", alloc.Cooperative, &alloc.OEFSettings{EnvyTolerance: 0.1}, stride.OEFSettings{WarmStart: true}),
+		gavel("max-min-reset", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: stride.GavelResetInterval}),
 	}
 }
 

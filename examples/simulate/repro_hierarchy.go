@@ -65,8 +65,12 @@ func gavelHierarchy(fifo bool) func(context.Context, *config, io.Writer) error {
 		if fifo {
 			within = "FIFO"
 		}
-		fmt.Fprintf(w, "Hierarchical policy (entities weighted 1, 2, 3; %s within each), 3 K80, 3 P100, 3 V100 GPUs,\n%d single-GPU Gavel jobs (seed %d), one arriving every %d rounds of %g minutes\n\n",
+		fmt.Fprintf(w, "Hierarchical policy (entities weighted 1, 2, 3; %s within each), 3 K80, 3 P100, 3 V100 GPUs,\n%d single-GPU Gavel jobs (seed %d), one arriving every %d rounds of %g minutes\n",
 			within, hierJobs, cfg.seed, hierEvery, cfg.round/60)
+		if cfg.resetInterval > 0 {
+			fmt.Fprintf(w, "f_mk counted from the latest re-solve, resets at least %g s apart\n", cfg.resetInterval)
+		}
+		fmt.Fprintln(w)
 		last := len(tr.alloc) - 1
 		fmt.Fprintf(w, "after the last arrival (round %d), share of the total normalised throughput:\n", last)
 		fmt.Fprintf(w, "%-8s %6s %10s %10s %12s %12s %8s\n", "entity", "weight", "allocation", "realised", "job min", "job max", "idle")
@@ -147,7 +151,7 @@ func runHierarchy(ctx context.Context, cfg *config, fifo bool) (*hierTrace, erro
 	if fifo {
 		pol.FIFO = []alloc.TenantID{tenants[0].ID, tenants[1].ID, tenants[2].ID}
 	}
-	g, err := stride.NewGavel(pol, c, types, &stride.GavelSettings{Round: cfg.round, Tenants: tenants})
+	g, err := stride.NewGavel(pol, c, types, &stride.GavelSettings{Round: cfg.round, Tenants: tenants, ResetInterval: cfg.resetInterval})
 	if err != nil {
 		return nil, err
 	}
