@@ -98,13 +98,18 @@ type OEFSettings struct {
 //     turn comes again (round.Placement.Restart; sim.Settings.Restart
 //     prices it), so a short Round costs such tenants more restarts.
 //  3. dev_ik += ideal_ik − real_ik (section 4.3), real_ik being the GPUs
-//     of type k the tenant was given: its overdue jobs' in step 0 and its
-//     rounded share in step 1, used or not. Charging only the GPUs its jobs
-//     used instead starved other tenants: a tenant whose gangs cannot fill
-//     its share (a share of 4 GPUs, a 2-GPU job first in rotation and a
-//     4-GPU job next) ran 2 and was owed 2 more each round, and the
-//     rounding took them from a tenant of 1-GPU jobs while they sat idle.
-//     dev_ik is clipped to ±(G_i + 1), G_i the tenant's largest gang.
+//     of type k the tenant was given: those its jobs took in steps 0 and
+//     2, and the rest of its rounded share if a job of it that runs on k
+//     still waits (its gangs did not pack into the share). Charging only
+//     the GPUs its jobs used starved other tenants: a tenant with a share
+//     of 4, a 2-GPU job first in rotation and a 4-GPU job next, ran 2 and
+//     was owed 2 more each round, and the rounding took them from a tenant
+//     of 1-GPU jobs while they sat idle. A share beyond what the tenant's
+//     jobs can use (all of them running) is not charged, as section 4.3's
+//     placer, which assumes a tenant fills its share, would: a tenant of
+//     one job given 2 GPUs would lose its next rounds for a GPU it could
+//     not use. dev_ik is clipped to ±(G_i + 1), G_i the tenant's largest
+//     gang.
 //  4. Work conservation: GPUs no share used go to waiting jobs of any
 //     tenant, longest waiting first, on the fastest type with room; this
 //     time is not charged to the tenant. OEFSettings.NoWorkConservation
@@ -491,15 +496,6 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			shares[i][k] = s
 		}
 	}
-	// given: real_ik, what each tenant was given, its overdue jobs' GPUs
-	// and its rounded shares, which step 3 charges.
-	given := make([][]int, len(tenants))
-	for i := range given {
-		given[i] = make([]int, len(types))
-		for k := range types {
-			given[i][k] = used[i][k] + shares[i][k]
-		}
-	}
 	// 2. Rotation within each tenant: the head first; if it fits nowhere,
 	// its held type is kept from the tenant's other jobs.
 	for i, t := range tenants {
@@ -520,13 +516,18 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 3. Deviations.
+	// 3. Deviations, charged with real_ik: the GPUs used, and what is
+	// left of the share while a job of the tenant that runs on k waits.
 	for i, t := range tenants {
 		ideal := st.Ideal[t.id]
 		dev := st.Dev[t.id]
 		bound := float64(t.largest + 1)
 		for k := range types {
-			d := dev[k] - float64(given[i][k])
+			real := used[i][k]
+			if shares[i][k] > 0 && slices.ContainsFunc(t.jobs, func(ji int) bool { return chosen[ji] == 0 && jobs[ji].Rates[k] > 0 }) {
+				real += shares[i][k]
+			}
+			d := dev[k] - float64(real)
 			if ideal != nil {
 				d += ideal[k]
 			}
