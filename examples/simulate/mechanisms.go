@@ -113,6 +113,7 @@ func mechanisms() []mechanism {
 		oef("oef-cooperative-warm", alloc.Cooperative, nil, stride.OEFSettings{WarmStart: true}),
 		oef("oef-cooperative-envy-0.1", alloc.Cooperative, &alloc.OEFSettings{EnvyTolerance: 0.1}, stride.OEFSettings{WarmStart: true}),
 		gavel("max-min-reset", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: stride.GavelResetInterval}),
+		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}),
 	}
 }
 
