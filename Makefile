@@ -77,6 +77,8 @@ reproduce-gavel: deps
 	@mkdir -p docs/reproduction
 	$(SIMULATE) -experiment gavel-fig12 -seeds 5 | tee docs/reproduction/gavel-fig12.txt
 	$(SIMULATE) -experiment gavel-fig13 -seeds 5 | tee docs/reproduction/gavel-fig13.txt
+	$(SIMULATE) -experiment gavel-fig12 -seeds 5 -reset-interval 1920 -plot-prefix gavel_fig12_reset_ | tee docs/reproduction/gavel-fig12-reset.txt
+	$(SIMULATE) -experiment gavel-fig13 -seeds 5 -reset-interval 1920 -plot-prefix gavel_fig13_reset_ | tee docs/reproduction/gavel-fig13-reset.txt
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 1,2,2.6,3 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10.txt
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -per-server 8 -plot-prefix gavel_fig10_per_server_8_ -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10-per-server-8.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
