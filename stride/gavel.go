@@ -129,13 +129,12 @@ type GavelSettings struct {
 //
 // The zero value is not usable; build one with NewGavel.
 type Gavel struct {
-	pol    alloc.Policy
-	set    GavelSettings
-	l      *round.Ledger
-	st     gavelState
-	placer *topology.Placer
-	// tenants holds GavelSettings.Tenants by ID.
-	tenants map[alloc.TenantID]alloc.Tenant
+	pol     alloc.Policy
+	set     GavelSettings
+	l       *round.Ledger
+	st      gavelState
+	placer  *topology.Placer
+	tenants tenantTable // GavelSettings.Tenants
 }
 
 // gavelState is what Gavel keeps beyond the ledger, as snapshotted.
@@ -194,10 +193,7 @@ func NewGavel(pol alloc.Policy, c topology.Cluster, types []topology.GPUType, s 
 	if err != nil {
 		return nil, err
 	}
-	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}, tenants: map[alloc.TenantID]alloc.Tenant{}}
-	for _, t := range set.Tenants {
-		g.tenants[t.ID] = t
-	}
+	g := &Gavel{pol: pol, set: set, l: l, st: gavelState{Target: map[alloc.JobID][]float64{}}, tenants: newTenantTable(set.Tenants)}
 	g.placer = l.Placer(nil)
 	return g, nil
 }
@@ -374,7 +370,7 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 	sol := gavelState{Target: make(map[alloc.JobID][]float64, len(jobs))}
 	// Every configured tenant, with jobs or not, so that a policy's
 	// settings may name tenants that have none at the moment.
-	prob, in, cols, err := healthyProblem(g.l, jobs, g.set.Tenants, g.tenant)
+	prob, in, cols, err := healthyProblem(g.l, jobs, g.set.Tenants, g.tenants.tenant)
 	if err != nil || prob == nil {
 		return sol, err
 	}
@@ -409,6 +405,25 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 
 // grain rounds a time fraction to targetGrain.
 func grain(x float64) float64 { return math.Round(x/targetGrain) * targetGrain }
+
+// tenantTable holds the tenants a scheduler's settings list, by ID.
+type tenantTable map[alloc.TenantID]alloc.Tenant
+
+func newTenantTable(ts []alloc.Tenant) tenantTable {
+	tt := make(tenantTable, len(ts))
+	for _, t := range ts {
+		tt[t.ID] = t
+	}
+	return tt
+}
+
+// tenant returns owner's tenant as listed, or owner of weight 1.
+func (tt tenantTable) tenant(owner alloc.TenantID) alloc.Tenant {
+	if t, ok := tt[owner]; ok {
+		return t
+	}
+	return alloc.Tenant{ID: owner, Weight: 1}
+}
 
 // healthyProblem returns the problem of jobs over the healthy GPUs of l:
 // its capacity has the types with a healthy GPU (cols[c] is the ledger
@@ -464,14 +479,6 @@ func healthyProblem(l *round.Ledger, jobs []*round.Job, extra []alloc.Tenant, te
 	}
 	prob, err = alloc.NewJobProblem(capa, tenants, pjobs)
 	return prob, in, cols, err
-}
-
-// tenant returns owner as a tenant, with its weight from the settings.
-func (g *Gavel) tenant(owner alloc.TenantID) alloc.Tenant {
-	if t, ok := g.tenants[owner]; ok {
-		return t
-	}
-	return alloc.Tenant{ID: owner, Weight: 1}
 }
 
 // gavelPair is a (job, type) candidate of the priority pass.

@@ -70,6 +70,10 @@ type OEFSettings struct {
 	// Zero, the default, keeps the previous shares when a solve is cut
 	// short. A policy whose own EnvyTolerance is set refuses it.
 	FallbackEnvyTolerance float64
+	// Tenants gives the weights of the jobs' owners, weighted OEF (section
+	// 4.2.3); an owner not listed has weight 1. Only owners with jobs in
+	// the system are in a solve.
+	Tenants []alloc.Tenant
 }
 
 // OEF is OEF's scheduler (Middleware'24, sections 4.3 and 6) on the round
@@ -129,17 +133,19 @@ type OEFSettings struct {
 // fits); step 0 makes the bound hold when other tenants' deviations
 // outbid it. TestOEFNoStarvation checks the bound on random instances.
 //
-// Tenants are the jobs' owners, each of weight 1. A job whose gang is larger
+// Tenants are the jobs' owners, of the weights OEFSettings.Tenants gives
+// them (1 by default). A job whose gang is larger
 // than the healthy GPUs of a type gets rate 0 there. alloc.OEF's Caps and
 // JobTypes are applied to the tenants and jobs in the system.
 //
 // The zero value is not usable; build one with NewOEF.
 type OEF struct {
-	pol    alloc.OEF
-	set    OEFSettings
-	l      *round.Ledger
-	st     oefState
-	placer *topology.Placer
+	pol     alloc.OEF
+	set     OEFSettings
+	l       *round.Ledger
+	st      oefState
+	placer  *topology.Placer
+	weights tenantTable // OEFSettings.Tenants
 }
 
 // oefState is what OEF keeps beyond the ledger, as snapshotted.
@@ -208,11 +214,16 @@ func NewOEF(pol alloc.OEF, c topology.Cluster, types []topology.GPUType, s *OEFS
 	case pol.Settings != nil && pol.Settings.EnvyTolerance != 0:
 		return nil, gpufair.Invalid("OEFSettings.FallbackEnvyTolerance", "", gpufair.ErrValue, "%v with a policy whose EnvyTolerance is %v", set.FallbackEnvyTolerance, pol.Settings.EnvyTolerance)
 	}
+	if len(set.Tenants) > 0 {
+		if err := alloc.ValidateTenants(set.Tenants); err != nil {
+			return nil, err
+		}
+	}
 	l, err := round.NewLedger(c, types)
 	if err != nil {
 		return nil, err
 	}
-	o := &OEF{pol: pol, set: set, l: l, st: oefState{Ideal: map[alloc.TenantID][]float64{}, Dev: map[alloc.TenantID][]float64{}, Since: map[alloc.JobID]int{}}}
+	o := &OEF{pol: pol, set: set, l: l, st: oefState{Ideal: map[alloc.TenantID][]float64{}, Dev: map[alloc.TenantID][]float64{}, Since: map[alloc.JobID]int{}}, weights: newTenantTable(set.Tenants)}
 	o.placer = l.Placer(nil)
 	return o, nil
 }
@@ -322,7 +333,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 // solves with that EnvyTolerance.
 func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID][]float64, warm alloc.OEFCertificate, exact bool, err error) {
 	ideal = map[alloc.TenantID][]float64{}
-	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, func(id alloc.TenantID) alloc.Tenant { return alloc.Tenant{ID: id, Weight: 1} })
+	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, o.weights.tenant)
 	if err != nil || prob == nil {
 		return ideal, warm, true, err
 	}

@@ -268,6 +268,42 @@ func TestOEFChargesGivenShares(t *testing.T) {
 	}
 }
 
+// TestOEFSchedulerWeights: weighted OEF (section 4.2.3) through the
+// scheduler. On 6 GPUs of one type, tenant b of weight 2 and a of weight
+// 1, each with more jobs than GPUs, are owed 2 and 4 GPUs, and get them.
+func TestOEFSchedulerWeights(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "s", Type: "g", GPUs: 6}}}
+	s, err := stride.NewOEF(alloc.OEF{Mode: alloc.NonCooperative}, c, []topology.GPUType{"g"}, &stride.OEFSettings{Round: 1, Tenants: []alloc.Tenant{{ID: "b", Weight: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []alloc.TenantID{"a", "b"} {
+		for i := range 8 {
+			job := alloc.Job{ID: alloc.JobID(fmt.Sprint(owner, i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1}}
+			if err := s.Apply(round.Arrive(0, job, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const rounds = 30
+	got := map[alloc.TenantID]float64{}
+	for q := range rounds {
+		d, err := s.Decide(context.Background(), float64(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Placements {
+			got[alloc.TenantID(p.Jobs[0][:1])] += float64(len(p.GPUs)) / rounds
+		}
+	}
+	for id, want := range map[alloc.TenantID]float64{"a": 2, "b": 4} {
+		ideal, _ := s.Ideal(id)
+		if math.Abs(ideal[0]-want) > 1e-9 || math.Abs(got[id]-want) > 1e-9 {
+			t.Errorf("tenant %s: ideal %v, ran on %v GPUs a round; want %v", id, ideal, got[id], want)
+		}
+	}
+}
+
 // TestOEFSchedulerSnapshot: a scheduler restored from a snapshot decides
 // as the original does.
 func TestOEFSchedulerSnapshot(t *testing.T) {
@@ -326,6 +362,7 @@ func TestNewOEFRefusesBadSettings(t *testing.T) {
 		{"NaN tolerance", alloc.OEF{Mode: alloc.Cooperative}, &stride.OEFSettings{FallbackEnvyTolerance: math.NaN()}},
 		{"tolerance, non-cooperative", alloc.OEF{}, &stride.OEFSettings{FallbackEnvyTolerance: 0.05}},
 		{"tolerance twice", alloc.OEF{Mode: alloc.Cooperative, Settings: &alloc.OEFSettings{EnvyTolerance: 0.1}}, &stride.OEFSettings{FallbackEnvyTolerance: 0.05}},
+		{"negative weight", alloc.OEF{}, &stride.OEFSettings{Tenants: []alloc.Tenant{{ID: "a", Weight: -1}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := stride.NewOEF(tc.pol, c, types, tc.set); !errors.Is(err, gpufair.ErrValue) {
