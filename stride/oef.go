@@ -138,6 +138,13 @@ type OEFSettings struct {
 // than the healthy GPUs of a type gets rate 0 there. alloc.OEF's Caps and
 // JobTypes are applied to the tenants and jobs in the system.
 //
+// A tenant with jobs of several job types is one tenant here: its ideal is
+// the sum over its virtual users (section 4.2.4), rounded as one, and its
+// jobs rotate over that share, each on the type where it runs fastest. So
+// the split among its job types follows the rotation, not the solve: in
+// section 4.2.4's example the two job types of u1, owed 14.29 each, ran
+// at 12.4 and 15.2 over 600 rounds, 27.6 in all.
+//
 // The zero value is not usable; build one with NewOEF.
 type OEF struct {
 	pol     alloc.OEF
