@@ -661,7 +661,18 @@ func TestArbiterBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if used := cpuTime(t) - cpu; r.Took > set.Budget+wallSlack || used > set.Budget+cpuSlack {
+			used := cpuTime(t) - cpu
+			if used > set.Budget+cpuSlack {
+				// Other goroutines of the process (an agent call an earlier
+				// round abandoned, the runtime) count in its CPU time too
+				// (seen once under make test: 74 ms of CPU in an 8 ms round
+				// that rapid could not reproduce). Measure them over as
+				// long while nothing of this round runs, and take them off.
+				idle := cpuTime(t)
+				time.Sleep(used)
+				used -= cpuTime(t) - idle
+			}
+			if r.Took > set.Budget+wallSlack || used > set.Budget+cpuSlack {
 				t.Fatalf("round took %v (%v of CPU), budget %v", r.Took, used, set.Budget)
 			}
 			if set.MaxNodes > 0 && r.Outcome != nil && r.Outcome.Nodes > set.MaxNodes {
