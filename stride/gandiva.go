@@ -88,7 +88,10 @@ type GandivaSettings struct {
 //     whole servers for a gang larger than one (Fair.Submit).
 //  3. Trading (GandivaSettings.Trading): tenants' profiled rates are bids
 //     in a second-price market (trade.Market, undoing trades selectively);
-//     each tenant's tickets on each type become its holdings there.
+//     each tenant's tickets on each type become its holdings there. A
+//     tenant bids with the GPUs its jobs can use at once, the sum of their
+//     gangs (trade.Bidder.Demand), so it trades away no GPUs it uses for
+//     GPUs it cannot use.
 //     A tenant whose profiled rate drifts has its trades undone first.
 //     Rates the market refuses (trade.Market.SetRates: a spread beyond
 //     alloc.MaxRateSpread) are no bid: the tenant's trades stand.
@@ -706,9 +709,21 @@ func (g *GandivaFair) chooseType(u *fairUser, j *round.Job, share []float64) int
 const ticketTol = 1e-12
 
 // trade updates the bids from the profiles, trades, and turns holdings
-// into tickets. It reports whether the budget cut trading short.
+// into tickets. It reports whether the budget cut trading short. Each
+// tenant bids with the GPUs its jobs in the system can use at once, the sum
+// of their gangs (trade.Bidder.Demand): a tenant of few jobs does not sell
+// its fast GPUs for slow ones it cannot use.
 func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.TenantID][]float64) (partial bool) {
 	mt := g.m.Types()
+	demand := make(map[alloc.TenantID]float64, len(g.f.users))
+	for _, j := range g.l.Jobs() {
+		demand[owner(j.Job)] += float64(j.Gang)
+	}
+	for _, u := range g.f.users {
+		// A tenant in Fair has a job in the ledger, so a positive demand,
+		// and is in the market: SetDemand cannot fail.
+		_, _ = g.m.SetDemand(u.ID, demand[u.ID], q)
+	}
 	for _, u := range g.f.users {
 		rate := profiled[u.ID]
 		bid, _ := g.m.Rates(u.ID)

@@ -14,8 +14,11 @@ import (
 // proportion to what they hold: every holding, and so every trade in force,
 // shrinks by W/(W+w), W the weights before. Each bidder's throughput and
 // its fair value shrink by the same factor, so a trade that left a bidder
-// no worse off than its share still does.
-func (m *Market) join(i int, mb *member) {
+// no worse off than its share still does; a bidder with a Demand values a
+// holding by at most Demand GPUs, which does not scale, so restore undoes
+// the trades of any such bidder left below its share. It returns the
+// records that undo them.
+func (m *Market) join(i int, mb *member, q int) []Trade {
 	// Weights relative to the largest, as in reshare: weights of 1e308
 	// summed to +Inf and made every holding NaN.
 	top := max(mb.Weight, largestWeight(m.users))
@@ -34,12 +37,15 @@ func (m *Market) join(i int, mb *member) {
 		mb.hold[k] = m.count[k] * w / (W + w)
 	}
 	m.users = slices.Insert(m.users, i, mb)
+	return m.restore(q)
 }
 
 // leave removes the bidder at i: its trades are undone (undoFor), which
 // returns it to its share of every type, and that share goes to the others
 // in proportion to their weights. A bidder keeps its surplus over its fair
-// value: both its holdings and its fair value grow by the same amount.
+// value: both its holdings and its fair value grow by the same amount
+// (restore undoes the trades of a bidder with a Demand for whom they do
+// not).
 func (m *Market) leave(i int, q int) []Trade {
 	id := m.users[i].ID
 	undone := m.undoFor(q, func(t Trade) bool { return t.Buyer == id || t.Seller == id })
@@ -56,7 +62,78 @@ func (m *Market) leave(i int, q int) []Trade {
 			u.hold[k] += m.count[k] * frac * (u.Weight / top) / rest
 		}
 	}
-	return undone
+	return append(undone, m.restore(q)...)
+}
+
+// valueTol is the relative shortfall below the value of its share within
+// which restore leaves a bidder's trades in force: holdings rebuilt by
+// scaling and undoing trades are off by rounding.
+const valueTol = 1e-9
+
+// restore undoes, at quantum q, the trades in force of each bidder with a
+// Demand whose value (Value) is below that of its Weight's share, with any
+// later trade that spent what they brought (undoFor), bidder by bidder in
+// ID order until none is; it returns the records that undo them. Run never
+// takes a bidder below its share, but a join shrinking every holding, a
+// leave growing them, or a new Demand can: a bidder that sold fast GPUs
+// for slow ones beyond a small Demand loses more than its share does.
+// Bidders without a Demand value holdings linearly and are left alone.
+func (m *Market) restore(q int) []Trade {
+	var out []Trade
+	for {
+		var low *member
+		for _, u := range m.users {
+			if u.Demand > 0 && slices.ContainsFunc(m.open, func(t Trade) bool { return t.Buyer == u.ID || t.Seller == u.ID }) {
+				if fair := u.valueOf(m.share(u)); u.value() < fair-valueTol*fair {
+					low = u
+					break
+				}
+			}
+		}
+		if low == nil {
+			return out
+		}
+		id := low.ID
+		out = append(out, m.undoFor(q, func(t Trade) bool { return t.Buyer == id || t.Seller == id })...)
+	}
+}
+
+// share returns bidder u's Weight's share of every type, as reshare gives
+// it.
+func (m *Market) share(u *member) []float64 {
+	top := largestWeight(m.users)
+	T := weightSum(m.users, top)
+	out := make([]float64, len(m.count))
+	for k, c := range m.count {
+		out[k] = c * (u.Weight / top) / T
+	}
+	return out
+}
+
+// SetDemand sets bidder id's Demand (Bidder.Demand) to d at quantum q, as a
+// scheduler does when its jobs come and go; 0 means no limit. The trades in
+// force stand, unless they leave a bidder with a Demand below the value of
+// its share (a bidder that sold fast GPUs for slow ones while it had few
+// jobs, say, now has more): those bidders' trades are undone, with any
+// later trade that spent what they brought, and the records that undo them
+// returned (and logged). It returns an *gpufair.InputError, and changes
+// nothing, for an unknown bidder (gpufair.ErrUnknownID), a d that is
+// negative, NaN or infinite (gpufair.ErrValue), and q below Last
+// (gpufair.ErrOrder).
+func (m *Market) SetDemand(id alloc.TenantID, d float64, q int) ([]Trade, error) {
+	if err := m.order(q); err != nil {
+		return nil, err
+	}
+	i, ok := m.find(id)
+	if !ok {
+		return nil, gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
+	}
+	if !(d >= 0) || math.IsInf(d, 0) {
+		return nil, gpufair.Invalid("Bidder.Demand", string(id), gpufair.ErrValue, "demand %v is not 0 or positive and finite", d)
+	}
+	m.advance(q)
+	m.users[i].Demand = d
+	return m.restore(q), nil
 }
 
 // largestWeight returns the largest of the bidders' weights, 0 for none.
@@ -174,11 +251,11 @@ func (m *Market) SetRates(id alloc.TenantID, rates map[topology.GPUType]float64)
 		return gpufair.Invalid("Tenant.ID", string(id), gpufair.ErrUnknownID, "not in the market")
 	}
 	u := m.users[i]
-	mb, err := m.member(Bidder{Tenant: u.Tenant, Rates: rates})
+	mb, err := m.member(Bidder{Tenant: u.Tenant, Rates: rates, Demand: u.Demand})
 	if err != nil {
 		return err
 	}
-	u.Rates, u.rate = mb.Rates, mb.rate
+	u.Rates, u.rate, u.rank = mb.Rates, mb.rate, mb.rank
 	return nil
 }
 
@@ -306,7 +383,8 @@ func (m *Market) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Bidder returns bidder id as it stands: its weight and known rates.
+// Bidder returns bidder id as it stands: its weight, known rates and
+// Demand.
 func (m *Market) Bidder(id alloc.TenantID) (Bidder, bool) {
 	i, ok := m.find(id)
 	if !ok {

@@ -43,9 +43,16 @@ const moveTol = 1e-9
 // than float64's range holds nothing. Rates must be positive and finite,
 // and given for every type of the market (Settings.Unprofiled relaxes
 // this).
+//
+// Demand, if positive, is the most GPUs the bidder's jobs can use at once
+// (the sum of their gangs): its value of a holding is then the throughput of
+// its Demand fastest GPUs, and GPUs beyond them are worth nothing to it
+// (Market.Value). Zero means no limit. It must be zero or positive and
+// finite.
 type Bidder struct {
 	alloc.Tenant
-	Rates map[topology.GPUType]float64
+	Rates  map[topology.GPUType]float64
+	Demand float64 `json:"Demand,omitempty"`
 }
 
 // Trade is one exchange: Buyer gives Seller SlowGPUs GPUs of type Slow for
@@ -118,13 +125,27 @@ const MinUnit = alloc.MinCount
 // (or, if Settings.Unit limited it, the pair ends). So rounding never
 // moves a holding by more than that fraction of what the trade records.
 //
+// A bidder with a Demand (Bidder.Demand) values a holding by its Demand
+// fastest GPUs (Value), and each trade is cut short so that neither side's
+// value falls: the seller sells only if the first fast GPU it gives up is
+// worth less to it than the slow ones it receives, and only while the slow
+// GPUs it receives are worth at least what it gives up (slow GPUs beyond
+// its Demand are worth nothing); the buyer buys only fast GPUs its jobs can
+// use, and only while they are worth at least what it pays. A side that
+// can trade nothing at the price is passed over for the pair. The price is
+// set as above, from the bids alone. No trade Run makes lowers either
+// side's value, so Run leaves no bidder below the value of its Weight's
+// share. The cut costs O(T²) per trade with a Demand, T types.
+//
 // Second-price trading is not strategy-proof in general (OEF section 2.4;
 // shared/ERRATA.md): a bidder who inflates its speedup can raise the price it
 // is paid.
 //
 // When a bidder joins or leaves, the trades in force are undone (logged with
 // negative rates), shares are recomputed for the new set of bidders, and the
-// next Run trades again.
+// next Run trades again. With Settings.Selective, and on SetDemand, the
+// trades of a bidder with a Demand that the change leaves below the value of
+// its share are undone.
 //
 // Every method that takes a quantum q (Run, Exchange, Join, Leave, Undo,
 // UndoFor) refuses, with gpufair.ErrOrder and changing nothing, a q below
@@ -147,6 +168,7 @@ type member struct {
 	Bidder
 	rate []float64 // by type index
 	hold []float64
+	rank []int // type indices, fastest for the bidder first (value's greedy)
 }
 
 // NewMarket returns a market without bidders over count[k] GPUs of types[k],
@@ -210,6 +232,9 @@ func (m *Market) member(u Bidder) (*member, error) {
 	if !(u.Weight > 0) || math.IsInf(u.Weight, 0) {
 		return nil, gpufair.Invalid("Tenant.Weight", id, gpufair.ErrValue, "weight %v is not positive and finite", u.Weight)
 	}
+	if d := u.Demand; !(d >= 0) || math.IsInf(d, 0) {
+		return nil, gpufair.Invalid("Bidder.Demand", id, gpufair.ErrValue, "demand %v is not 0 or positive and finite", d)
+	}
 	mb := &member{Bidder: u, rate: make([]float64, len(m.types)), hold: make([]float64, len(m.types))}
 	for k, t := range m.types {
 		r, ok := u.Rates[t]
@@ -242,6 +267,12 @@ func (m *Market) member(u Bidder) (*member, error) {
 	if math.IsInf(top*gpus, 0) {
 		return nil, gpufair.Invalid("Bidder.Rates", id, gpufair.ErrTooLarge, "rate %v times %v GPUs overflows", top, gpus)
 	}
+	// Fastest first; of equal rates, the faster type of the market first.
+	mb.rank = make([]int, len(m.types))
+	for k := range mb.rank {
+		mb.rank[k] = len(m.types) - 1 - k
+	}
+	slices.SortStableFunc(mb.rank, func(a, b int) int { return cmp.Compare(mb.rate[b], mb.rate[a]) })
 	if len(u.Rates) != len(m.types) || m.s.Unprofiled {
 		for _, t := range slices.Sorted(maps.Keys(u.Rates)) {
 			if !slices.Contains(m.types, t) {
@@ -253,13 +284,15 @@ func (m *Market) member(u Bidder) (*member, error) {
 }
 
 // Join adds a bidder at quantum q. The trades in force are undone first
-// (only shrunk, with Settings.Selective); the records that undo them are
-// returned (and logged). It returns an
+// (only shrunk, with Settings.Selective, but for those of a bidder with a
+// Demand the shrinking leaves below the value of its share); the records
+// that undo them are returned (and logged). It returns an
 // *gpufair.InputError for an empty or known ID, a weight or rates that are
 // not positive and finite or that spread over more than
 // alloc.MaxRateSpread (gpufair.ErrValue), rates so large that the bidder's
 // throughput over every GPU overflows (gpufair.ErrTooLarge), rates for
-// unknown or missing types (gpufair.ErrUnknownType), and q below Last
+// unknown or missing types (gpufair.ErrUnknownType), a Demand that is
+// negative, NaN or infinite (gpufair.ErrValue), and q below Last
 // (gpufair.ErrOrder); it changes nothing then.
 func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	if err := m.order(q); err != nil {
@@ -275,8 +308,7 @@ func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 	}
 	m.advance(q)
 	if m.s.Selective {
-		m.join(i, mb)
-		return nil, nil
+		return m.join(i, mb, q), nil
 	}
 	undone := m.undo(q)
 	m.users = slices.Insert(m.users, i, mb)
@@ -285,7 +317,8 @@ func (m *Market) Join(u Bidder, q int) ([]Trade, error) {
 }
 
 // Leave removes a bidder, undoing the trades in force as Join does (only
-// the bidder's own, with Settings.Selective). It returns an
+// the bidder's own, with Settings.Selective, and those of a bidder with a
+// Demand left below the value of its share). It returns an
 // *gpufair.InputError, and changes nothing, for an unknown bidder
 // (gpufair.ErrUnknownID) and q below Last (gpufair.ErrOrder).
 func (m *Market) Leave(id alloc.TenantID, q int) ([]Trade, error) {
@@ -356,7 +389,10 @@ func (m *Market) Holdings(id alloc.TenantID) ([]float64, bool) {
 }
 
 // Value returns bidder id's throughput: Σ_k rate_k·holding_k, over the
-// types whose rates are known.
+// types whose rates are known. With a Demand D, it is the most its jobs get
+// from the holding on at most D GPUs: max Σ_k rate_k·y_k over 0 ≤ y_k ≤
+// holding_k, Σ_k y_k ≤ D, which the greedy that takes the bidder's fastest
+// types first attains.
 func (m *Market) Value(id alloc.TenantID) (float64, bool) {
 	i, ok := m.find(id)
 	if !ok {
@@ -365,12 +401,122 @@ func (m *Market) Value(id alloc.TenantID) (float64, bool) {
 	return m.users[i].value(), true
 }
 
-func (u *member) value() float64 {
-	var v float64
-	for k, h := range u.hold {
-		v += u.rate[k] * h
+func (u *member) value() float64 { return u.valueOf(u.hold) }
+
+// valueOf returns u's value of holding h (Value). It is concave in h, so
+// along a trade it rises, then stays, then falls.
+func (u *member) valueOf(h []float64) float64 {
+	var v, n float64
+	for _, x := range h {
+		n += x
+	}
+	if u.Demand == 0 || n <= u.Demand {
+		for k, x := range h {
+			v += u.rate[k] * x
+		}
+		return v
+	}
+	left := u.Demand
+	for _, k := range u.rank {
+		x := min(h[k], left)
+		v += u.rate[k] * x
+		if left -= x; left <= 0 {
+			break
+		}
 	}
 	return v
+}
+
+// slopeTol is the slack, relative to the rates a trade moves
+// (rate_f·|df| + rate_s·|ds|), within which reach takes a change in value
+// per GPU traded for zero: a seller must gain more at the first GPU, and
+// a change less negative does not count as a loss.
+const slopeTol = 1e-12
+
+// reach returns how many fast GPUs, up to x, bidder u trades along a trade
+// that changes its holding of type f by df and of type s by ds per fast GPU
+// (df = −1, ds = price for the seller; df = 1, ds = −price for the buyer)
+// before its value (Value) would fall below what it is now; a seller must
+// also gain at the first GPU it sells (or it trades none), and a buyer
+// stops where it would come to hold type-f GPUs its jobs cannot use.
+// Without a Demand, or where the holding stays within it, the value is
+// linear and the price alone decides: reach returns x.
+//
+// The value is concave and piecewise linear in the GPUs traded, with a kink
+// wherever the GPUs of the bidder's j fastest types cross its Demand;
+// reach takes the slope of each piece at its midpoint. Cost: O(T²), T
+// types.
+func (u *member) reach(f, s int, df, ds, x float64, seller bool) float64 {
+	D := u.Demand
+	if D == 0 {
+		return x
+	}
+	var n float64
+	for _, h := range u.hold {
+		n += h
+	}
+	if n <= D && n+x*(df+ds) <= D {
+		return x
+	}
+	d := func(k int) float64 {
+		switch k {
+		case f:
+			return df
+		case s:
+			return ds
+		}
+		return 0
+	}
+	// cum[j] + y·dc[j] is what the bidder holds of its j fastest types
+	// once y fast GPUs are traded.
+	cum, dc := make([]float64, len(u.rank)+1), make([]float64, len(u.rank)+1)
+	for j, k := range u.rank {
+		cum[j+1], dc[j+1] = cum[j]+u.hold[k], dc[j]+d(k)
+	}
+	var cuts []float64
+	for j := 1; j < len(cum); j++ {
+		if dc[j] != 0 {
+			if y := (D - cum[j]) / dc[j]; y > 0 && y < x {
+				cuts = append(cuts, y)
+			}
+		}
+	}
+	slices.Sort(cuts)
+	cuts = append(cuts, x)
+	tol := slopeTol * (u.rate[f]*math.Abs(df) + u.rate[s]*math.Abs(ds))
+	a, gain := 0.0, 0.0 // gain: the change in value from 0 to a
+	for _, b := range cuts {
+		if b <= a {
+			continue
+		}
+		y := (a + b) / 2
+		var slope float64
+		usable := true
+		for j, k := range u.rank {
+			room, h := D-(cum[j]+y*dc[j]), u.hold[k]+y*d(k)
+			switch {
+			case room <= 0: // none of type k is used
+			case room >= h: // all of it is
+				slope += u.rate[k] * d(k)
+			default: // what the faster types leave
+				slope -= u.rate[k] * dc[j]
+			}
+			if k == f {
+				usable = room-h >= -holdTol
+			}
+		}
+		switch {
+		case a == 0 && seller && !(slope > tol):
+			return 0
+		case !seller && !usable:
+			return a
+		case slope < -tol && gain+slope*(b-a) < 0:
+			return a + gain/-slope // where the value is back to where it was
+		}
+		gain += slope * (b - a)
+		a = b
+	}
+	return x
 }
 
 // Allocation returns the holdings as an allocation, one row per bidder in
@@ -484,16 +630,38 @@ func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []flo
 		if m.s.Unit > 0 {
 			amount = min(amount, m.s.Unit)
 		}
+		// by is what limited the amount.
+		const (
+			bySeller = iota
+			byBuyer
+			byUnit
+		)
+		by := byBuyer
+		switch {
+		case amount == seller.hold[f]:
+			by = bySeller
+		case m.s.Unit > 0 && amount == m.s.Unit:
+			by = byUnit
+		}
+		// A bidder with a Demand trades only while its value rises
+		// (seller) or does not fall (buyer, on GPUs its jobs can use).
+		if x := seller.reach(f, s, -1, price, amount, true); x < amount {
+			amount, by = x, bySeller
+		}
+		if x := buyer.reach(f, s, 1, -price, amount, false); x < amount {
+			amount, by = x, byBuyer
+		}
 		pay := amount * price
 		sellF, buyF, buyS, sellS := seller.hold[f]-amount, buyer.hold[f]+amount, buyer.hold[s]-pay, seller.hold[s]+pay
-		if !moved(seller.hold[f]-sellF, amount) || !moved(buyF-buyer.hold[f], amount) || !moved(buyer.hold[s]-buyS, pay) || !moved(sellS-seller.hold[s], pay) {
-			// Rounding would eat part of the trade. Pass over the side
-			// whose holding limited it, a residue too small to trade;
-			// a Unit too small for the holdings ends the pair.
-			switch {
-			case amount == seller.hold[f]:
+		if !(amount > 0) || !moved(seller.hold[f]-sellF, amount) || !moved(buyF-buyer.hold[f], amount) || !moved(buyer.hold[s]-buyS, pay) || !moved(sellS-seller.hold[s], pay) {
+			// Nothing to trade, or rounding would eat part of the
+			// trade. Pass over the side whose holding or Demand limited
+			// it, a residue too small to trade; a Unit too small for the
+			// holdings ends the pair.
+			switch by {
+			case bySeller:
 				e--
-			case m.s.Unit > 0 && amount == m.s.Unit:
+			case byUnit:
 				return n, nil
 			default:
 				b++
