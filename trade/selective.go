@@ -80,14 +80,25 @@ const valueTol = 1e-9
 // Bidders without a Demand value holdings linearly and are left alone.
 func (m *Market) restore(q int) []Trade {
 	var out []Trade
+	top := largestWeight(m.users)
+	T := weightSum(m.users, top)
+	share := make([]float64, len(m.count))
 	for {
+		trading := make(map[alloc.TenantID]bool, 2*len(m.open))
+		for _, t := range m.open {
+			trading[t.Buyer], trading[t.Seller] = true, true
+		}
 		var low *member
 		for _, u := range m.users {
-			if u.Demand > 0 && slices.ContainsFunc(m.open, func(t Trade) bool { return t.Buyer == u.ID || t.Seller == u.ID }) {
-				if fair := u.valueOf(m.share(u)); u.value() < fair-valueTol*fair {
-					low = u
-					break
-				}
+			if u.Demand == 0 || !trading[u.ID] {
+				continue
+			}
+			for k, c := range m.count {
+				share[k] = c * (u.Weight / top) / T // as reshare gives it
+			}
+			if fair := u.valueOf(share); u.value() < fair-valueTol*fair {
+				low = u
+				break
 			}
 		}
 		if low == nil {
@@ -96,18 +107,6 @@ func (m *Market) restore(q int) []Trade {
 		id := low.ID
 		out = append(out, m.undoFor(q, func(t Trade) bool { return t.Buyer == id || t.Seller == id })...)
 	}
-}
-
-// share returns bidder u's Weight's share of every type, as reshare gives
-// it.
-func (m *Market) share(u *member) []float64 {
-	top := largestWeight(m.users)
-	T := weightSum(m.users, top)
-	out := make([]float64, len(m.count))
-	for k, c := range m.count {
-		out[k] = c * (u.Weight / top) / T
-	}
-	return out
 }
 
 // SetDemand sets bidder id's Demand (Bidder.Demand) to d at quantum q, as a
@@ -132,6 +131,9 @@ func (m *Market) SetDemand(id alloc.TenantID, d float64, q int) ([]Trade, error)
 		return nil, gpufair.Invalid("Bidder.Demand", string(id), gpufair.ErrValue, "demand %v is not 0 or positive and finite", d)
 	}
 	m.advance(q)
+	if m.users[i].Demand == d {
+		return nil, nil // the trades in force were checked against it
+	}
 	m.users[i].Demand = d
 	return m.restore(q), nil
 }
