@@ -149,6 +149,11 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Capacity, vals []Lin
 	return r, nil
 }
 
+// negligibleFloor is the no-loss bound, relative to the row's scale s_i,
+// below which ParetoEfficiency's LP takes it as 0: far below the LP's
+// feasibility tolerance and AxiomTol, so no verdict can turn on it.
+const negligibleFloor = 1e-12
+
 // paretoWitness solves ParetoEfficiency's LP, each row's no-loss bound
 // raised by raise[i] of its scale (nil: none), and returns its repaired
 // and validated witness with each row's relative gain over x there.
@@ -169,6 +174,13 @@ func paretoWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear
 			floor := own[i] / scale[i]
 			if raise != nil {
 				floor += raise[i]
+			}
+			if floor < negligibleFloor {
+				// Below the LP's feasibility tolerance a floor is 0 to it,
+				// and lp refuses one its scaling would lose (a row holding
+				// 1e-308 GPUs: "beyond the range of the loaded model's
+				// scaling").
+				floor = 0
 			}
 			model.AddConstraint("no-loss", terms, lp.GE, floor)
 		}

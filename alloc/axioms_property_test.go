@@ -147,7 +147,11 @@ func secondOpinion(t *rapid.T, a *alloc.Allocation, c alloc.Capacity, lin []allo
 			model.AddConstraint("cap", y.ColTerms(k, nil), lp.LE, math.Max(c.Count[k], a.Used()[k]))
 		}
 		for i, l := range lin {
-			model.AddConstraint("keep", y.RowTerms(i, l), lp.GE, l.Value(a.GPUs[i]))
+			keep := l.Value(a.GPUs[i])
+			if keep < 1e-12*l.Value(c.Count) {
+				keep = 0 // as ParetoEfficiency takes it: lp refuses a subnormal bound
+			}
+			model.AddConstraint("keep", y.RowTerms(i, l), lp.GE, keep)
 		}
 		for _, tm := range y.RowTerms(j, lin[j]) {
 			model.SetObjective(tm.Var, tm.Coef)
