@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -241,8 +242,20 @@ func TestOEFChargesGivenShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gangs := map[alloc.TenantID][]int{"a": {1, 1}, "b": {4, 2}, "c": {2}}
-	for _, owner := range []alloc.TenantID{"a", "b", "c"} {
+	got := realisedGPUs(t, s, map[alloc.TenantID][]int{"a": {1, 1}, "b": {4, 2}, "c": {2}}, 200)
+	for id, want := range map[alloc.TenantID]float64{"a": 2, "b": 3, "c": 2} {
+		if ideal, _ := s.Ideal(id); math.Abs(got[id]-want) > 0.02 {
+			t.Errorf("tenant %s ran on %.3f GPUs a round (ideal %v), want %v", id, got[id], ideal, want)
+		}
+	}
+}
+
+// realisedGPUs has each tenant of gangs (one-letter IDs) submit jobs of
+// those gangs, at rate 1 on the cluster's one type, and returns the GPUs
+// each tenant ran on per round, on average over rounds decisions.
+func realisedGPUs(t *testing.T, s *stride.OEF, gangs map[alloc.TenantID][]int, rounds int) map[alloc.TenantID]float64 {
+	t.Helper()
+	for _, owner := range slices.Sorted(maps.Keys(gangs)) {
 		for i, g := range gangs[owner] {
 			job := alloc.Job{ID: alloc.JobID(fmt.Sprint(owner, i)), Owner: owner, Gang: g, Weight: 1, Rates: []float64{1}}
 			if err := s.Apply(round.Arrive(0, job, 0)); err != nil {
@@ -250,7 +263,6 @@ func TestOEFChargesGivenShares(t *testing.T) {
 			}
 		}
 	}
-	const rounds = 200
 	got := map[alloc.TenantID]float64{}
 	for q := range rounds {
 		d, err := s.Decide(context.Background(), float64(q))
@@ -258,14 +270,10 @@ func TestOEFChargesGivenShares(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range d.Placements {
-			got[alloc.TenantID(p.Jobs[0][:1])] += float64(len(p.GPUs)) / rounds
+			got[alloc.TenantID(p.Jobs[0][:1])] += float64(len(p.GPUs)) / float64(rounds)
 		}
 	}
-	for id, want := range map[alloc.TenantID]float64{"a": 2, "b": 3, "c": 2} {
-		if ideal, _ := s.Ideal(id); math.Abs(got[id]-want) > 0.02 {
-			t.Errorf("tenant %s ran on %.3f GPUs a round (ideal %v), want %v", id, got[id], ideal, want)
-		}
-	}
+	return got
 }
 
 // TestOEFSchedulerWeights: weighted OEF (section 4.2.3) through the
@@ -277,25 +285,8 @@ func TestOEFSchedulerWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, owner := range []alloc.TenantID{"a", "b"} {
-		for i := range 8 {
-			job := alloc.Job{ID: alloc.JobID(fmt.Sprint(owner, i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1}}
-			if err := s.Apply(round.Arrive(0, job, 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	const rounds = 30
-	got := map[alloc.TenantID]float64{}
-	for q := range rounds {
-		d, err := s.Decide(context.Background(), float64(q))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range d.Placements {
-			got[alloc.TenantID(p.Jobs[0][:1])] += float64(len(p.GPUs)) / rounds
-		}
-	}
+	eight := []int{1, 1, 1, 1, 1, 1, 1, 1}
+	got := realisedGPUs(t, s, map[alloc.TenantID][]int{"a": eight, "b": eight}, 30)
 	for id, want := range map[alloc.TenantID]float64{"a": 2, "b": 4} {
 		ideal, _ := s.Ideal(id)
 		if math.Abs(ideal[0]-want) > 1e-9 || math.Abs(got[id]-want) > 1e-9 {
