@@ -138,12 +138,13 @@ type OEFSettings struct {
 // than the healthy GPUs of a type gets rate 0 there. alloc.OEF's Caps and
 // JobTypes are applied to the tenants and jobs in the system.
 //
-// A tenant with jobs of several job types is one tenant here: its ideal is
-// the sum over its virtual users (section 4.2.4), rounded as one, and its
-// jobs rotate over that share, each on the type where it runs fastest. So
-// the split among its job types follows the rotation, not the solve: in
-// section 4.2.4's example the two job types of u1, owed 14.29 each, ran
-// at 12.4 and 15.2 over 600 rounds, 27.6 in all.
+// A tenant with jobs of several job types (alloc.OEF.JobTypes, or rows
+// that differ) is several virtual users to OEF (section 4.2.4). Its share
+// is rounded as one (steps 1 to 3), then split among its job types by the
+// same rounding with a deviation carried for each job type, and each job
+// runs on its job type's part (or on a part none was given). Rotating the
+// tenant's jobs over its summed share instead gave section 4.2.4's u1, whose
+// two job types are owed 14.29 each, 12.4 and 15.2 over 600 rounds.
 //
 // The zero value is not usable; build one with NewOEF.
 type OEF struct {
@@ -157,8 +158,12 @@ type OEF struct {
 
 // oefState is what OEF keeps beyond the ledger, as snapshotted.
 type oefState struct {
-	Ideal     map[alloc.TenantID][]float64 `json:"ideal"`     // ideal_ik
-	Dev       map[alloc.TenantID][]float64 `json:"deviation"` // dev_ik
+	Ideal map[alloc.TenantID][]float64 `json:"ideal"`     // ideal_ik
+	Dev   map[alloc.TenantID][]float64 `json:"deviation"` // dev_ik
+	// KindIdeal and KindDev are the ideal and deviation of each job type
+	// of a tenant with several, keyed by kindKey.
+	KindIdeal map[alloc.TenantID][]float64 `json:"job_type_ideal,omitempty"`
+	KindDev   map[alloc.TenantID][]float64 `json:"job_type_deviation,omitempty"`
 	Since     map[alloc.JobID]int          `json:"waiting_since"`
 	Solved    bool                         `json:"solved"`
 	SolvedGen int                          `json:"solved_generation"`
@@ -177,14 +182,23 @@ func (s *oefState) keepWarm(rows []alloc.OEFEnvyRow, b alloc.OEFBasis) {
 	}
 }
 
+// cloneRows returns a deep copy of m, nil for nil.
+func cloneRows(m map[alloc.TenantID][]float64) map[alloc.TenantID][]float64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[alloc.TenantID][]float64, len(m))
+	for id, d := range m {
+		out[id] = slices.Clone(d)
+	}
+	return out
+}
+
 // clone returns a deep copy, for a rollback.
 func (s oefState) clone() oefState {
 	out := s
-	out.Ideal = maps.Clone(s.Ideal)
-	out.Dev = make(map[alloc.TenantID][]float64, len(s.Dev))
-	for id, d := range s.Dev {
-		out.Dev[id] = slices.Clone(d)
-	}
+	out.Ideal, out.KindIdeal = maps.Clone(s.Ideal), maps.Clone(s.KindIdeal)
+	out.Dev, out.KindDev = cloneRows(s.Dev), cloneRows(s.KindDev)
 	out.Since = maps.Clone(s.Since)
 	out.Warm = slices.Clone(s.Warm)
 	if s.WarmBasis != nil {
@@ -300,7 +314,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 	if st.Solved && st.SolvedGen == o.l.Generation() {
 		return false, nil
 	}
-	var ideal, tolerant map[alloc.TenantID][]float64
+	var ideal, tolerant oefShares
 	var warm alloc.OEFCertificate
 	var stop *alloc.OEFStopped
 	partial, err = withinBudget(ctx, o.set.Budget, func(ctx context.Context) (err error) {
@@ -319,8 +333,9 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		return partial, err
 	}
 	if partial {
-		if tolerant != nil {
-			st.Ideal = tolerant // Solved stays false: the next Decide tries again
+		if tolerant.tenant != nil {
+			// Solved stays false: the next Decide tries again.
+			st.Ideal, st.KindIdeal = tolerant.tenant, tolerant.kind
 		}
 		if stop != nil && o.set.WarmStart {
 			// The next solve goes on from where this one stopped.
@@ -328,7 +343,7 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 		}
 		return true, nil
 	}
-	st.Ideal = ideal
+	st.Ideal, st.KindIdeal = ideal.tenant, ideal.kind
 	st.keepWarm(warm.Binding, warm.Basis)
 	st.Solved, st.SolvedGen = true, o.l.Generation()
 	return false, nil
@@ -338,8 +353,8 @@ func (o *OEF) maybeSolve(ctx context.Context) (partial bool, err error) {
 // cooperative mode the solve's certificate (its binding envy rows and
 // basis start the next), and whether the solve was exact. A positive tol
 // solves with that EnvyTolerance.
-func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID][]float64, warm alloc.OEFCertificate, exact bool, err error) {
-	ideal = map[alloc.TenantID][]float64{}
+func (o *OEF) solve(ctx context.Context, tol float64) (ideal oefShares, warm alloc.OEFCertificate, exact bool, err error) {
+	ideal = oefShares{tenant: map[alloc.TenantID][]float64{}}
 	prob, in, cols, err := healthyProblem(o.l, o.l.Jobs(), nil, o.weights.tenant)
 	if err != nil || prob == nil {
 		return ideal, warm, true, err
@@ -391,26 +406,50 @@ func (o *OEF) solve(ctx context.Context, tol float64) (ideal map[alloc.TenantID]
 		exact = pol.Mode == alloc.NonCooperative || pol.Settings == nil || pol.Settings.EnvyTolerance == 0
 	}
 	if err != nil {
-		return nil, alloc.OEFCertificate{}, false, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
+		return oefShares{}, alloc.OEFCertificate{}, false, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
 	}
 	n := len(o.l.Types())
-	for i, j := range in {
-		x := ideal[j.Owner]
+	kinds := map[alloc.TenantID][]float64{}
+	add := func(m map[alloc.TenantID][]float64, id alloc.TenantID, i int) {
+		x := m[id]
 		if x == nil {
 			x = make([]float64, n)
-			ideal[j.Owner] = x
+			m[id] = x
 		}
 		for c, k := range cols {
 			x[k] += a.GPUs[i][c]
 		}
 	}
-	for _, x := range ideal {
-		for k := range x {
-			x[k] = grain(x[k])
+	for i, j := range in {
+		add(ideal.tenant, j.Owner, i)
+		add(kinds, o.kindKey(j), i)
+	}
+	// Job types matter only to a tenant with several.
+	several := map[alloc.TenantID]int{}
+	for id := range kinds {
+		several[kindOwner(id)]++
+	}
+	for id := range kinds {
+		if several[kindOwner(id)] < 2 {
+			delete(kinds, id)
+		}
+	}
+	if len(kinds) > 0 {
+		ideal.kind = kinds
+	}
+	for _, m := range []map[alloc.TenantID][]float64{ideal.tenant, ideal.kind} {
+		for _, x := range m {
+			for k := range x {
+				x[k] = grain(x[k])
+			}
 		}
 	}
 	return ideal, warm, exact, nil
 }
+
+// oefShares is a solve's ideal GPUs of each type, of each tenant and of
+// each job type of a tenant with several (kindKey; nil if none has).
+type oefShares struct{ tenant, kind map[alloc.TenantID][]float64 }
 
 // oefTenant is one tenant's part of a round's plan.
 type oefTenant struct {
@@ -436,13 +475,24 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 	tenants := o.tenants(jobs, pool)
 	chosen := make([]int, len(jobs)) // type index + 1, 0 while waiting
 	used := make([][]int, len(tenants))
-	for i := range used {
+	// The job types of tenants with several, and what each used.
+	kinds := make([][]oefKind, len(tenants))
+	kindOf := make([]int, len(jobs))
+	usedKind := make([][][]int, len(tenants))
+	for i, t := range tenants {
 		used[i] = make([]int, len(types))
+		kinds[i] = o.kinds(t, jobs, pool, kindOf)
+		for range kinds[i] {
+			usedKind[i] = append(usedKind[i], make([]int, len(types)))
+		}
 	}
 	run := func(i, ji, k int) {
 		chosen[ji] = k + 1
 		used[i][k] += jobs[ji].Gang
 		pool[k] -= jobs[ji].Gang
+		if v := kindOf[ji]; v >= 0 {
+			usedKind[i][v][k] += jobs[ji].Gang
+		}
 	}
 	// 0. Overdue jobs first, longest waiting first.
 	var overdue [][2]int // (tenant, job)
@@ -514,8 +564,17 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			shares[i][k] = s
 		}
 	}
+	// 1b. A tenant with several job types splits its shares among them.
+	sub := make([][][]int, len(tenants)) // [tenant][job type][type]
+	for i := range tenants {
+		if kinds[i] != nil {
+			sub[i] = o.splitShares(kinds[i], shares[i], usedKind[i], head[i], hold[i], jobs, kindOf)
+		}
+	}
 	// 2. Rotation within each tenant: the head first; if it fits nowhere,
-	// its held type is kept from the tenant's other jobs.
+	// its held type is kept from the tenant's other jobs. A job of a
+	// tenant with several job types runs on its job type's part of the
+	// share, or on a part no job type was given.
 	for i, t := range tenants {
 		held := -1
 		for _, ji := range t.jobs {
@@ -525,10 +584,16 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			left := make([]int, len(types))
 			for k := range left {
 				left[k] = min(pool[k], shares[i][k])
+				if v := kindOf[ji]; v >= 0 {
+					left[k] = min(left[k], sub[i][v][k]+unassigned(shares[i][k], sub[i], k))
+				}
 			}
 			if k := fastest(jobs[ji], left, held); k >= 0 {
 				run(i, ji, k)
 				shares[i][k] -= jobs[ji].Gang
+				if v := kindOf[ji]; v >= 0 {
+					sub[i][v][k] = max(0, sub[i][v][k]-jobs[ji].Gang)
+				}
 			} else if ji == head[i] {
 				held = hold[i]
 			}
@@ -557,6 +622,7 @@ func (o *OEF) plan(now float64) (*round.Decision, error) {
 			delete(st.Dev, id)
 		}
 	}
+	o.kindDeviations(kinds, sub, usedKind, jobs, chosen)
 	// 4. Work conservation.
 	if !o.set.NoWorkConservation {
 		var wait []int
@@ -721,6 +787,8 @@ func (o *OEF) Restore(snapshot []byte) error {
 	}{
 		{st.Ideal, func(k int, v float64) bool { return v >= -1e-6 && v <= float64(count[k])*(1+1e-6)+1e-6 }},
 		{st.Dev, func(_ int, v float64) bool { return math.Abs(v) <= float64(total+1) }},
+		{st.KindIdeal, func(k int, v float64) bool { return v >= -1e-6 && v <= float64(count[k])*(1+1e-6)+1e-6 }},
+		{st.KindDev, func(_ int, v float64) bool { return math.Abs(v) <= float64(total+1) }},
 	} {
 		for _, id := range slices.Sorted(maps.Keys(m.values)) {
 			x := m.values[id]

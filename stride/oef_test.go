@@ -295,6 +295,54 @@ func TestOEFSchedulerWeights(t *testing.T) {
 	}
 }
 
+// TestOEFSchedulerJobTypes: section 4.2.4's example through the scheduler.
+// u1 runs jobs of two types, A ⟨1, 2⟩ and B ⟨1, 3⟩, 12 of each, and u2 24
+// jobs of ⟨1, 5⟩, on 12 slow and 12 fast GPUs. OEF gives each of u1's job
+// types its own bundle (9.714 slow and 2.286 fast GPUs for A, 2.286 and 4
+// for B), equal normalised throughputs of 14.286; rotating u1's jobs over
+// its summed share gave A 5.91 and 3.24 GPUs and B 6.09 and 3.05 (12.38
+// against 15.24). Each job type now gets its own bundle.
+func TestOEFSchedulerJobTypes(t *testing.T) {
+	types := []topology.GPUType{"slow", "fast"}
+	var c topology.Cluster
+	for i := range 3 {
+		c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprint("s", i), Type: "slow", GPUs: 4}, topology.Server{Name: fmt.Sprint("f", i), Type: "fast", GPUs: 4})
+	}
+	s, err := stride.NewOEF(alloc.OEF{Mode: alloc.NonCooperative, DemandCaps: true}, c, types, &stride.OEFSettings{Round: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []struct {
+		owner, kind string
+		n           int
+		rates       []float64
+	}{{"u1", "A", 12, []float64{10, 20}}, {"u1", "B", 12, []float64{10, 30}}, {"u2", "C", 24, []float64{4, 20}}} {
+		for i := range g.n {
+			job := alloc.Job{ID: alloc.JobID(fmt.Sprintf("%s-%s%d", g.owner, g.kind, i)), Owner: alloc.TenantID(g.owner), Gang: 1, Weight: 1, Rates: g.rates}
+			if err := s.Apply(round.Arrive(0, job, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const rounds = 600
+	got := map[string][]float64{"u1-A": {0, 0}, "u1-B": {0, 0}, "u2-C": {0, 0}}
+	for q := range rounds {
+		d, err := s.Decide(context.Background(), float64(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Placements {
+			got[string(p.Jobs[0][:4])][slices.Index(types, p.Type)] += float64(len(p.GPUs)) / rounds
+		}
+	}
+	want := map[string][]float64{"u1-A": {68.0 / 7, 16.0 / 7}, "u1-B": {16.0 / 7, 4}, "u2-C": {0, 40.0 / 7}}
+	for key, w := range want {
+		if !cmp.Equal(w, got[key], cmpopts.EquateApprox(0, 0.01)) {
+			t.Errorf("%s ran on %.3f slow and fast GPUs a round, want %.3f", key, got[key], w)
+		}
+	}
+}
+
 // TestOEFSchedulerSnapshot: a scheduler restored from a snapshot decides
 // as the original does.
 func TestOEFSchedulerSnapshot(t *testing.T) {
