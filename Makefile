@@ -126,8 +126,9 @@ reproduce-gandiva-fair: deps
 
 # Themis' evaluation (docs/reproduction.md, Themis): 85 apps (the trace's
 # subset) of the trace's sizes, 3 seeds for Figures 9, 10, 14, 15-16 and 19,
-# then the small apps of earlier runs (-app-scale small), 3 seeds. About 1.5
-# hours on 2 cores, half of it Figures 14 and 19.
+# then the small apps of earlier runs (-app-scale small), 3 seeds, then the
+# paper's pricing of apps holding nothing (themis-unbounded-wait) on Figures 9
+# and 14. About 2 hours on 2 cores, half of it Figures 14 and 19.
 THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
 THEMIS_FIG14_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,themis-patience-2,finish-time-fairness
 reproduce-themis: deps
@@ -140,3 +141,7 @@ reproduce-themis: deps
 	$(SIMULATE) -experiment themis-fig10 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_small_fig10_ $(THEMIS_MECHS) | tee docs/reproduction/themis-small-fig10.txt
 	$(SIMULATE) -experiment themis-fig15 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_small_fig15_ $(THEMIS_MECHS) | tee docs/reproduction/themis-small-fig15.txt
 	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_small_fig14_ $(THEMIS_MECHS),themis-patience-2 | tee docs/reproduction/themis-small-fig14.txt
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 -plot-prefix themis_unbounded_wait_fig9_ -mechanisms themis,themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-fig9.txt
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_unbounded_wait_small_fig9_ -mechanisms themis,themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-small-fig9.txt
+	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 -contentions 2,4 -app-scale small -plot-prefix themis_unbounded_wait_small_fig14_ -mechanisms themis,themis-patience-2,themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-small-fig14.txt
+	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 -contentions 2,4 -plot-prefix themis_unbounded_wait_fig14_ -mechanisms themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-fig14.txt
