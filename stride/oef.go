@@ -451,12 +451,38 @@ func (o *OEF) solve(ctx context.Context, tol float64) (ideal oefShares, warm all
 // each job type of a tenant with several (kindKey; nil if none has).
 type oefShares struct{ tenant, kind map[alloc.TenantID][]float64 }
 
-// oefTenant is one tenant's part of a round's plan.
+// oefTenant is one tenant's part of a round's plan, its jobs longest
+// waiting first; its largest gang is G_i.
 type oefTenant struct {
-	id      alloc.TenantID
-	jobs    []int // indices into the ledger's jobs, longest waiting first
+	id alloc.TenantID
+	oefGroup
+}
+
+// oefGroup is a group of a round's jobs: a tenant's, or those of one of
+// its job types.
+type oefGroup struct {
+	jobs    []int // indices into the ledger's jobs
 	minGang []int // smallest gang that runs on each type, math.MaxInt if none
-	largest int   // G_i
+	largest int   // the largest gang
+}
+
+func newOEFGroup(types int) oefGroup {
+	g := oefGroup{minGang: make([]int, types)}
+	for k := range g.minGang {
+		g.minGang[k] = math.MaxInt
+	}
+	return g
+}
+
+// add adds job j, of index ji, on healthy GPUs of each type.
+func (g *oefGroup) add(ji int, j *round.Job, healthy []int) {
+	g.jobs = append(g.jobs, ji)
+	g.largest = max(g.largest, j.Gang)
+	for k, rate := range j.Rates {
+		if rate > 0 && j.Gang <= healthy[k] {
+			g.minGang[k] = min(g.minGang[k], j.Gang)
+		}
+	}
 }
 
 // plan returns the round's decision (not yet committed), and updates the
@@ -702,20 +728,9 @@ func (o *OEF) tenants(jobs []*round.Job, healthy []int) []oefTenant {
 		if !ok {
 			n = len(out)
 			index[j.Owner] = n
-			mg := make([]int, len(healthy))
-			for k := range mg {
-				mg[k] = math.MaxInt
-			}
-			out = append(out, oefTenant{id: j.Owner, minGang: mg})
+			out = append(out, oefTenant{id: j.Owner, oefGroup: newOEFGroup(len(healthy))})
 		}
-		t := &out[n]
-		t.jobs = append(t.jobs, i)
-		t.largest = max(t.largest, j.Gang)
-		for k, rate := range j.Rates {
-			if rate > 0 && j.Gang <= healthy[k] {
-				t.minGang[k] = min(t.minGang[k], j.Gang)
-			}
-		}
+		out[n].add(i, j, healthy)
 	}
 	for _, t := range out {
 		slices.SortStableFunc(t.jobs, func(a, b int) int { return o.byWaiting(jobs, a, b) })

@@ -52,10 +52,8 @@ func kindOwner(key alloc.TenantID) alloc.TenantID {
 
 // oefKind is one job type of a tenant with several, in a round's plan.
 type oefKind struct {
-	key     alloc.TenantID
-	jobs    []int // indices into the ledger's jobs
-	minGang []int // smallest gang that runs on each type, math.MaxInt if none
-	largest int
+	key alloc.TenantID
+	oefGroup
 }
 
 // kinds returns the job types of tenant t's jobs, if it has several (nil
@@ -71,21 +69,10 @@ func (o *OEF) kinds(t oefTenant, jobs []*round.Job, healthy []int, kindOf []int)
 		if !ok {
 			v = len(out)
 			index[key] = v
-			mg := make([]int, len(healthy))
-			for k := range mg {
-				mg[k] = math.MaxInt
-			}
-			out = append(out, oefKind{key: key, minGang: mg})
+			out = append(out, oefKind{key: key, oefGroup: newOEFGroup(len(healthy))})
 		}
 		kindOf[ji] = v
-		kd := &out[v]
-		kd.jobs = append(kd.jobs, ji)
-		kd.largest = max(kd.largest, j.Gang)
-		for k, rate := range j.Rates {
-			if rate > 0 && j.Gang <= healthy[k] {
-				kd.minGang[k] = min(kd.minGang[k], j.Gang)
-			}
-		}
+		out[v].add(ji, j, healthy)
 	}
 	if len(out) < 2 {
 		for _, ji := range t.jobs {
