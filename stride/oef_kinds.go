@@ -60,6 +60,12 @@ type oefKind struct {
 // otherwise), with, for each of the round's jobs, the index of its job
 // type in the result (kindOf, filled for t's jobs only).
 func (o *OEF) kinds(t oefTenant, jobs []*round.Job, healthy []int, kindOf []int) []oefKind {
+	if o.oneKind(t, jobs) {
+		for _, ji := range t.jobs {
+			kindOf[ji] = -1
+		}
+		return nil
+	}
 	index := map[alloc.TenantID]int{}
 	var out []oefKind
 	for _, ji := range t.jobs {
@@ -81,6 +87,19 @@ func (o *OEF) kinds(t oefTenant, jobs []*round.Job, healthy []int, kindOf []int)
 		return nil
 	}
 	return out
+}
+
+// oneKind reports, without naming job types, that tenant t's jobs are of
+// one: none is labelled in the policy's JobTypes, and all have the same
+// rates, as a tenant's jobs of one model do.
+func (o *OEF) oneKind(t oefTenant, jobs []*round.Job) bool {
+	first := jobs[t.jobs[0]]
+	for _, ji := range t.jobs {
+		if _, ok := o.pol.JobTypes[jobs[ji].ID]; ok || !slices.Equal(jobs[ji].Rates, first.Rates) {
+			return false
+		}
+	}
+	return true
 }
 
 // unassigned returns what is left of a tenant's share of type k, share,
