@@ -108,7 +108,7 @@ func TestPhaseTimePerJobDemand(t *testing.T) {
 			"600 on 4 (225), 800 on 3 (800/3), 90 on 1: as before per-job caps"},
 		{"caps above demandMax", mixed(10, 4, 9), Placement{GPUs: 8}, 4, 800.0 / 3,
 			"a cap above demandMax counts as demandMax: as with no caps"},
-		{"the audit's app", []JobInfo{
+		{"a 1-GPU job beside a 2-GPU job", []JobInfo{
 			{ItersRemaining: 1000, IterTime: 1, Slowdown: one, DemandMax: 1},
 			{ItersRemaining: 100, IterTime: 1, Slowdown: one, DemandMax: 2},
 		}, Placement{GPUs: 3}, 2, 1000,

@@ -72,7 +72,7 @@ func gandivaThroughput(t *testing.T, c topology.Cluster, types []topology.GPUTyp
 }
 
 // Trading must not cost a tenant throughput (Gandiva_fair section 3.4: each
-// user in a trade is still guaranteed its fair share). Found by an audit:
+// user in a trade is still guaranteed its fair share). It did not:
 // on 16 K80s and 8 V100s, A's 4 jobs gain 1.25x from a V100, B's and C's 40
 // jobs 5x and 6.25x. Bidding its holdings at Σ rate·GPUs, A sold its whole
 // V100 share for 15.7 K80s its 4 jobs cannot use, and fell from 4.49 to

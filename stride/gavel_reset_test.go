@@ -45,8 +45,8 @@ func runs(d *round.Decision) string {
 // TestGavelResetRealisesNewShares: job A runs alone on one V100 for 20
 // rounds, then B arrives and max-min gives each X = 0.5. Counting f from
 // arrival, A has run all of its 20 rounds and waits until its share since
-// arrival falls to 0.5: over the next 20 rounds it runs 7 (the auditor's
-// reproduction). Counting f from the re-solve at B's arrival, as the paper
+// arrival falls to 0.5: it runs in 7 of the 20 rounds from B's arrival.
+// Counting f from the re-solve at B's arrival, as the paper
 // does, A and B take turns from the first round on.
 func TestGavelResetRealisesNewShares(t *testing.T) {
 	c, types := oneV100()

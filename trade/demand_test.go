@@ -41,7 +41,7 @@ func cappedValue(rates map[topology.GPUType]float64, types []topology.GPUType, h
 	return v
 }
 
-// The audit's cluster (Gandiva_fair section 3.4 at a third of Table 3's
+// A small tenant's cluster (Gandiva_fair section 3.4 at a third of Table 3's
 // size): 16 K80s and 8 V100s; A (1.25x) runs 4 one-GPU jobs, B (5x) and C
 // (6.25x) 40 each. Valued by all its GPUs, A sells its whole V100 share
 // and ends with 15.7 K80s and no V100: 4 work/s on the 4 GPUs its jobs
