@@ -198,23 +198,7 @@ func genDemand(types []topology.GPUType, count []float64) *rapid.Generator[float
 // departures, trading rounds and new Demands, with or without
 // Settings.Selective, checking that no trade lowers either side's value and
 // that no bidder is below the value of its share.
-type demandMachine struct {
-	types   []topology.GPUType
-	count   []float64
-	m       *trade.Market
-	present map[alloc.TenantID]trade.Bidder
-	next, q int
-}
-
-func (s *demandMachine) ids() []alloc.TenantID {
-	return slices.Sorted(func(yield func(alloc.TenantID) bool) {
-		for id := range s.present {
-			if !yield(id) {
-				return
-			}
-		}
-	})
-}
+type demandMachine struct{ marketMachine }
 
 func (s *demandMachine) value(id alloc.TenantID, h []float64) float64 {
 	u := s.present[id]
@@ -329,7 +313,7 @@ func (s *demandMachine) Check(t *rapid.T) {
 
 func TestDemandKeepsValue(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := &demandMachine{types: genTypes().Draw(t, "types"), present: map[alloc.TenantID]trade.Bidder{}}
+		s := &demandMachine{marketMachine{types: genTypes().Draw(t, "types"), present: map[alloc.TenantID]trade.Bidder{}}}
 		for range s.types {
 			s.count = append(s.count, float64(rapid.IntRange(1, 32).Draw(t, "count")))
 		}

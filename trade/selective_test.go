@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -21,7 +22,10 @@ import (
 // selectiveMachine drives a market with Settings.Selective through
 // arrivals, departures, trading rounds and rate changes (as a scheduler's
 // profiles move), checking the properties a running scheduler relies on.
-type selectiveMachine struct {
+type selectiveMachine struct{ marketMachine }
+
+// marketMachine is the state the market's rapid state machines share.
+type marketMachine struct {
 	types   []topology.GPUType
 	count   []float64
 	m       *trade.Market
@@ -29,13 +33,9 @@ type selectiveMachine struct {
 	next, q int
 }
 
-func (s *selectiveMachine) ids() []alloc.TenantID {
-	var out []alloc.TenantID
-	for id := range s.present {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
+// ids returns the bidders present, in order.
+func (s *marketMachine) ids() []alloc.TenantID {
+	return slices.Sorted(maps.Keys(s.present))
 }
 
 // value is bidder u's throughput on holdings h at its own rates.
@@ -183,7 +183,7 @@ func (s *selectiveMachine) Check(t *rapid.T) {
 
 func TestSelectiveUndo(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := &selectiveMachine{types: genTypes().Draw(t, "types"), present: map[alloc.TenantID]trade.Bidder{}}
+		s := &selectiveMachine{marketMachine{types: genTypes().Draw(t, "types"), present: map[alloc.TenantID]trade.Bidder{}}}
 		for range s.types {
 			s.count = append(s.count, float64(rapid.IntRange(1, 32).Draw(t, "count")))
 		}
