@@ -124,6 +124,9 @@ type themisApp struct {
 	jobs   []alloc.JobID // in the system, by arrival
 	seen   float64       // work of every job that arrived, GPU-seconds
 	joined bool          // whether it is the arbiter's app now
+	// demand is the most GPUs its jobs in the system have asked for at
+	// once, its app_demand_max without a plan (AppAgent.Demand).
+	demand int
 	// startArea is ∫ n dt up to the app's first arrival.
 	startArea float64
 }
@@ -262,6 +265,7 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 	}
 	app.seen += work * float64(j.Gang) / slices.Max(j.Rates)
 	app.jobs = append(app.jobs, j.ID)
+	app.demand = max(app.demand, gangs(t.jobsOf(app)))
 	if app.joined {
 		return nil
 	}
@@ -280,6 +284,7 @@ func (t *Themis) newAgent(id alloc.TenantID, app *themisApp, l *round.Ledger, st
 		Jobs:       func() []*round.Job { return t.jobsOf(app) },
 		Contention: func(now float64) float64 { return t.contention(app, now) },
 		Work:       func() float64 { return t.workOf(id, app) },
+		Demand:     func() int { return app.demand },
 	}
 	if t.set.Phases != nil {
 		app.agent.Phases = t.set.Phases(id)
@@ -645,7 +650,8 @@ var _ round.Scheduler = (*Themis)(nil)
 // way (equation 2's sum over phases), B the app's
 // work (Work), D its app_demand_max, R_C the cluster's GPUs and N_avg its
 // Contention. D is the largest sum of gangs over the plan's phases, or
-// without a plan the sum of the gangs of the jobs in the system. A holding
+// without a plan Demand's (by default the sum of the gangs of the jobs in
+// the system). A holding
 // on which a job with work left cannot run (no GPU it has a rate on, or,
 // for a rigid job, no type with a whole gang of them) gives +Inf.
 //
@@ -679,6 +685,12 @@ type AppAgent struct {
 	Contention func(now float64) float64
 	// Work returns B in GPU-seconds.
 	Work func() float64
+	// Demand, if not nil, returns app_demand_max where there is no plan:
+	// the most GPUs the app can use at once, a property of the app (Themis
+	// gives the most its jobs in the system have asked for at once so
+	// far). nil means the sum of the gangs of the jobs in the system now,
+	// which falls as they finish, and with it T_id.
+	Demand func() int
 	// Phases is the app's plan (ThemisSettings.Phases), nil if none. The
 	// current phase is the last one holding a job in the system; the jobs
 	// of the phases after it have yet to arrive.
@@ -691,15 +703,22 @@ const appRows = 16
 // demand returns D, the sum of the gangs of the jobs in the system (at
 // least 1), and whether any job runs on type k, for each k.
 func (a *AppAgent) demand(jobs []*round.Job) (int, []bool) {
-	d := 0
 	runs := make([]bool, len(a.Capacity.Count))
 	for _, j := range jobs {
-		d += j.Gang
 		for k, r := range j.Rates {
 			runs[k] = runs[k] || r > 0
 		}
 	}
-	return max(d, 1), runs
+	return max(gangs(jobs), 1), runs
+}
+
+// gangs returns the sum of the jobs' gangs.
+func gangs(jobs []*round.Job) int {
+	n := 0
+	for _, j := range jobs {
+		n += j.Gang
+	}
+	return n
 }
 
 // later returns the phases of the plan after the current one (see
@@ -708,6 +727,9 @@ func (a *AppAgent) demand(jobs []*round.Job) (int, []bool) {
 func (a *AppAgent) later(jobs []*round.Job) ([][]PlannedJob, int) {
 	if len(a.Phases) == 0 {
 		d, _ := a.demand(jobs)
+		if a.Demand != nil {
+			d = max(d, a.Demand())
+		}
 		return nil, d
 	}
 	cur, most := -1, 1

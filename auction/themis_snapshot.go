@@ -27,6 +27,7 @@ type themisJSON struct {
 type themisAppJSON struct {
 	Jobs      []alloc.JobID `json:"jobs"`
 	Seen      float64       `json:"seen"`
+	Demand    int           `json:"demand,omitempty"`
 	Joined    bool          `json:"joined"`
 	StartArea float64       `json:"startArea"`
 	Start     float64       `json:"start"`
@@ -200,7 +201,7 @@ func (t *Themis) Snapshot() ([]byte, error) {
 	}
 	v := themisJSON{Arbiter: av, Apps: map[alloc.TenantID]*themisAppJSON{}, Last: t.last, Area: t.area}
 	for id, app := range t.apps {
-		v.Apps[id] = &themisAppJSON{Jobs: app.jobs, Seen: app.seen, Joined: app.joined, StartArea: app.startArea, Start: app.agent.Start}
+		v.Apps[id] = &themisAppJSON{Jobs: app.jobs, Seen: app.seen, Demand: app.demand, Joined: app.joined, StartArea: app.startArea, Start: app.agent.Start}
 	}
 	return round.Seal(t.Name(), t.l, &v)
 }
@@ -235,6 +236,8 @@ func (t *Themis) Restore(snapshot []byte) error {
 			return badSnapshot(string(id), "work seen %v, start %v, contention integral at the start %v", sj.Seen, sj.Start, sj.StartArea)
 		case sj.Joined != (len(sj.Jobs) > 0):
 			return badSnapshot(string(id), "joined %v with %d jobs", sj.Joined, len(sj.Jobs))
+		case sj.Demand < 0:
+			return badSnapshot(string(id), "demand %d", sj.Demand)
 		}
 		for _, j := range sj.Jobs {
 			lj, ok := l.Job(j)
@@ -244,6 +247,8 @@ func (t *Themis) Restore(snapshot []byte) error {
 			owner[j] = id
 		}
 		app := &themisApp{jobs: sj.Jobs, seen: sj.Seen, joined: sj.Joined, startArea: sj.StartArea}
+		// A snapshot from before demand was kept: the jobs' gangs now.
+		app.demand = max(sj.Demand, gangs(n.jobsOf(app)))
 		// The agent reads t, which becomes n.
 		t.newAgent(id, app, l, sj.Start)
 		n.apps[id] = app

@@ -608,6 +608,54 @@ func TestThemisGangFasterSpread(t *testing.T) {
 // fraction.
 const rhoTol = 1e-12
 
+// TestThemisDemandOutlivesJobs: without a plan, app_demand_max was the sum
+// of the gangs of the app's jobs in the system, so when one of its two
+// 1-GPU jobs finished, D fell from 2 to 1, T_id doubled and the app's rho
+// halved (1.99 to 0.99) though its finish had not moved. D is the most its
+// jobs have asked for at once, and survives a snapshot.
+func TestThemisDemandOutlivesJobs(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m", Rack: "r", Type: "v100", GPUs: 4}}}
+	th, err := auction.NewThemis(c, nil, nil, rand.NewPCG(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(id alloc.JobID) alloc.Job {
+		return alloc.Job{ID: id, Owner: "x", Gang: 1, Weight: 1, Rates: []float64{1}, Elastic: true}
+	}
+	if err := th.Apply(round.Arrive(0, job("j1"), 100), round.Arrive(0, job("j2"), 10000)); err != nil {
+		t.Fatal(err)
+	}
+	rho := func(th *auction.Themis, at float64) float64 {
+		t.Helper()
+		if _, err := th.Decide(context.Background(), at); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := th.Arbiter().Rho("x")
+		return r
+	}
+	rho(th, 0)
+	before := rho(th, 60)
+	if err := th.Apply(round.Progress(100, "j1", 100), round.Progress(100, "j2", 100), round.Depart(100, "j1")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := th.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := auction.NewThemis(c, nil, nil, rand.NewPCG(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restored.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*auction.Themis{"running": th, "restored": restored} {
+		if after := rho(s, 120); !(after > 0.9*before) {
+			t.Errorf("%s: rho %v after a job left, %v before: T_id grew as the app's jobs left", name, after, before)
+		}
+	}
+}
+
 // TestThemisPricesEachJobsGang: equation 2's job_demand_max is each job's
 // (iter_time(G) = iter_time_serial·S(G) / min(‖G‖₁, job_demand_max)), and
 // the app scheduler gives a job no more GPUs than its gang. The AppAgent
