@@ -104,14 +104,20 @@ type GavelSettings struct {
 //     allocations. But a job that ran above its new share, alone before
 //     others arrived, then waits until its share since arrival falls to
 //     it. GavelSettings.ResetInterval counts f_mk from the latest re-solve
-//     instead, the paper's rule (Gavel.Fraction).
+//     instead, the paper's rule (Gavel.Fraction). f_mk is the job's own
+//     share of the time; section 5 divides by the time all jobs ran on
+//     k, which ranks pairs of different types on one scale only within a
+//     type, and this pass ranks every pair on one list.
 //     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1) a job's
 //     target on k is its time alone plus its co-located time there, and a
 //     job that has shared less of its time on k than its allocation says
 //     takes a partner along: a waiting job of a label it should share with
 //     on k, of the same gang, that should share with its label too,
 //     highest priority first. The two run on one gang of GPUs, as one
-//     Placement.
+//     Placement. Section 5 keeps a priority for each combination; here a
+//     pair runs on the priority of the job that takes the partner along,
+//     and the partner's share since arrival decides whether it should
+//     (with ResetInterval too).
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, with f_mk as in step 2, then arrival order),
 //     runs on the fastest type it can use with Gang GPUs left. Afterwards
