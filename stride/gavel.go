@@ -116,8 +116,8 @@ type GavelSettings struct {
 //     highest priority first. The two run on one gang of GPUs, as one
 //     Placement. Section 5 keeps a priority for each combination; here a
 //     pair runs on the priority of the job that takes the partner along,
-//     and the partner's share since arrival decides whether it should
-//     (with ResetInterval too).
+//     and whether it takes one turns on the share of its time since
+//     arrival that it shared (with ResetInterval too).
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, with f_mk as in step 2, then arrival order),
 //     runs on the fastest type it can use with Gang GPUs left. Afterwards
