@@ -47,7 +47,8 @@ func ExampleMarket() {
 // A bidder whose jobs use few GPUs gives its Demand: its value counts its
 // Demand fastest GPUs only, and it trades no GPUs its jobs use for slow
 // ones they cannot. Table 3's market with A running 4 one-GPU jobs: A keeps
-// its V100s (worth 5 to it on its 4 GPUs, against 40 uncapped), and C buys
+// its V100s (its 4 jobs run at 5 on them, at 4 on the 40 K80s it sells
+// them for without a Demand, as in ExampleMarket), and C buys
 // from B instead, at the mean of their speedups, 5.625 K80s a V100, as
 // many as its 20 K80s pay for.
 func ExampleBidder_demand() {
