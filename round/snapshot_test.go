@@ -1,8 +1,10 @@
 package round_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gpufair/gpufair"
@@ -52,6 +54,24 @@ func TestOpenRefusesBadJobs(t *testing.T) {
 				t.Errorf("Open() = %v, want an error wrapping ErrSnapshot", err)
 			}
 		})
+	}
+}
+
+// TestOpenRefusesRepeatedKeys: encoding/json kept the last of a repeated
+// key, so an edited snapshot naming a job's rates twice was taken with the
+// second. Open refuses it; keys that differ in case only are distinct.
+func TestOpenRefusesRepeatedKeys(t *testing.T) {
+	l := testLedger(t)
+	snap, err := round.Seal("test", l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := bytes.Replace(snap, []byte(`"rates":`), []byte(`"rates":[5,6],"rates":`), 1)
+	if bytes.Equal(twice, snap) {
+		t.Fatalf("no rates in %s", snap)
+	}
+	if _, err := round.Open(twice, "test", l, nil); !errors.Is(err, gpufair.ErrSnapshot) || !strings.Contains(err.Error(), `"rates"`) {
+		t.Errorf("Open() of a job with its rates twice = %v, want an error wrapping ErrSnapshot naming the key", err)
 	}
 }
 

@@ -58,12 +58,24 @@ func Check(b []byte, names ...string) error {
 	for _, n := range names {
 		folded[Fold(n)] = n
 	}
-	return check(json.NewDecoder(bytes.NewReader(b)), folded, "")
+	return check(json.NewDecoder(bytes.NewReader(b)), folded, "", Fold)
 }
 
-// check reads one value from dec and checks its keys; names maps a folded
-// name to the name, and path is the value's.
-func check(dec *json.Decoder, names map[string]string, path string) error {
+// CheckRepeats reads the first JSON value in b, which must be valid JSON,
+// and returns a *KeyError for the first key, in document order, that
+// repeats an earlier key of its object byte for byte. It suits documents
+// whose objects are decoded into maps as well as structs, such as those a
+// program wrote itself with encoding/json: there a repeat can only be an
+// edit. It returns encoding/json's error if b does not begin with valid
+// JSON.
+func CheckRepeats(b []byte) error {
+	return check(json.NewDecoder(bytes.NewReader(b)), nil, "", func(key string) string { return key })
+}
+
+// check reads one value from dec and checks its keys, compared as same
+// makes them; names maps a folded name to the name, and path is the
+// value's.
+func check(dec *json.Decoder, names map[string]string, path string, same func(string) string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -77,7 +89,7 @@ func check(dec *json.Decoder, names map[string]string, path string) error {
 				return err
 			}
 			key, _ := tok.(string) // an object's keys are strings, in valid JSON
-			fold := Fold(key)
+			fold := same(key)
 			if k, dup := seen[fold]; dup {
 				return &KeyError{Path: path, Key: key, Other: k}
 			}
@@ -85,13 +97,13 @@ func check(dec *json.Decoder, names map[string]string, path string) error {
 				return &KeyError{Path: path, Key: key, Other: n, Variant: true}
 			}
 			seen[fold] = key
-			if err := check(dec, names, join(path, key)); err != nil {
+			if err := check(dec, names, join(path, key), same); err != nil {
 				return err
 			}
 		}
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := check(dec, names, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := check(dec, names, fmt.Sprintf("%s[%d]", path, i), same); err != nil {
 				return err
 			}
 		}

@@ -45,6 +45,35 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckRepeats(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     *KeyError // nil: no error
+	}{
+		{"distinct keys", `{"a": 1, "b": {"a": 2}}`, nil},
+		{"keys in two cases are distinct", `{"a": 1, "A": 2}`, nil},
+		{"repeat at the top", `{"a": 1, "b": 2, "a": 3}`, &KeyError{Key: "a", Other: "a"}},
+		{"repeat in a map in a list", `{"jobs": [{"x": 1}, {"y": 1, "y": 2}]}`, &KeyError{Path: "jobs[1]", Key: "y", Other: "y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckRepeats([]byte(tc.in))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("CheckRepeats() = %v, want nil", err)
+				}
+				return
+			}
+			got, ok := err.(*KeyError)
+			if !ok {
+				t.Fatalf("CheckRepeats() = %v, want %+v", err, tc.want)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CheckRepeats() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestCheckInvalid(t *testing.T) {
 	for _, in := range []string{``, `{"a": `, `{"a" 1}`} {
 		if err := Check([]byte(in)); err == nil {
