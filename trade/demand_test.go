@@ -216,10 +216,7 @@ func (s *demandMachine) Join(t *rapid.T) {
 }
 
 func (s *demandMachine) Leave(t *rapid.T) {
-	if len(s.present) == 0 {
-		t.Skip("nobody to leave")
-	}
-	id := rapid.SampledFrom(s.ids()).Draw(t, "who")
+	id := s.who(t)
 	if _, err := s.m.Leave(id, s.q); err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +224,7 @@ func (s *demandMachine) Leave(t *rapid.T) {
 }
 
 func (s *demandMachine) SetDemand(t *rapid.T) {
-	if len(s.present) == 0 {
-		t.Skip("nobody")
-	}
-	id := rapid.SampledFrom(s.ids()).Draw(t, "who")
+	id := s.who(t)
 	u := s.present[id]
 	u.Demand = genDemand(s.types, s.count).Draw(t, "demand")
 	if _, err := s.m.SetDemand(id, u.Demand, s.q); err != nil {

@@ -38,6 +38,15 @@ func (s *marketMachine) ids() []alloc.TenantID {
 	return slices.Sorted(maps.Keys(s.present))
 }
 
+// who draws a bidder present; an action that needs one does not apply to
+// an empty market (rapid skips it and draws another).
+func (s *marketMachine) who(t *rapid.T) alloc.TenantID {
+	if len(s.present) == 0 {
+		t.Skip("no bidder present")
+	}
+	return rapid.SampledFrom(s.ids()).Draw(t, "who")
+}
+
 // value is bidder u's throughput on holdings h at its own rates.
 func (s *selectiveMachine) value(u trade.Bidder, h []float64) float64 {
 	var v float64
@@ -103,10 +112,7 @@ func (s *selectiveMachine) Run(t *rapid.T) {
 // share among those left plus what its open trades moved, so a bidder
 // whose trades were all undone holds exactly its share again.
 func (s *selectiveMachine) Leave(t *rapid.T) {
-	if len(s.present) == 0 {
-		t.Skip("nobody to leave")
-	}
-	id := rapid.SampledFrom(s.ids()).Draw(t, "who")
+	id := s.who(t)
 	open := s.m.Open()
 	undone, err := s.m.Leave(id, s.q)
 	if err != nil {
@@ -128,10 +134,7 @@ func (s *selectiveMachine) Leave(t *rapid.T) {
 // Redo: a bidder's rates change (a new profile); its trades are undone
 // alone.
 func (s *selectiveMachine) Redo(t *rapid.T) {
-	if len(s.present) == 0 {
-		t.Skip("nobody")
-	}
-	id := rapid.SampledFrom(s.ids()).Draw(t, "who")
+	id := s.who(t)
 	u := genUser(s.types, string(id)).Draw(t, "rates")
 	u.Weight = s.present[id].Weight
 	if _, err := s.m.UndoFor(id, s.q); err != nil {
