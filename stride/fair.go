@@ -75,6 +75,16 @@ type Settings struct {
 	// name none. Types the cluster lacks are ignored; nil or no match
 	// means the cluster's types in the order they first appear.
 	Rank []topology.GPUType
+	// Pack packs jobs into servers so that they do not idle GPUs while a
+	// large gang waits (section 3.3; fair_pack.go gives the rule). On a
+	// type whose every server is subscribed, Submit places a job that
+	// fits one server where it fills idle GPUs, if it can (the least
+	// loaded such server), and Rebalance, where a type needs no balancing
+	// move, moves one job that fills them. Load balancing moves no job
+	// off a server whose GPUs its leaving would idle, but still moves
+	// jobs onto the least loaded server. False places and balances by
+	// ticket load alone.
+	Pack bool
 }
 
 type fairUser struct {
@@ -102,6 +112,7 @@ type Fair struct {
 	c      topology.Cluster
 	split  *Split
 	rank   []topology.GPUType
+	pack   bool // Settings.Pack
 	types  []topology.GPUType
 	count  []int
 	users  []*fairUser // by ID
@@ -174,6 +185,7 @@ func NewFair(c topology.Cluster, s *Settings) (*Fair, error) {
 		f.maxSrv[sv.Type] = max(f.maxSrv[sv.Type], sv.GPUs)
 	}
 	if s != nil {
+		f.pack = s.Pack
 		for _, t := range s.Rank {
 			if _, ok := f.maxSrv[t]; ok {
 				f.rank = append(f.rank, t)
@@ -552,21 +564,29 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 	}
 	if s.Gang <= f.maxSrv[s.Type] {
 		// Least loaded after, among the servers that can run the job now
-		// if any can.
+		// if any can; with packing on a subscribed type, among those that
+		// can run it now and whose idle GPUs it fills, if any do.
+		var fills func(l int) bool
+		if f.pack {
+			if sum, largest := f.serverGangs(s.Type); f.subscribed(s.Type, sum) {
+				fills = func(l int) bool { return f.up(l) >= s.Gang && f.packGain(l, s.Gang, sum, largest) > 0 }
+			}
+		}
 		best, bestUp := -1, false
 		var bestLoad float64
-		for l, sv := range f.c.Servers {
-			if sv.Type != s.Type {
-				continue
+		for pass := 0; pass < 2 && best < 0; pass++ {
+			for l, sv := range f.c.Servers {
+				if sv.Type != s.Type || sv.GPUs < s.Gang || pass == 0 && fills != nil && !fills(l) {
+					continue
+				}
+				up := f.up(l) >= s.Gang
+				after := load[l] + float64(s.Gang)*tpg/float64(sv.GPUs)
+				if best < 0 || up && !bestUp || up == bestUp && after < bestLoad {
+					best, bestUp, bestLoad = l, up, after
+				}
 			}
-			g := sv.GPUs
-			if g < s.Gang {
-				continue
-			}
-			up := f.up(l) >= s.Gang
-			after := load[l] + float64(s.Gang)*tpg/float64(g)
-			if best < 0 || up && !bestUp || up == bestUp && after < bestLoad {
-				best, bestUp, bestLoad = l, up, after
+			if fills == nil {
+				break
 			}
 		}
 		j.parts = []Part{{Server: best, GPUs: s.Gang}}
@@ -674,66 +694,156 @@ func (f *Fair) Quantum(q int) (*Plan, error) { return f.split.Schedule(q) }
 // the smaller JobID). If no single-server job can, it moves a multi-server
 // job with a part on the most loaded server onto the servers of least load
 // (whole servers first, as Submit places it), provided that lowers the
-// highest load of the type. A moved job joins its new servers at the
-// smallest pass there. It returns the migrations made, by type in cluster
-// order; a multi-server job's migration names the most loaded server it
-// left and the least loaded server it joined.
+// highest load of the type. With Settings.Pack, no single-server job
+// moves off a server whose GPUs its leaving would idle, and a type that
+// needs no balancing move gets a packing move instead (packMove). A moved job joins its new servers at
+// the smallest pass there. It returns the migrations made, by type in
+// cluster order; a multi-server job's migration names the most loaded
+// server it left and the least loaded server it joined.
 func (f *Fair) Rebalance(threshold float64) []Migration {
 	var out []Migration
 	for _, t := range f.types {
-		acc := f.accounts(t, "", 0)
-		load := f.loads(t, acc)
-		hi, lo := -1, -1
-		for l, sv := range f.c.Servers {
-			if sv.Type != t {
-				continue
-			}
-			if hi < 0 || load[l] > load[hi] {
-				hi = l
-			}
-			if lo < 0 || load[l] < load[lo] {
-				lo = l
-			}
+		m, ok := f.balance(t, threshold)
+		if !ok && f.pack {
+			m, ok = f.packMove(t)
 		}
-		gap := load[hi] - load[lo]
-		if !(gap > threshold) {
-			continue
+		if ok {
+			out = append(out, m)
 		}
-		tpg := make(map[alloc.TenantID]float64, len(acc))
-		for _, a := range acc {
-			tpg[a.Tenant] = a.Effective / float64(a.Demand)
-		}
-		gHi, gLo := float64(f.c.Servers[hi].GPUs), float64(f.c.Servers[lo].GPUs)
-		var best alloc.JobID
-		bestGap := gap
-		for _, e := range f.split.Local(hi).jobs {
-			if e.Gang > f.up(lo) {
-				continue
-			}
-			w := float64(e.Gang) * tpg[f.jobs[e.ID].Owner]
-			g := load[hi] - w/gHi - (load[lo] + w/gLo)
-			if g < 0 {
-				g = -g
-			}
-			if g < bestGap || (g == bestGap && best != "" && e.ID < best) {
-				best, bestGap = e.ID, g
-			}
-		}
-		if best == "" {
-			if m, ok := f.rebalanceLarge(t, hi, lo, load, tpg); ok {
-				out = append(out, m)
-			}
-			continue
-		}
-		j := f.jobs[best]
-		w, _ := f.split.weight(best)
-		f.split.Remove(best)
-		// Cannot fail: the job fits the server and its weight is valid.
-		_ = f.split.AddSmall(alloc.Job{ID: best, Owner: j.Owner, Gang: j.Gang, Weight: w}, lo)
-		j.parts = []Part{{Server: lo, GPUs: j.Gang}}
-		out = append(out, Migration{Job: best, From: f.c.Servers[hi].Name, To: f.c.Servers[lo].Name})
 	}
 	return out
+}
+
+// balance is Rebalance's load-balancing move on type t, if it makes one.
+func (f *Fair) balance(t topology.GPUType, threshold float64) (Migration, bool) {
+	acc := f.accounts(t, "", 0)
+	load := f.loads(t, acc)
+	hi, lo := -1, -1
+	for l, sv := range f.c.Servers {
+		if sv.Type != t {
+			continue
+		}
+		if hi < 0 || load[l] > load[hi] {
+			hi = l
+		}
+		if lo < 0 || load[l] < load[lo] {
+			lo = l
+		}
+	}
+	gap := load[hi] - load[lo]
+	if !(gap > threshold) {
+		return Migration{}, false
+	}
+	tpg := make(map[alloc.TenantID]float64, len(acc))
+	for _, a := range acc {
+		tpg[a.Tenant] = a.Effective / float64(a.Demand)
+	}
+	var sum, largest []int
+	if f.pack {
+		sum, largest = f.serverGangs(t)
+	}
+	gHi, gLo := float64(f.c.Servers[hi].GPUs), float64(f.c.Servers[lo].GPUs)
+	var best alloc.JobID
+	bestGap := gap
+	for _, e := range f.split.Local(hi).jobs {
+		if e.Gang > f.up(lo) || f.pack && f.leaveIdle(hi, e.ID, e.Gang, sum, largest) > 0 {
+			continue
+		}
+		w := float64(e.Gang) * tpg[f.jobs[e.ID].Owner]
+		g := load[hi] - w/gHi - (load[lo] + w/gLo)
+		if g < 0 {
+			g = -g
+		}
+		if g < bestGap || (g == bestGap && best != "" && e.ID < best) {
+			best, bestGap = e.ID, g
+		}
+	}
+	if best == "" {
+		return f.rebalanceLarge(t, hi, lo, load, tpg)
+	}
+	return f.moveSmall(best, hi, lo), true
+}
+
+// moveSmall moves the single-server job id from server from to server to.
+func (f *Fair) moveSmall(id alloc.JobID, from, to int) Migration {
+	j := f.jobs[id]
+	w, _ := f.split.weight(id)
+	f.split.Remove(id)
+	// Cannot fail: the job fits the server and its weight is valid.
+	_ = f.split.AddSmall(alloc.Job{ID: id, Owner: j.Owner, Gang: j.Gang, Weight: w}, to)
+	j.parts = []Part{{Server: to, GPUs: j.Gang}}
+	return Migration{Job: id, From: f.c.Servers[from].Name, To: f.c.Servers[to].Name}
+}
+
+// packMove is Rebalance's packing move on type t (Settings.Pack): on a
+// subscribed type, the single-server job whose move fills the most idle
+// GPUs, net of those it opens where it leaves (which must stay
+// subscribed), and can run where it goes now; ties to the most loaded
+// source, then the smaller JobID. It goes to the server where it fills
+// the most, then the least loaded, then the one listed first.
+//
+// Cost: O(servers · largest server + jobs on t).
+func (f *Fair) packMove(t topology.GPUType) (Migration, bool) {
+	sum, largest := f.serverGangs(t)
+	if !f.subscribed(t, sum) {
+		return Migration{}, false
+	}
+	load := f.loads(t, f.accounts(t, "", 0))
+	// dest[g] holds the two best servers for a job of gang g+1, so that
+	// one is left when the other is the job's own.
+	type fill struct{ server, gain int }
+	dest := make([][2]fill, f.maxSrv[t])
+	for g := range dest {
+		dest[g] = [2]fill{{-1, 0}, {-1, 0}}
+	}
+	for l, sv := range f.c.Servers {
+		if sv.Type != t || idleGPUs(sv.GPUs, sum[l], largest[l]) == 0 {
+			continue
+		}
+		for g := 1; g <= f.up(l); g++ {
+			c := fill{l, f.packGain(l, g, sum, largest)}
+			if c.gain <= 0 {
+				continue
+			}
+			better := func(a, b fill) bool {
+				return b.server < 0 || a.gain > b.gain || a.gain == b.gain && load[a.server] < load[b.server]
+			}
+			d := &dest[g-1]
+			if better(c, d[0]) {
+				d[0], d[1] = c, d[0]
+			} else if better(c, d[1]) {
+				d[1] = c
+			}
+		}
+	}
+	var best alloc.JobID
+	bestFrom, bestTo, bestGain := -1, -1, 0
+	for from, src := range f.c.Servers {
+		if src.Type != t {
+			continue
+		}
+		for _, e := range f.split.local[from].jobs {
+			if sum[from]-e.Gang < src.GPUs {
+				continue
+			}
+			opened := f.leaveIdle(from, e.ID, e.Gang, sum, largest)
+			d := dest[e.Gang-1][0]
+			if d.server == from {
+				d = dest[e.Gang-1][1]
+			}
+			gain := d.gain - opened
+			if d.server < 0 || gain <= 0 {
+				continue
+			}
+			if gain > bestGain || gain == bestGain && (load[from] > load[bestFrom] || load[from] == load[bestFrom] && e.ID < best) {
+				best, bestFrom, bestTo, bestGain = e.ID, from, d.server, gain
+			}
+		}
+	}
+	if best == "" {
+		return Migration{}, false
+	}
+	return f.moveSmall(best, bestFrom, bestTo), true
 }
 
 // rebalanceLarge moves the multi-server job with a part on server hi whose

@@ -138,7 +138,7 @@ func (f *Fair) UnmarshalJSON(b []byte) error {
 		return bad("%d servers, %d aggregates for a cluster of %d servers", len(v.Local), len(v.Agg), n)
 	}
 	g, _ := NewFair(f.c, nil) // f's cluster is valid
-	g.rank = f.rank
+	g.rank, g.pack = f.rank, f.pack
 	for _, u := range v.Users {
 		if err := g.AddTenant(u.Tenant); err != nil {
 			return bad("%v", err)

@@ -68,6 +68,10 @@ type GandivaSettings struct {
 	// Budget bounds the time Decide spends trading; 0 means none. Trading
 	// cut short keeps the trades made, and the decision is marked Partial.
 	Budget time.Duration
+	// Pack packs jobs into servers at admission and by migration so that
+	// servers do not idle GPUs while a large gang waits (section 3.3;
+	// Settings.Pack). False places and balances by ticket load alone.
+	Pack bool
 }
 
 // GandivaFair is Gandiva_fair (EuroSys'20) on the round contract. Tenants
@@ -214,7 +218,10 @@ func NewGandivaFair(c topology.Cluster, types []topology.GPUType, s *GandivaSett
 		}
 	}
 	if set.Trading {
-		g.name = "gandiva-fair-trading"
+		g.name += "-trading"
+	}
+	if set.Pack {
+		g.name += "-pack"
 	}
 	if err := g.reset(); err != nil {
 		return nil, err
@@ -225,7 +232,7 @@ func NewGandivaFair(c topology.Cluster, types []topology.GPUType, s *GandivaSett
 // reset gives the scheduler an empty Fair, market and state over its
 // ledger's cluster.
 func (g *GandivaFair) reset() error {
-	f, err := NewFair(g.l.Cluster(), &Settings{Rank: g.rank})
+	f, err := NewFair(g.l.Cluster(), &Settings{Rank: g.rank, Pack: g.set.Pack})
 	if err != nil {
 		return err
 	}
@@ -246,7 +253,8 @@ func (g *GandivaFair) reset() error {
 	return nil
 }
 
-// Name returns "gandiva-fair", or "gandiva-fair-trading" with trading.
+// Name returns "gandiva-fair", with "-trading" after it with trading and
+// "-pack" last with packing.
 func (g *GandivaFair) Name() string { return g.name }
 
 // Ledger returns the scheduler's ledger, to read only.

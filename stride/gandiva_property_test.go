@@ -54,6 +54,7 @@ func newGandivaMachine(t *rapid.T) *gandivaMachine {
 		Migrations: rapid.IntRange(1, 3).Draw(t, "migrations"),
 		MaxPerGPU:  rapid.SampledFrom([]int{0, 1, 2}).Draw(t, "maxPerGPU"),
 		Tickets:    func(id alloc.TenantID) float64 { return float64(len(id)) },
+		Pack:       rapid.Bool().Draw(t, "pack"),
 	}
 	var err error
 	if m.s, err = stride.NewGandivaFair(m.c, m.types, &m.set); err != nil {

@@ -228,7 +228,8 @@ func TestFairStateMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genCluster(t)
 		types, count := c.Capacity()
-		f, err := stride.NewFair(c, nil)
+		pack := rapid.Bool().Draw(t, "pack")
+		f, err := stride.NewFair(c, &stride.Settings{Pack: pack})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,9 +337,19 @@ func TestFairStateMachine(t *testing.T) {
 				}
 			},
 			"rebalance": func(t *rapid.T) {
+				before := make([]int, len(c.Servers))
+				for l := range c.Servers {
+					before[l] = idleGPUs(f, l, owner)
+				}
 				for _, m := range f.Rebalance(float64(rapid.IntRange(0, 10).Draw(t, "threshold"))) {
 					if _, ok := owner[m.Job]; !ok {
 						t.Fatalf("migrated unknown job %s", m.Job)
+					}
+					// Packing: a job leaving its server opens no idle
+					// GPUs there.
+					from := slices.IndexFunc(c.Servers, func(s topology.Server) bool { return s.Name == m.From })
+					if l, _ := f.Split().Server(m.Job); pack && l >= 0 && idleGPUs(f, from, owner) > before[from] {
+						t.Fatalf("moving %s off %s opened idle GPUs there: %d, was %d", m.Job, m.From, idleGPUs(f, from, owner), before[from])
 					}
 				}
 			},
@@ -361,6 +372,31 @@ func TestFairStateMachine(t *testing.T) {
 			},
 		})
 	})
+}
+
+// idleGPUs is Settings.Pack's count of server l's idle GPUs: those its
+// other jobs leave free while its largest gang (or part of one) waits;
+// jobs are the jobs present.
+func idleGPUs(f *stride.Fair, l int, jobs map[alloc.JobID]alloc.TenantID) int {
+	sp := f.Split()
+	sum, largest := 0, 0
+	for _, j := range sp.Local(l).Jobs() {
+		sum, largest = sum+j.Gang, max(largest, j.Gang)
+	}
+	for id := range jobs {
+		if where, _ := sp.Server(id); where < 0 {
+			for _, p := range sp.Parts(id) {
+				if p.Server == l {
+					sum, largest = sum+p.GPUs, max(largest, p.GPUs)
+				}
+			}
+		}
+	}
+	g := sp.Cluster().Servers[l].GPUs
+	if sum <= g {
+		return 0
+	}
+	return max(0, g-(sum-largest))
 }
 
 func demandOf(f *stride.Fair, jobs []alloc.JobID, ty topology.GPUType, c topology.Cluster) int {
