@@ -234,3 +234,33 @@ func ExampleRounds_SetAllocation() {
 	// a v100, k80: [0.25 0.75]
 	// b v100, k80: [0.75 0.25]
 }
+
+// Packing (Settings.Pack): on two 4-GPU servers, a 4-GPU gang and eight
+// 1-GPU jobs, every tenant at one ticket per GPU. By ticket load alone two
+// 1-GPU jobs end beside the gang, and its server idles 2 GPUs whenever the
+// gang waits; packed, four do, and no GPU idles.
+func ExampleFair_pack() {
+	for _, pack := range []bool{false, true} {
+		f, _ := stride.NewFair(topology.Cluster{Servers: []topology.Server{
+			{Name: "s0", Type: "p100", GPUs: 4}, {Name: "s1", Type: "p100", GPUs: 4},
+		}}, &stride.Settings{Pack: pack})
+		_ = f.AddTenant(alloc.Tenant{ID: "big", Weight: 4})
+		_, _ = f.Submit(stride.Submission{ID: "gang", Owner: "big", Gang: 4})
+		for i := range 8 {
+			u := alloc.TenantID(fmt.Sprint("u", i))
+			_ = f.AddTenant(alloc.Tenant{ID: u, Weight: 1})
+			_, _ = f.Submit(stride.Submission{ID: alloc.JobID(fmt.Sprint("j", i)), Owner: u, Gang: 1})
+		}
+		used := 0
+		for q := 1; q <= 10; q++ {
+			f.Rebalance(0.1)
+			p, _ := f.Quantum(q)
+			used += p.GPUs()
+		}
+		fmt.Printf("pack %v: jobs per server %d and %d, %d of 80 GPU-quanta used\n",
+			pack, f.Split().Local(0).Len(), f.Split().Local(1).Len(), used)
+	}
+	// Output:
+	// pack false: jobs per server 3 and 6, 70 of 80 GPU-quanta used
+	// pack true: jobs per server 5 and 4, 80 of 80 GPU-quanta used
+}

@@ -568,8 +568,8 @@ func (f *Fair) place(j *fairJob, u *fairUser) error {
 		// can run it now and whose idle GPUs it fills, if any do.
 		var fills func(l int) bool
 		if f.pack {
-			if sum, largest := f.serverGangs(s.Type); f.subscribed(s.Type, sum) {
-				fills = func(l int) bool { return f.up(l) >= s.Gang && f.packGain(l, s.Gang, sum, largest) > 0 }
+			if on := f.serverGangs(s.Type); f.subscribed(s.Type, on) {
+				fills = func(l int) bool { return f.up(l) >= s.Gang && f.packGain(l, s.Gang, on) > 0 }
 			}
 		}
 		best, bestUp := -1, false
@@ -738,15 +738,15 @@ func (f *Fair) balance(t topology.GPUType, threshold float64) (Migration, bool) 
 	for _, a := range acc {
 		tpg[a.Tenant] = a.Effective / float64(a.Demand)
 	}
-	var sum, largest []int
+	var on []gangs
 	if f.pack {
-		sum, largest = f.serverGangs(t)
+		on = f.serverGangs(t)
 	}
 	gHi, gLo := float64(f.c.Servers[hi].GPUs), float64(f.c.Servers[lo].GPUs)
 	var best alloc.JobID
 	bestGap := gap
 	for _, e := range f.split.Local(hi).jobs {
-		if e.Gang > f.up(lo) || f.pack && f.leaveIdle(hi, e.ID, e.Gang, sum, largest) > 0 {
+		if e.Gang > f.up(lo) || f.pack && f.leaveIdle(hi, e.Gang, on) > 0 {
 			continue
 		}
 		w := float64(e.Gang) * tpg[f.jobs[e.ID].Owner]
@@ -784,8 +784,8 @@ func (f *Fair) moveSmall(id alloc.JobID, from, to int) Migration {
 //
 // Cost: O(servers · largest server + jobs on t).
 func (f *Fair) packMove(t topology.GPUType) (Migration, bool) {
-	sum, largest := f.serverGangs(t)
-	if !f.subscribed(t, sum) {
+	on := f.serverGangs(t)
+	if !f.subscribed(t, on) {
 		return Migration{}, false
 	}
 	load := f.loads(t, f.accounts(t, "", 0))
@@ -797,11 +797,11 @@ func (f *Fair) packMove(t topology.GPUType) (Migration, bool) {
 		dest[g] = [2]fill{{-1, 0}, {-1, 0}}
 	}
 	for l, sv := range f.c.Servers {
-		if sv.Type != t || idleGPUs(sv.GPUs, sum[l], largest[l]) == 0 {
+		if sv.Type != t || on[l].idle(sv.GPUs) == 0 {
 			continue
 		}
 		for g := 1; g <= f.up(l); g++ {
-			c := fill{l, f.packGain(l, g, sum, largest)}
+			c := fill{l, f.packGain(l, g, on)}
 			if c.gain <= 0 {
 				continue
 			}
@@ -823,10 +823,10 @@ func (f *Fair) packMove(t topology.GPUType) (Migration, bool) {
 			continue
 		}
 		for _, e := range f.split.local[from].jobs {
-			if sum[from]-e.Gang < src.GPUs {
+			if on[from].sum-e.Gang < src.GPUs {
 				continue
 			}
-			opened := f.leaveIdle(from, e.ID, e.Gang, sum, largest)
+			opened := f.leaveIdle(from, e.Gang, on)
 			d := dest[e.Gang-1][0]
 			if d.server == from {
 				d = dest[e.Gang-1][1]

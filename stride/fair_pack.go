@@ -1,9 +1,6 @@
 package stride
 
-import (
-	"github.com/gpufair/gpufair/alloc"
-	"github.com/gpufair/gpufair/topology"
-)
+import "github.com/gpufair/gpufair/topology"
 
 // Packing (Settings.Pack, section 3.3). A server's gang-aware stride
 // leaves GPUs idle when the jobs that run while its largest gang waits do
@@ -26,29 +23,61 @@ import (
 // Packing fills idle GPUs; it does not give a server-filling gang more than
 // half of its server (TestServerFillingGangRunsAtMostHalf).
 
-// serverGangs returns, for each server of type t, the GPUs of its jobs and
-// its largest gang, parts of multi-server jobs counted as gangs.
-func (f *Fair) serverGangs(t topology.GPUType) (sum, largest []int) {
-	sum = make([]int, len(f.c.Servers))
-	largest = make([]int, len(f.c.Servers))
+// gangs summarises the jobs on one server for packing: the GPUs they add
+// up to, the largest gang, how many gangs are that large, and the next
+// largest.
+type gangs struct {
+	sum, largest, nLargest, second int
+}
+
+func (g *gangs) add(n int) {
+	g.sum += n
+	switch {
+	case n > g.largest:
+		g.second, g.largest, g.nLargest = g.largest, n, 1
+	case n == g.largest:
+		g.nLargest++
+	case n > g.second:
+		g.second = n
+	}
+}
+
+// idle is the GPUs a server of gpus GPUs with these jobs leaves idle while
+// its largest gang waits.
+func (g gangs) idle(gpus int) int { return idleGPUs(gpus, g.sum, g.largest) }
+
+// joinIdle is idle once a job of gang n joins.
+func (g gangs) joinIdle(gpus, n int) int { return idleGPUs(gpus, g.sum+n, max(g.largest, n)) }
+
+// leaveIdle is idle once one of its jobs of gang n leaves.
+func (g gangs) leaveIdle(gpus, n int) int {
+	largest := g.largest
+	if n == largest && g.nLargest == 1 {
+		largest = g.second
+	}
+	return idleGPUs(gpus, g.sum-n, largest)
+}
+
+// serverGangs returns the gangs on each server of type t (zero elsewhere),
+// parts of multi-server jobs counted as gangs.
+func (f *Fair) serverGangs(t topology.GPUType) []gangs {
+	out := make([]gangs, len(f.c.Servers))
 	for l, sv := range f.c.Servers {
 		if sv.Type != t {
 			continue
 		}
 		for _, e := range f.split.local[l].jobs {
-			sum[l] += e.Gang
-			largest[l] = max(largest[l], e.Gang)
+			out[l].add(e.Gang)
 		}
 	}
 	for _, lj := range f.split.large {
 		for _, p := range lj.parts {
 			if f.c.Servers[p.Server].Type == t {
-				sum[p.Server] += p.GPUs
-				largest[p.Server] = max(largest[p.Server], p.GPUs)
+				out[p.Server].add(p.GPUs)
 			}
 		}
 	}
-	return sum, largest
+	return out
 }
 
 // idleGPUs is the GPUs a server of gpus GPUs leaves idle while its largest
@@ -61,10 +90,10 @@ func idleGPUs(gpus, sum, largest int) int {
 }
 
 // subscribed reports whether every server of type t holds jobs of at least
-// its GPUs, sum being serverGangs'.
-func (f *Fair) subscribed(t topology.GPUType, sum []int) bool {
+// its GPUs, on is serverGangs'.
+func (f *Fair) subscribed(t topology.GPUType, on []gangs) bool {
 	for l, sv := range f.c.Servers {
-		if sv.Type == t && sum[l] < sv.GPUs {
+		if sv.Type == t && on[l].sum < sv.GPUs {
 			return false
 		}
 	}
@@ -72,41 +101,15 @@ func (f *Fair) subscribed(t topology.GPUType, sum []int) bool {
 }
 
 // packGain is how many idle GPUs of server l a job of gang GPUs fills by
-// joining it (negative if it opens some), sum and largest being
-// serverGangs'.
-func (f *Fair) packGain(l, gang int, sum, largest []int) int {
+// joining it (negative if it opens some), on being serverGangs'.
+func (f *Fair) packGain(l, gang int, on []gangs) int {
 	g := f.c.Servers[l].GPUs
-	return idleGPUs(g, sum[l], largest[l]) - idleGPUs(g, sum[l]+gang, max(largest[l], gang))
-}
-
-// largestWithout is the largest gang on server l once job id leaves it.
-func (f *Fair) largestWithout(l int, id alloc.JobID) int {
-	m := 0
-	for _, e := range f.split.local[l].jobs {
-		if e.ID != id {
-			m = max(m, e.Gang)
-		}
-	}
-	for _, lj := range f.split.large {
-		if lj.ID == id {
-			continue
-		}
-		for _, p := range lj.parts {
-			if p.Server == l {
-				m = max(m, p.GPUs)
-			}
-		}
-	}
-	return m
+	return on[l].idle(g) - on[l].joinIdle(g, gang)
 }
 
 // leaveIdle is how many idle GPUs server l opens (negative: fills) when
-// its single-server job id of gang GPUs leaves it.
-func (f *Fair) leaveIdle(l int, id alloc.JobID, gang int, sum, largest []int) int {
-	after := largest[l]
-	if gang == after {
-		after = f.largestWithout(l, id)
-	}
+// one of its single-server jobs of gang GPUs leaves it.
+func (f *Fair) leaveIdle(l, gang int, on []gangs) int {
 	g := f.c.Servers[l].GPUs
-	return idleGPUs(g, sum[l]-gang, after) - idleGPUs(g, sum[l], largest[l])
+	return on[l].leaveIdle(g, gang) - on[l].idle(g)
 }

@@ -28,7 +28,7 @@ type gandivaBench struct {
 	rng   *rand.Rand
 }
 
-func newGandivaBench(b testing.TB, tenants, jobs int) *gandivaBench {
+func newGandivaBench(b testing.TB, tenants, jobs int, pack bool) *gandivaBench {
 	b.Helper()
 	types := []topology.GPUType{"k80", "p100", "v100"}
 	counts := []int{512, 256, 256}
@@ -38,7 +38,7 @@ func newGandivaBench(b testing.TB, tenants, jobs int) *gandivaBench {
 			c.Servers = append(c.Servers, topology.Server{Name: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: 4})
 		}
 	}
-	s, err := stride.NewGandivaFair(c, types, &stride.GandivaSettings{Trading: true, Migrations: 4})
+	s, err := stride.NewGandivaFair(c, types, &stride.GandivaSettings{Trading: true, Migrations: 4, Pack: pack})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,15 +106,19 @@ func (g *gandivaBench) quantum(b testing.TB) *round.Decision {
 // speeds of a tenant drawn at random, profiled beforehand with
 // GandivaFair.Profile), so the market changes every quantum: tenants join
 // and trade, and leave with their last job, their trades undone
-// selectively.
+// selectively. "-pack" packs jobs into servers (GandivaSettings.Pack).
 func BenchmarkGandivaQuantum(b *testing.B) {
-	for _, churn := range []bool{false, true} {
+	for _, v := range []struct{ churn, pack bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		name := "steady"
-		if churn {
+		if v.churn {
 			name = "churn"
 		}
+		if v.pack {
+			name += "-pack"
+		}
+		churn := v.churn
 		b.Run(name, func(b *testing.B) {
-			g := newGandivaBench(b, 1000, 10000)
+			g := newGandivaBench(b, 1000, 10000, v.pack)
 			trades := len(g.s.Trades())
 			var placed int
 			cpu0 := cpuTime()
