@@ -116,8 +116,9 @@ type GavelSettings struct {
 //     highest priority first. The two run on one gang of GPUs, as one
 //     Placement. Section 5 keeps a priority for each combination; here a
 //     pair runs on the priority of the job that takes the partner along,
-//     and whether it takes one turns on the share of its time since
-//     arrival that it shared (with ResetInterval too).
+//     and whether it takes one turns on the share of its time on k that
+//     it shared, counted as f_mk is (with ResetInterval, since the latest
+//     reset).
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, with f_mk as in step 2, then arrival order),
 //     runs on the fastest type it can use with Gang GPUs left. Afterwards
@@ -156,11 +157,13 @@ type gavelState struct {
 	// The reset of f_mk (GavelSettings.ResetInterval), all zero without
 	// one: Reset whether there has been one, ResetAt when the latest was,
 	// ResetReceived the Received of each job in the system then (jobs
-	// that arrived since have none), and ResetDue whether a solve has
+	// that arrived since have none), ResetShared its Shared (jobs that
+	// had shared no GPU have none), and ResetDue whether a solve has
 	// finished since.
 	Reset         bool                      `json:"reset,omitempty"`
 	ResetAt       float64                   `json:"reset_at,omitempty"`
 	ResetReceived map[alloc.JobID][]float64 `json:"reset_received,omitempty"`
+	ResetShared   map[alloc.JobID][]float64 `json:"reset_shared,omitempty"`
 	ResetDue      bool                      `json:"reset_due,omitempty"`
 }
 
@@ -234,23 +237,44 @@ func (g *Gavel) Fraction(id alloc.JobID, k int, now float64) float64 {
 
 // fraction returns job j's f_mk on type k at now (Fraction).
 func (g *Gavel) fraction(j *round.Job, k int, now float64) float64 {
-	st := &g.st
-	if g.set.ResetInterval == 0 || !st.Reset || j.Arrival >= st.ResetAt {
-		// A job that arrived since the reset counts from its arrival.
+	if !g.sinceReset(j) {
 		return j.Fraction(k, now)
 	}
 	if k < 0 || k >= len(j.Received) {
 		return 0
 	}
-	el := now - st.ResetAt
+	el := now - g.st.ResetAt
 	if !(el > 0) {
 		return 0
 	}
-	ran := j.Received[k]
-	if base := st.ResetReceived[j.ID]; k < len(base) {
-		ran -= base[k]
+	ran, _ := g.ran(j, k)
+	return ran / el
+}
+
+// sinceReset reports whether job j's time run counts from the latest
+// reset (GavelSettings.ResetInterval) rather than from its arrival: there
+// has been one, and j arrived before it.
+func (g *Gavel) sinceReset(j *round.Job) bool {
+	return g.set.ResetInterval > 0 && g.st.Reset && j.Arrival < g.st.ResetAt
+}
+
+// ran returns the time job j ran on type k, and the part of it that it
+// shared its GPUs, counted as the priority pass counts them: since the
+// latest reset (sinceReset) or since its arrival.
+func (g *Gavel) ran(j *round.Job, k int) (ran, shared float64) {
+	ran = j.Received[k]
+	if j.Shared != nil {
+		shared = j.Shared[k]
 	}
-	return max(ran, 0) / el
+	if g.sinceReset(j) {
+		if base := g.st.ResetReceived[j.ID]; k < len(base) {
+			ran -= base[k]
+		}
+		if base := g.st.ResetShared[j.ID]; k < len(base) {
+			shared -= base[k]
+		}
+	}
+	return max(ran, 0), max(shared, 0)
 }
 
 // Apply checks and applies events (round.Ledger.Apply).
@@ -264,6 +288,7 @@ func (g *Gavel) Apply(events ...round.Event) error {
 			delete(g.st.Partners, e.Job.ID)
 			delete(g.st.Labels, e.Job.ID)
 			delete(g.st.ResetReceived, e.Job.ID)
+			delete(g.st.ResetShared, e.Job.ID)
 		}
 	}
 	return nil
@@ -339,13 +364,20 @@ func (g *Gavel) maybeReset(now float64) {
 	if g.set.ResetInterval == 0 || !st.ResetDue || (st.Reset && now-st.ResetAt < g.set.ResetInterval) {
 		return
 	}
-	// A new map: the state saved by Decide for a rollback keeps the old.
+	// New maps: the state saved by Decide for a rollback keeps the old.
 	jobs := g.l.Jobs()
 	base := make(map[alloc.JobID][]float64, len(jobs))
+	var shared map[alloc.JobID][]float64
 	for _, j := range jobs {
 		base[j.ID] = slices.Clone(j.Received)
+		if j.Shared != nil {
+			if shared == nil {
+				shared = map[alloc.JobID][]float64{}
+			}
+			shared[j.ID] = slices.Clone(j.Shared)
+		}
 	}
-	st.Reset, st.ResetAt, st.ResetReceived, st.ResetDue = true, now, base, false
+	st.Reset, st.ResetAt, st.ResetReceived, st.ResetShared, st.ResetDue = true, now, base, shared, false
 }
 
 // targetGrain is the grain, in time fractions, to which the policy's
@@ -601,7 +633,7 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		}
 		chosen[p.job] = p.k + 1
 		left[p.k] -= j.Gang
-		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k]) {
+		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k], g.ran) {
 			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
 				chosen[n] = p.k + 1
 				mate[p.job], mate[n] = n, p.job
@@ -748,10 +780,11 @@ func (g *Gavel) Restore(snapshot []byte) error {
 // checkReset checks a restored state's reset of f_mk against its ledger l:
 // a reset no later than l's time, counts at the reset for every job that
 // arrived before it, and each job counted a job in the system that had
-// arrived by then, with a count for each type between 0 and its Received.
+// arrived by then, with a count for each type between 0 and its Received,
+// and a shared time, if any, between 0 and both its Shared and that count.
 func checkReset(st *gavelState, l *round.Ledger) error {
 	if !st.Reset {
-		if st.ResetAt != 0 || len(st.ResetReceived) > 0 {
+		if st.ResetAt != 0 || len(st.ResetReceived) > 0 || len(st.ResetShared) > 0 {
 			return gpufair.Invalid("Snapshot", "", gpufair.ErrSnapshot, "reset counts without a reset")
 		}
 		return nil
@@ -778,6 +811,22 @@ func checkReset(st *gavelState, l *round.Ledger) error {
 		for k, b := range base {
 			if !(b >= 0 && b <= j.Received[k]) {
 				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "time run %v at the reset on type %d, against %v since arrival", b, k, j.Received[k])
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.ResetShared)) {
+		shared := st.ResetShared[id]
+		j, _ := l.Job(id)
+		base, ok := st.ResetReceived[id]
+		switch {
+		case !ok:
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "shared time at the reset for a job without reset counts")
+		case j.Shared == nil || len(shared) != len(j.Shared):
+			return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "%d shared times at the reset for a job that shared on %d types", len(shared), len(j.Shared))
+		}
+		for k, b := range shared {
+			if !(b >= 0 && b <= j.Shared[k] && b <= base[k]) {
+				return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, "shared time %v at the reset on type %d, against %v since arrival and %v run by the reset", b, k, j.Shared[k], base[k])
 			}
 		}
 	}

@@ -299,3 +299,64 @@ func TestGavelResetRestoreRefusesBadCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestGavelResetCountsSharedTime: a shares its V100 with b in each of 20
+// rounds; then b departs and c arrives, and space-sharing max-min (a and c
+// at 0.3 and 0.9 of their rates together) pairs a with c for part of a's
+// time only. With ResetInterval, whether a takes a partner along turns on
+// the part of its time it shared since the re-solve, as f_mk does: none,
+// so it takes c at once, and over the 40 rounds its shared part since the
+// re-solve is its allocation's to within a round. Counted since arrival,
+// 20 of a's 20 rounds were shared, and a ran alone first.
+func TestGavelResetCountsSharedTime(t *testing.T) {
+	c, types := oneV100()
+	ss := alloc.SpaceSharing{Objective: alloc.SharingMaxMin, Pairs: []alloc.PairRate{
+		{A: "a", B: "b", Type: "v100", RateA: 0.8, RateB: 0.8},
+		{A: "a", B: "c", Type: "v100", RateA: 0.3, RateB: 0.9},
+	}}
+	s, err := stride.NewGavel(ss, c, types, &stride.GavelSettings{ResetInterval: stride.GavelResetInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(round.Arrive(0, unitJob("a", 1), 0), round.Arrive(0, unitJob("b", 1), 0)); err != nil {
+		t.Fatal(err)
+	}
+	var ranAt, sharedAt float64
+	for r := range 60 {
+		now := float64(r) * stride.DefaultRound
+		if r == 20 {
+			if err := s.Apply(round.Depart(now, "b"), round.Arrive(now, unitJob("c", 1), 0)); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := s.Ledger().Job("a")
+			ranAt, sharedAt = a.Received[0], a.Shared[0]
+		}
+		d, err := s.Decide(context.Background(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r == 20 && runs(d) != "ac" {
+			t.Errorf("round 20 ran %q, want a with c", runs(d))
+		}
+	}
+	// The allocation's shared part of a's time, from the policy itself.
+	p, err := alloc.NewJobProblem(alloc.Capacity{Types: types, Count: []float64{1}}, nil,
+		[]alloc.Job{unitJob("a", 1), unitJob("c", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ss.Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := 0.0
+	for _, ps := range res.Partners[0] {
+		pair += ps.Time
+	}
+	want := pair / (pair + res.Alone[0][0])
+	a, _ := s.Ledger().Job("a")
+	got := (a.Shared[0] - sharedAt) / (a.Received[0] - ranAt)
+	if math.Abs(got-want) > 1.0/40 || want >= 1 {
+		t.Errorf("a shared %.3f of its time since the re-solve, its allocation %.3f", got, want)
+	}
+}

@@ -67,16 +67,19 @@ func (st *gavelState) pairsWith(id alloc.JobID, label string, k int) bool {
 
 // wantsPartner reports whether job j, about to run on type k, is behind on
 // its co-located time there: the part of its time on k it has shared is at
-// most the part its allocation shares.
-func (st *gavelState) wantsPartner(j *round.Job, k int, alone float64) bool {
+// most the part its allocation shares, its time counted as the priority
+// pass counts it (since the latest reset of f_mk, if there is one), as ran
+// returns it.
+func (st *gavelState) wantsPartner(j *round.Job, k int, alone float64, ran func(*round.Job, int) (float64, float64)) bool {
 	pair := st.pairTime(j.ID, k)
 	if pair <= 0 {
 		return false
 	}
-	if j.Received[k] == 0 || j.Shared == nil {
+	r, shared := ran(j, k)
+	if r == 0 {
 		return true
 	}
-	return j.Shared[k]/j.Received[k] <= pair/(pair+alone)
+	return shared/r <= pair/(pair+alone)
 }
 
 // partner returns the waiting job (index into jobs) that job m should share
