@@ -106,14 +106,15 @@ func mechanisms() []mechanism {
 		{"srsf", func(e *env) (round.Scheduler, error) {
 			return baseline.NewSRTF(e.c, e.w.Types, &baseline.SRTFSettings{Round: e.round, Service: true})
 		}},
-		gandivaFair("gandiva-fair", false),
-		gandivaFair("gandiva-fair-trading", true),
+		gandivaFair("gandiva-fair", stride.GandivaSettings{}),
+		gandivaFair("gandiva-fair-trading", stride.GandivaSettings{Trading: true}),
 		// Listed last, so that the fuzz corpus's mechanism indices keep
 		// their meaning.
 		oef("oef-cooperative-warm", alloc.Cooperative, nil, stride.OEFSettings{WarmStart: true}),
 		oef("oef-cooperative-envy-0.1", alloc.Cooperative, &alloc.OEFSettings{EnvyTolerance: 0.1}, stride.OEFSettings{WarmStart: true}),
 		gavel("max-min-reset", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: stride.GavelResetInterval}),
 		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}),
+		gandivaFair("gandiva-fair-trading-pack", stride.GandivaSettings{Trading: true, Pack: true}),
 	}
 }
 
@@ -147,12 +148,15 @@ func (e *env) spread() map[alloc.JobID][]float64 {
 // gandivaFair is Gandiva_fair's scheduler (stride.GandivaFair), one quantum
 // per round, every job a tenant of one ticket unless the workload names
 // owners; with trading, tenants trade GPU shares at second price on the
-// rates it profiles. Gandiva_fair migrates one job across types per
-// one-minute quantum, so a longer round migrates one per minute of it.
-func gandivaFair(name string, trading bool) mechanism {
+// rates it profiles; with packing, jobs are packed into servers so that
+// none idles GPUs while a large gang waits. Gandiva_fair migrates one job
+// across types per one-minute quantum, so a longer round migrates one per
+// minute of it.
+func gandivaFair(name string, set stride.GandivaSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
-		n := max(1, int(e.round/stride.DefaultQuantum))
-		return stride.NewGandivaFair(e.c, e.w.Types, &stride.GandivaSettings{Quantum: e.round, Trading: trading, Migrations: n})
+		s := set
+		s.Quantum, s.Migrations = e.round, max(1, int(e.round/stride.DefaultQuantum))
+		return stride.NewGandivaFair(e.c, e.w.Types, &s)
 	}}
 }
 
