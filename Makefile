@@ -128,7 +128,8 @@ reproduce-gandiva-fair: deps
 # subset) of the trace's sizes, 3 seeds for Figures 9, 10, 14, 15-16 and 19,
 # then the small apps of earlier runs (-app-scale small), 3 seeds, then the
 # paper's pricing of apps holding nothing (themis-unbounded-wait) on Figures 9
-# and 14. About 2 hours on 2 cores, half of it Figures 14 and 19.
+# and 14, and each job's own slowdown (themis-job-locality) on Figure 9.
+# About 2 hours on 2 cores, half of it Figures 14 and 19.
 THEMIS_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,finish-time-fairness
 THEMIS_FIG14_MECHS = -mechanisms themis,tiresias,gandiva,slaq,optimus,srtf,srsf,themis-patience-2,finish-time-fairness
 reproduce-themis: deps
@@ -145,3 +146,5 @@ reproduce-themis: deps
 	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_unbounded_wait_small_fig9_ -mechanisms themis,themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-small-fig9.txt
 	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 -contentions 2,4 -app-scale small -plot-prefix themis_unbounded_wait_small_fig14_ -mechanisms themis,themis-patience-2,themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-small-fig14.txt
 	$(SIMULATE) -experiment themis-fig14 -jobs 85 -seeds 3 -contentions 2,4 -plot-prefix themis_unbounded_wait_fig14_ -mechanisms themis-unbounded-wait | tee docs/reproduction/themis-unbounded-wait-fig14.txt
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 -plot-prefix themis_job_locality_fig9_ -mechanisms themis,themis-job-locality | tee docs/reproduction/themis-job-locality-fig9.txt
+	$(SIMULATE) -experiment themis-fig9 -jobs 85 -seeds 3 -app-scale small -plot-prefix themis_job_locality_small_fig9_ -mechanisms themis,themis-job-locality | tee docs/reproduction/themis-job-locality-small-fig9.txt

@@ -313,3 +313,77 @@ func (c *phaseChecked) Decide(ctx context.Context, now float64) (*round.Decision
 	}
 	return d, nil
 }
+
+// TestAppAgentJobLocality: two 4-GPU servers in a rack; an app holds two
+// GPUs on each, and its jobs run at 2/3 of their rate spread over servers.
+// Its 2-GPU jobs each fit on one server and run unslowed with JobLocality
+// (section 4.3.2's S(G_j) per job), while without it the holding's spread
+// slows both; a 4-GPU job fits on neither server and is slowed either way.
+func TestAppAgentJobLocality(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m0", Rack: "r", Type: "v100", GPUs: 4}, {Name: "m1", Rack: "r", Type: "v100", GPUs: 4}}}
+	held := []int{2, 2}
+	for _, tc := range []struct {
+		gangs []int
+		// T_sh in seconds, by the holding's slowdown and per job: 100
+		// steps a job, each at g steps/s on its g GPUs on one server.
+		holding, perJob float64
+	}{
+		{[]int{2, 2}, 75, 50},
+		{[]int{4}, 37.5, 37.5},
+	} {
+		l, err := round.NewLedger(c, []topology.GPUType{"v100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range tc.gangs {
+			j := alloc.Job{ID: alloc.JobID(fmt.Sprint("j", i)), Owner: "app", Gang: g, Weight: 1, Rates: []float64{float64(g)}}
+			if err := l.Apply(round.Arrive(0, j, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, perJob := range []bool{false, true} {
+			// T_id = B / min(R_C, D) = 400 / min(8, 4) = 100 s.
+			a := agentOn(l, nil, 1, 400)
+			a.Spread = func(id alloc.JobID) []float64 {
+				j, _ := l.Job(id)
+				return []float64{j.Rates[0] / 1.5}
+			}
+			a.JobLocality = perJob
+			rho, err := a.Rho(context.Background(), time.Unix(0, 0).UTC(), c, held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.holding / 100
+			if perJob {
+				want = tc.perJob / 100
+			}
+			if math.Abs(rho-want) > 1e-12*want {
+				t.Errorf("gangs %v, JobLocality %v: rho %v, want %v", tc.gangs, perJob, rho, want)
+			}
+		}
+	}
+}
+
+// TestAppAgentPricesGangsWhole: a rigid 4-GPU job on two GPUs of each of
+// two servers, at 1/2.5 of its rate spread, runs on all four: 100 steps of
+// 1 serial second each take 100·2.5/4 = 62.5 s. Priced as elastic, it
+// would stay on one GPU, on which it cannot run (100 s).
+func TestAppAgentPricesGangsWhole(t *testing.T) {
+	c := topology.Cluster{Servers: []topology.Server{{Name: "m0", Rack: "r", Type: "v100", GPUs: 4}, {Name: "m1", Rack: "r", Type: "v100", GPUs: 4}}}
+	l, err := round.NewLedger(c, []topology.GPUType{"v100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(round.Arrive(0, alloc.Job{ID: "j", Owner: "app", Gang: 4, Weight: 1, Rates: []float64{4}}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	a := agentOn(l, nil, 1, 400) // T_id = 400 / min(8, 4) = 100 s
+	a.Spread = func(alloc.JobID) []float64 { return []float64{4 / 2.5} }
+	rho, err := a.Rho(context.Background(), time.Unix(0, 0).UTC(), c, []int{2, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.625; math.Abs(rho-want) > 1e-12 {
+		t.Errorf("rho %v, want %v", rho, want)
+	}
+}

@@ -66,6 +66,10 @@ type ThemisSettings struct {
 	// seconds (within ±292 years, the range of time.Duration; times beyond
 	// count as its ends). It must not modify the round.
 	Observe func(*Round)
+	// JobLocality prices each job's slowdown on a bid row by where the app
+	// scheduler would put its gang (section 4.3.2's S(G_j) per job; see
+	// AppAgent.JobLocality). False slows every job by the row's spread.
+	JobLocality bool
 }
 
 // PlannedJob is a job of an app's plan (ThemisSettings.Phases): the job as
@@ -281,10 +285,11 @@ func (t *Themis) arrive(sec float64, j *round.Job) error {
 // the contention and work from t, from start on the caller's clock.
 func (t *Themis) newAgent(id alloc.TenantID, app *themisApp, l *round.Ledger, start float64) {
 	app.agent = &AppAgent{Ledger: l, Capacity: t.capa, Epoch: t.epoch, Start: start, Spread: t.set.Spread,
-		Jobs:       func() []*round.Job { return t.jobsOf(app) },
-		Contention: func(now float64) float64 { return t.contention(app, now) },
-		Work:       func() float64 { return t.workOf(id, app) },
-		Demand:     func() int { return app.demand },
+		Jobs:        func() []*round.Job { return t.jobsOf(app) },
+		Contention:  func(now float64) float64 { return t.contention(app, now) },
+		Work:        func() float64 { return t.workOf(id, app) },
+		Demand:      func() int { return app.demand },
+		JobLocality: t.set.JobLocality,
 	}
 	if t.set.Phases != nil {
 		app.agent.Phases = t.set.Phases(id)
@@ -645,7 +650,8 @@ var _ round.Scheduler = (*Themis)(nil)
 // ftf.PhaseTime (each job's serial time per step Gang/rate, its rate the
 // mean over G's GPU types weighted by their GPUs, its slowdown rate/spread
 // when G spans servers; each job's gang as its own job_demand_max, the
-// most GPUs the app scheduler gives it), plus, for an app with a plan
+// most GPUs the app scheduler gives it, and all of them at once for a
+// rigid job, ftf.JobInfo.Rigid), plus, for an app with a plan
 // (Phases), the time each later phase's jobs take on G packed the same
 // way (equation 2's sum over phases), B the app's
 // work (Work), D its app_demand_max, R_C the cluster's GPUs and N_avg its
@@ -661,6 +667,7 @@ var _ round.Scheduler = (*Themis)(nil)
 // S(G_j) for each job's own G_j, which depends on how it packs the jobs
 // onto the holding's servers; this prices holdings that span servers
 // conservatively, and so leans bids towards holdings on one server.
+// JobLocality prices S(G_j) per job instead.
 //
 // The app's demand, the most GPUs it bids for and wants, is the sum of
 // the gangs of its jobs in the system: behind a barrier between phases,
@@ -695,6 +702,14 @@ type AppAgent struct {
 	// current phase is the last one holding a job in the system; the jobs
 	// of the phases after it have yet to arrive.
 	Phases [][]PlannedJob
+	// JobLocality, section 4.3.2's S(G_j) for each job's own G_j: a job
+	// whose gang fits on one server of the holding, in GPUs of a type it
+	// runs on, runs there unslowed, as the app scheduler puts it (fullest
+	// servers first); only a job no one server can hold is slowed by the
+	// holding's spread. Each job is judged alone, as if it had the
+	// holding to itself. False slows every job on a holding that spans
+	// servers.
+	JobLocality bool
 }
 
 // appRows is the row budget of an AppAgent's bids.
@@ -758,10 +773,12 @@ func (a *AppAgent) later(jobs []*round.Job) ([][]PlannedJob, int) {
 func (a *AppAgent) rho(now time.Time, iso float64, jobs []*round.Job, later [][]PlannedJob, counts []int) (float64, error) {
 	sec := now.Sub(a.Epoch).Seconds()
 	per := make([]int, len(a.Capacity.Count))
+	onOne := make([]int, len(a.Capacity.Count))
 	g := 0
 	for s, n := range counts {
 		if k := a.Ledger.TypeOf(s); k >= 0 && n > 0 {
 			per[k] += n
+			onOne[k] = max(onOne[k], n)
 			g += n
 		}
 	}
@@ -769,7 +786,7 @@ func (a *AppAgent) rho(now time.Time, iso float64, jobs []*round.Job, later [][]
 	if err != nil {
 		return 0, err
 	}
-	h := holding{per: per, g: g, loc: loc}
+	h := holding{per: per, g: g, loc: loc, onOne: onOne}
 	infos := make([]ftf.JobInfo, 0, len(jobs))
 	most := 1
 	for _, j := range jobs {
@@ -838,12 +855,13 @@ func (a *AppAgent) isolated(now time.Time, d int) (float64, error) {
 	return iso, nil
 }
 
-// holding is a bid row as rho prices it: GPUs per type, their total and
-// their locality.
+// holding is a bid row as rho prices it: GPUs per type, their total,
+// their locality, and the most GPUs of each type on one server.
 type holding struct {
-	per []int
-	g   int
-	loc topology.Locality
+	per   []int
+	g     int
+	loc   topology.Locality
+	onOne []int
 }
 
 // jobInfo returns the ftf.JobInfo of job j with left work left on holding
@@ -862,17 +880,21 @@ func (a *AppAgent) jobInfo(j alloc.Job, left float64, h holding) (ftf.JobInfo, b
 	if h.g == 0 || one == 0 || !(j.Elastic || fitsGang(j, h.per)) {
 		return ftf.JobInfo{}, false
 	}
-	// DemandMax: the app scheduler gives a job no more than its gang.
-	info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(h.g) / one, DemandMax: j.Gang}
+	// DemandMax: the app scheduler gives a job no more than its gang, and
+	// a rigid job exactly its gang (Rigid).
+	info := ftf.JobInfo{ItersRemaining: left, IterTime: float64(j.Gang) * float64(h.g) / one, DemandMax: j.Gang, Rigid: !j.Elastic}
 	info.Slowdown = topology.Slowdown{1, 1, 1}
-	if h.loc != topology.SameServer && wide > 0 {
+	// With JobLocality, a gang that fits one server's GPUs of a type runs
+	// there unslowed.
+	if h.loc != topology.SameServer && wide > 0 && !(a.JobLocality && fitsGang(j, h.onOne)) {
 		info.Slowdown = topology.Slowdown{1, one / wide, one / wide}
 	}
 	return info, true
 }
 
 // fitsGang reports whether a rigid job's gang fits the GPUs of one type it
-// runs on, per[k] being the GPUs of type k.
+// runs on, per[k] being the GPUs of type k (of the holding, or on one of
+// its servers).
 func fitsGang(j alloc.Job, per []int) bool {
 	for k, n := range per {
 		if n >= j.Gang && j.Rates[k] > 0 {

@@ -28,6 +28,11 @@ type JobInfo struct {
 	// A negative DemandMax is refused: PhaseTime is NaN, and RhoHalving and
 	// RhoCurve return an *gpufair.InputError wrapping gpufair.ErrValue.
 	DemandMax int
+	// Rigid marks a gang: the job runs on exactly its cap of GPUs at once
+	// (DemandMax, or PhaseTime's demandMax where that is smaller), never
+	// on fewer, and waits until that many are free. False is the paper's
+	// elastic job, on 1 GPU up to its cap.
+	Rigid bool
 }
 
 // HalvingApp is the successive-halving half of Figure 7's API, implemented
@@ -253,6 +258,11 @@ const exactSerialJobs = 12
 //   - with fewer GPUs than jobs, jobs run one after another on single GPUs
 //     and are partitioned among the GPUs to minimise the latest finish
 //     (exactly up to 12 jobs, longest-first beyond).
+//   - a Rigid job (a gang) takes exactly its cap at once, never fewer: if
+//     every gang and one GPU per elastic job fit, all start together and
+//     the elastic jobs share the rest as above; otherwise jobs run in
+//     waves, longest first, each as soon as its GPUs are free (a gang
+//     larger than the placement: +Inf).
 //
 // A job's work is ItersRemaining · IterTime, so one whose IterTime is 0 (not
 // yet known) has none: give it a stand-in first, as RhoHalving gives the
@@ -273,6 +283,8 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 	work := make([]float64, 0, len(jobs))
 	var slow []float64
 	var caps []int // each job's cap on its GPUs, 1 to demandMax
+	var rigid []bool
+	anyRigid := false
 	for _, j := range jobs {
 		if w := j.ItersRemaining * j.IterTime; w > 0 {
 			work = append(work, w)
@@ -282,6 +294,8 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 				c = min(c, j.DemandMax)
 			}
 			caps = append(caps, c)
+			rigid = append(rigid, j.Rigid)
+			anyRigid = anyRigid || j.Rigid
 		}
 	}
 	if len(work) == 0 {
@@ -291,6 +305,14 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 	if g <= 0 {
 		return math.Inf(1)
 	}
+	if anyRigid {
+		return gangMakespan(work, slow, caps, rigid, g)
+	}
+	return spreadMakespan(work, slow, caps, g)
+}
+
+// spreadMakespan is PhaseTime's latest finish of elastic jobs on g GPUs.
+func spreadMakespan(work, slow []float64, caps []int, g int) float64 {
 	if g < len(work) {
 		return serialMakespan(work, g)
 	}
@@ -341,6 +363,85 @@ func PhaseTime(jobs []JobInfo, p Placement, demandMax int) float64 {
 		t = max(t, time(k))
 	}
 	return t
+}
+
+// gangMakespan is PhaseTime's latest finish when some jobs are rigid: a
+// rigid job of cap c takes work·slow/c on exactly c GPUs (work, on one).
+// If every gang, and one GPU for each elastic job, fit at once, all start
+// together and the elastic jobs share the GPUs left as spreadMakespan
+// shares them. Otherwise the jobs run in waves: longest first, each as soon
+// as its GPUs (one for an elastic job) are free, a later job starting
+// before an earlier one that does not fit yet (list scheduling). A gang
+// larger than g never runs: +Inf.
+func gangMakespan(work, slow []float64, caps []int, rigid []bool, g int) float64 {
+	width := make([]int, len(work))
+	dur := make([]float64, len(work))
+	var ew, es []float64 // the elastic jobs' work and slowdowns
+	var ec []int
+	left, fit := g, true
+	for k, w := range work {
+		width[k], dur[k] = 1, w
+		if rigid[k] {
+			if width[k] = caps[k]; width[k] > g {
+				return math.Inf(1)
+			}
+			if width[k] > 1 {
+				dur[k] = w * slow[k] / float64(width[k])
+			}
+		} else {
+			ew, es, ec = append(ew, w), append(es, slow[k]), append(ec, caps[k])
+		}
+		if fit = fit && width[k] <= left; fit {
+			left -= width[k]
+		}
+	}
+	t := 0.0
+	if fit {
+		for k := range work {
+			if rigid[k] {
+				t = max(t, dur[k])
+			}
+		}
+		if len(ew) > 0 {
+			t = max(t, spreadMakespan(ew, es, ec, left+len(ew)))
+		}
+		return t
+	}
+	pending := make([]int, len(work))
+	for k := range pending {
+		pending[k] = k
+	}
+	sort.SliceStable(pending, func(a, b int) bool { return dur[pending[a]] > dur[pending[b]] })
+	type run struct {
+		end   float64
+		width int
+	}
+	var running []run
+	free, now := g, 0.0
+	for {
+		rest := pending[:0]
+		for _, k := range pending {
+			if width[k] <= free {
+				free -= width[k]
+				running = append(running, run{now + dur[k], width[k]})
+				t = max(t, now+dur[k])
+			} else {
+				rest = append(rest, k)
+			}
+		}
+		if pending = rest; len(pending) == 0 {
+			return t
+		}
+		// The next job to end frees its GPUs (one runs: every gang fits g).
+		next := 0
+		for i, r := range running {
+			if r.end < running[next].end {
+				next = i
+			}
+		}
+		now, free = running[next].end, free+running[next].width
+		running = append(running[:next], running[next+1:]...)
+	}
 }
 
 // serialMakespan partitions work among g < len(work) single GPUs to minimise

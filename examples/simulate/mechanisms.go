@@ -113,8 +113,9 @@ func mechanisms() []mechanism {
 		oef("oef-cooperative-warm", alloc.Cooperative, nil, stride.OEFSettings{WarmStart: true}),
 		oef("oef-cooperative-envy-0.1", alloc.Cooperative, &alloc.OEFSettings{EnvyTolerance: 0.1}, stride.OEFSettings{WarmStart: true}),
 		gavel("max-min-reset", alloc.MaxMin{}, stride.GavelSettings{ResetInterval: stride.GavelResetInterval}),
-		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}),
+		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}, false),
 		gandivaFair("gandiva-fair-trading-pack", stride.GandivaSettings{Trading: true, Pack: true}),
+		themisMechanism("themis-job-locality", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, true),
 	}
 }
 
@@ -173,24 +174,25 @@ func gavel(name string, pol alloc.Policy, set stride.GavelSettings) mechanism {
 // f = 0.8 (section 6.4), and a fixed seed for its random draws; patience
 // is the starvation guard (auction.ArbiterSettings.Patience, 0: none).
 func themis(name string, patience int) mechanism {
-	return themisMechanism(name, auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience})
+	return themisMechanism(name, auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, Patience: patience}, false)
 }
 
 // themisWith is Themis' arbiter with fairness knob f and leases of lease
 // minutes.
 func themisWith(name string, f, lease float64) mechanism {
-	return themisMechanism(name, auction.ArbiterSettings{Lease: time.Duration(lease * float64(time.Minute)), Filter: f})
+	return themisMechanism(name, auction.ArbiterSettings{Lease: time.Duration(lease * float64(time.Minute)), Filter: f}, false)
 }
 
 // themisNodes bounds each auction's search (ArbiterSettings.MaxNodes), a
 // deterministic bound, so that runs repeat exactly.
 const themisNodes = 20000
 
-// themisMechanism is Themis' arbiter with settings set (and themisNodes).
-// Each app's agent knows what its hyper-parameter optimizer does: its work
+// themisMechanism is Themis' arbiter with settings set (and themisNodes);
+// with jobLocality, agents price each job's slowdown by its own placement
+// (ThemisSettings.JobLocality). Each app's agent knows what its hyper-parameter optimizer does: its work
 // B (equation 2), the work of all the app's jobs in the workload on their
 // fastest type, and its plan, the jobs of each phase (sim.Job.Phase).
-func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
+func themisMechanism(name string, set auction.ArbiterSettings, jobLocality bool) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		spread := e.spread()
 		work := map[alloc.TenantID]float64{}
@@ -214,12 +216,13 @@ func themisMechanism(name string, set auction.ArbiterSettings) mechanism {
 		}
 		set.MaxNodes = themisNodes
 		ts := &auction.ThemisSettings{
-			Round:   e.round,
-			Arbiter: set,
-			Spread:  func(id alloc.JobID) []float64 { return spread[id] },
-			Work:    func(app alloc.TenantID) float64 { return work[app] },
-			Phases:  func(app alloc.TenantID) [][]auction.PlannedJob { return plans[app] },
-			Observe: e.observe,
+			Round:       e.round,
+			Arbiter:     set,
+			Spread:      func(id alloc.JobID) []float64 { return spread[id] },
+			Work:        func(app alloc.TenantID) float64 { return work[app] },
+			Phases:      func(app alloc.TenantID) [][]auction.PlannedJob { return plans[app] },
+			Observe:     e.observe,
+			JobLocality: jobLocality,
 		}
 		return auction.NewThemis(e.c, e.w.Types, ts, rand.NewPCG(1, 0))
 	}}
