@@ -17,6 +17,7 @@ import (
 // or be a number from 0 up, +Inf only for an app with work left and no
 // GPUs; PhaseTime must return NaN exactly for the jobs and placements those
 // refuse (a NaN iteration count gave 0), and otherwise a time from 0 up.
+// Some jobs are gangs (JobInfo.Rigid), which may never fit the placement.
 func FuzzRho(f *testing.F) {
 	f.Add([]byte{16, 32, 32, 16, 2, 8, 16, 1, 4, 0})
 	f.Add(append([]byte{0}, fuzzdata.Bytes(1e308, 1e308, 1e308, 1e308)...))
@@ -36,8 +37,13 @@ func FuzzRho(f *testing.F) {
 		rho, err := j.Rho(p)
 		checkRho(t, "SingleJob.Rho", rho, err, p, j.ItersLeft > 0)
 		jobs := make([]JobInfo, r.Int(5))
+		gangs := false // a rigid job with work, which may never fit p
 		for k := range jobs {
 			jobs[k] = JobInfo{ItersRemaining: r.Number(), IterTime: r.Number()}
+			if r.Int(2) == 0 {
+				jobs[k].DemandMax, jobs[k].Rigid = r.Int(9), true
+				gangs = gangs || jobs[k].ItersRemaining*jobs[k].IterTime > 0
+			}
 		}
 		demand := 1 + r.Int(16)
 		if r.Int(4) == 0 {
@@ -55,10 +61,15 @@ func FuzzRho(f *testing.F) {
 		for _, job := range jobs {
 			workLeft = workLeft || job.ItersRemaining > 0
 		}
+		// A gang wider than the placement never runs: +Inf with GPUs.
+		noGPUs := p
+		if gangs {
+			noGPUs.GPUs = 0
+		}
 		rho, err = RhoCurve(Running(jobs), info, p)
-		checkRho(t, "RhoCurve", rho, err, p, workLeft)
+		checkRho(t, "RhoCurve", rho, err, noGPUs, workLeft)
 		rho, err = RhoHalving(Phases{jobs, jobs}, info, p, HalvingModel(r.Int(2)))
-		checkRho(t, "RhoHalving", rho, err, p, workLeft)
+		checkRho(t, "RhoHalving", rho, err, noGPUs, workLeft)
 	})
 }
 
