@@ -89,7 +89,8 @@ type GandivaSettings struct {
 //     greatest (line 5), or, where it has no profile, the newest type
 //     whose share it has not yet filled (line 7: jobs then get profiled
 //     on each type in turn); then on the servers of least ticket load,
-//     whole servers for a gang larger than one (Fair.Submit).
+//     whole servers for a gang larger than one (Fair.Submit; with
+//     GandivaSettings.Pack, where it fills GPUs that would idle).
 //  3. Trading (GandivaSettings.Trading): tenants' profiled rates are bids
 //     in a second-price market (trade.Market, undoing trades selectively);
 //     each tenant's tickets on each type become its holdings there. A
@@ -107,7 +108,8 @@ type GandivaSettings struct {
 //     tenant sold and fill the types it bought.
 //  5. Load balancing: on each type whose server loads drift apart, one
 //     job migrates from the most loaded server (Fair.Rebalance,
-//     multi-server jobs included).
+//     multi-server jobs included); with GandivaSettings.Pack, on a type
+//     that needs no such move, one job moves to fill idle GPUs.
 //  6. Split stride (Split) over the healthy GPUs: the jobs it picks run
 //     for the quantum, on the slots they held if they stay on a server.
 //
