@@ -478,8 +478,10 @@ func (f *Fair) Loads() []float64 {
 // Submit places a new job (Algorithm 2) and hands it to the stride
 // schedulers; see Submission for how the GPU type is chosen. A job
 // that fits on one server of its type goes to the server of lowest ticket
-// load per GPU once the job and its owner's new tickets per GPU are counted (ties to the server listed first); a larger job takes
-// whole servers in increasing order of load. It returns an *gpufair.InputError
+// load per GPU once the job and its owner's new tickets per GPU are counted
+// (ties to the server listed first; with Settings.Pack, on a type whose
+// every server is subscribed, among the servers whose idle GPUs it fills,
+// if any); a larger job takes whole servers in increasing order of load. It returns an *gpufair.InputError
 // wrapping gpufair.ErrValue for an empty ID or a gang below 1,
 // gpufair.ErrUnknownID for an unknown owner, gpufair.ErrDuplicate for a known
 // job, gpufair.ErrUnknownType for a type (or profiled type) the cluster lacks,
