@@ -36,7 +36,12 @@
 // proposes migrations when loads drift apart by more than a threshold, and
 // gives tenants whose jobs cannot use their share a smaller effective ticket
 // count so the rest is shared among the others (weight readjustment, the
-// "bonus" of section 3.2).
+// "bonus" of section 3.2). With Settings.Pack it also packs jobs into
+// servers, at placement and by migration, so that no server idles GPUs
+// while its largest gang waits (section 3.3, which gives no rule; Fair's is
+// in Settings.Pack). Packing fills idle GPUs but cannot give a gang that
+// fills its server more than half of it beside any job with the same
+// tickets per GPU: such a gang runs only when its pass is least.
 //
 // # Lottery (Lottery)
 //
