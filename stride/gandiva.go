@@ -809,17 +809,36 @@ func (g *GandivaFair) trade(ctx context.Context, q int, profiled map[alloc.Tenan
 // typeShares is weight readjustment's outcome on one type, to price a
 // tenant's share there at another demand without solving it again.
 type typeShares struct {
-	rho  float64 // tickets per GPU of the uncapped tenants; 0 if none
-	free float64 // GPUs no tenant's share covers, when every tenant is capped
+	pool    float64 // tickets of the uncapped tenants
+	gpus    float64 // GPUs left to them: the type's, less the capped tenants' shares
+	tickets float64 // tickets of every tenant with demand there
+	count   float64 // the type's GPUs
 }
 
 // at returns the share, in GPUs, of a tenant with tickets w and current
-// share cur demanding d GPUs of the type.
-func (s typeShares) at(w, cur, d float64) float64 {
-	if s.rho > 0 {
-		return min(d, w/s.rho)
+// share cur demanding d GPUs of the type; pooled says whether readjustment
+// leaves it uncapped there, present whether it has demand there. The
+// capped tenants keep their shares and the tenant shares the rest with the
+// uncapped ones, its own tickets counted in (left out, a capped tenant's
+// next job was priced above what readjustment gives it, and a small
+// tenant's jobs migrated between two types every quantum); and it gets at
+// least its tickets' part of the type, which readjustment always leaves
+// it, bonus GPUs that capped tenants use included (with every tenant
+// there capped, a newcomer was priced at the GPUs none of them used: none
+// where they used them all).
+func (s typeShares) at(w, cur, d float64, pooled, present bool) float64 {
+	T, G := s.pool, s.gpus // the pool with the tenant in it
+	if !pooled {
+		T, G = T+w, G+cur
 	}
-	return min(d, cur+s.free)
+	all := s.tickets
+	if !present {
+		all += w
+	}
+	if !(w > 0) {
+		return 0 // no tickets there: its jobs run only on others' leftovers
+	}
+	return min(d, max(w/T*G, w/all*s.count))
 }
 
 // estimate returns the tenant's rates with a guess where it has none: a
@@ -876,6 +895,7 @@ type tenantView struct {
 	measured []float64  // profiled rates
 	est      []float64  // with guesses (estimate)
 	share    []float64  // readjusted share in GPUs
+	pooled   []bool     // whether readjustment leaves it uncapped
 	demand   []float64  // GPUs of its jobs
 	tickets  []float64  // its tickets
 	latest   []*fairJob // its latest job (by ID), nil if none
@@ -886,7 +906,7 @@ func (g *GandivaFair) newMover(measured map[alloc.TenantID][]float64) *mover {
 		index: make(map[alloc.TenantID]int, len(g.f.users)), types: g.l.Types(), moved: map[alloc.JobID]bool{}}
 	for i, u := range g.f.users {
 		m.index[u.ID] = i
-		m.views[i] = tenantView{u: u, measured: measured[u.ID], est: g.estimate(measured[u.ID]), share: make([]float64, len(g.count))}
+		m.views[i] = tenantView{u: u, measured: measured[u.ID], est: g.estimate(measured[u.ID]), share: make([]float64, len(g.count)), pooled: make([]bool, len(g.count))}
 		m.view(i)
 	}
 	for k := range g.count {
@@ -919,21 +939,34 @@ func (m *mover) view(i int) {
 
 // readjust recomputes type k's weight readjustment.
 func (m *mover) readjust(k int) {
-	used := 0.0
-	m.ts[k] = typeShares{}
 	for i := range m.views {
-		m.views[i].share[k] = 0
+		m.views[i].share[k], m.views[i].pooled[k] = 0, false
 	}
-	for _, a := range m.g.f.accounts(m.types[k], "", 0) {
-		m.views[m.index[a.Tenant]].share[k] = a.Share
-		used += a.Share
-		if a.Share < float64(a.Demand)-loadTol && a.Share > 0 {
-			m.ts[k].rho = a.Effective / a.Share
+	acc := m.g.f.accounts(m.types[k], "", 0)
+	for _, a := range acc {
+		v := &m.views[m.index[a.Tenant]]
+		v.share[k], v.pooled[k] = a.Share, pooled(a)
+	}
+	m.ts[k] = sharesOf(acc, m.g.count[k])
+}
+
+// pooled reports whether weight readjustment leaves a tenant uncapped.
+func pooled(a Account) bool { return a.Share < float64(a.Demand)-loadTol && a.Share > 0 }
+
+// sharesOf sums up the accounts acc of a type of count GPUs.
+func sharesOf(acc []Account, count float64) typeShares {
+	s := typeShares{count: count}
+	capped := 0.0
+	for _, a := range acc {
+		s.tickets += a.WeightPerGPU * float64(a.Demand)
+		if pooled(a) {
+			s.pool += a.Effective
+		} else {
+			capped += a.Share
 		}
 	}
-	if m.ts[k].rho == 0 {
-		m.ts[k].free = max(m.g.count[k]-used, 0)
-	}
+	s.gpus = max(count-capped, 0)
+	return s
 }
 
 // migrate moves one job across types and reports whether it moved one:
@@ -954,7 +987,7 @@ func (m *mover) migrate(gain bool) bool {
 				continue
 			}
 			gang := float64(v.latest[src].Gang)
-			srcNow, srcAfter := v.share[src], m.ts[src].at(v.tickets[src], v.share[src], d-gang)
+			srcNow, srcAfter := v.share[src], m.ts[src].at(v.tickets[src], v.share[src], d-gang, v.pooled[src], true)
 			before := v.est[src] * srcNow / d * gang
 			var lj *round.Job
 			for dst := range m.types {
@@ -962,7 +995,7 @@ func (m *mover) migrate(gain bool) bool {
 					continue
 				}
 				dd := v.demand[dst]
-				dstAfter := m.ts[dst].at(v.tickets[dst], v.share[dst], dd+gang)
+				dstAfter := m.ts[dst].at(v.tickets[dst], v.share[dst], dd+gang, v.pooled[dst], dd > 0)
 				total := v.est[dst]*(dstAfter-v.share[dst]) - v.est[src]*(srcNow-srcAfter)
 				after := v.est[dst] * dstAfter / (dd + gang) * gang
 				tier, score := 0, 0.0

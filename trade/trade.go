@@ -133,7 +133,9 @@ const MinUnit = alloc.MinCount
 // its Demand are worth nothing); the buyer buys only fast GPUs its jobs can
 // use, and only while they are worth at least what it pays. A side that
 // can trade nothing at the price is passed over for the pair. The price is
-// set as above, from the bids alone. No trade Run makes lowers either
+// set as above, from the bids alone, but a bidder whose Demand the GPUs it
+// holds of the fast type and faster ones fill bids nothing for another
+// fast GPU, and sets no price. No trade Run makes lowers either
 // side's value, so Run leaves no bidder below the value of its Weight's
 // share. The cut costs O(T²) per trade with a Demand, T types.
 //
@@ -519,6 +521,23 @@ func (u *member) reach(f, s int, df, ds, x float64, seller bool) float64 {
 	return x
 }
 
+// wants reports whether u's jobs would use one more GPU of type f: u has
+// no Demand, or what it holds of f and of the types it ranks before f
+// falls short of it.
+func (u *member) wants(f int) bool {
+	if u.Demand == 0 {
+		return true
+	}
+	var n float64
+	for _, k := range u.rank {
+		n += u.hold[k]
+		if k == f {
+			break
+		}
+	}
+	return n < u.Demand-holdTol
+}
+
 // Allocation returns the holdings as an allocation, one row per bidder in
 // ID order.
 func (m *Market) Allocation() *alloc.Allocation {
@@ -620,7 +639,13 @@ func (m *Market) pair(ctx context.Context, q, f, s int, order []int, speed []flo
 		sb, ss := speed[order[b]], speed[order[e]]
 		price := (sb + ss) / 2
 		r = max(r, b+1)
-		for r < e && m.users[order[r]].hold[s] <= holdTol {
+		// The second bid is that of a bidder that could buy instead: one
+		// holding slow GPUs to pay with whose jobs would use another fast
+		// GPU. One whose Demand its GPUs of f and faster types already
+		// fill would buy none, so it sets no price. Neither changes
+		// during the pair (only the buyer's and seller's holdings do), so
+		// r only moves on.
+		for r < e && (m.users[order[r]].hold[s] <= holdTol || !m.users[order[r]].wants(f)) {
 			r++
 		}
 		if r < e && speed[order[r]] > ss {
