@@ -481,12 +481,13 @@ func (f *Fair) Loads() []float64 {
 // load per GPU once the job and its owner's new tickets per GPU are counted
 // (ties to the server listed first; with Settings.Pack, on a type whose
 // every server is subscribed, among the servers whose idle GPUs it fills,
-// if any); a larger job takes whole servers in increasing order of load. It returns an *gpufair.InputError
-// wrapping gpufair.ErrValue for an empty ID or a gang below 1,
-// gpufair.ErrUnknownID for an unknown owner, gpufair.ErrDuplicate for a known
-// job, gpufair.ErrUnknownType for a type (or profiled type) the cluster lacks,
-// gpufair.ErrValue for a profiled rate that is not positive and finite, and
-// gpufair.ErrTooLarge for a job larger than the GPUs of its type.
+// if any); a larger job takes whole servers in increasing order of load.
+// It returns an *gpufair.InputError wrapping gpufair.ErrValue for an empty
+// ID or a gang below 1, gpufair.ErrUnknownID for an unknown owner,
+// gpufair.ErrDuplicate for a known job, gpufair.ErrUnknownType for a type
+// (or profiled type) the cluster lacks, gpufair.ErrValue for a profiled
+// rate that is not positive and finite, and gpufair.ErrTooLarge for a job
+// larger than the GPUs of its type.
 //
 // Cost: O(tenants + jobs + servers).
 func (f *Fair) Submit(s Submission) (Placement, error) {
@@ -698,10 +699,11 @@ func (f *Fair) Quantum(q int) (*Plan, error) { return f.split.Schedule(q) }
 // (whole servers first, as Submit places it), provided that lowers the
 // highest load of the type. With Settings.Pack, no single-server job
 // moves off a server whose GPUs its leaving would idle, and a type that
-// needs no balancing move gets a packing move instead (packMove). A moved job joins its new servers at
-// the smallest pass there. It returns the migrations made, by type in
-// cluster order; a multi-server job's migration names the most loaded
-// server it left and the least loaded server it joined.
+// needs no balancing move gets a packing move instead (packMove). A moved
+// job joins its new servers at the smallest pass there. It returns the
+// migrations made, by type in cluster order; a multi-server job's
+// migration names the most loaded server it left and the least loaded
+// server it joined.
 func (f *Fair) Rebalance(threshold float64) []Migration {
 	var out []Migration
 	for _, t := range f.types {
