@@ -121,25 +121,8 @@ func TestGandivaFairMigrationsSettle(t *testing.T) {
 		}
 		done := map[alloc.JobID]float64{}
 		on := map[alloc.JobID]topology.GPUType{}
-		Q := stride.DefaultQuantum
 		for q := range 200 {
-			d, err := s.Decide(context.Background(), float64(q)*Q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var progress []round.Event
-			for _, p := range d.Placements {
-				id := p.Jobs[0]
-				k := 0
-				if p.Type == "v100" {
-					k = 1
-				}
-				done[id] += Q * speed[owner[id]][k] * float64(len(p.GPUs))
-				progress = append(progress, round.Progress(d.End, id, done[id]))
-			}
-			if err := s.Apply(progress...); err != nil {
-				t.Fatal(err)
-			}
+			runQuantum(t, s, q, types, func(id alloc.JobID) []float64 { return speed[owner[id]] }, nil, done)
 			for _, id := range jobs {
 				typ, _ := s.Fair().Type(id)
 				if q >= 100 && on[id] != typ {

@@ -39,36 +39,44 @@ func gandivaThroughput(t *testing.T, c topology.Cluster, types []topology.GPUTyp
 			}
 		}
 	}
-	typeIx := map[topology.GPUType]int{}
-	for k, ty := range types {
-		typeIx[ty] = k
-	}
 	done := map[alloc.JobID]float64{}
 	work := map[alloc.TenantID]float64{}
-	Q := stride.DefaultQuantum
 	for q := range n {
-		d, err := s.Decide(context.Background(), float64(q)*Q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var progress []round.Event
-		for _, p := range d.Placements {
-			id := p.Jobs[0]
-			w := Q * speed[owner[id]][typeIx[p.Type]] * float64(len(p.GPUs))
-			done[id] += w
+		runQuantum(t, s, q, types, func(id alloc.JobID) []float64 { return speed[owner[id]] }, func(id alloc.JobID, w float64) {
 			if q >= warm {
 				work[owner[id]] += w
 			}
-			progress = append(progress, round.Progress(d.End, id, done[id]))
-		}
-		if err := s.Apply(progress...); err != nil {
-			t.Fatal(err)
-		}
+		}, done)
 	}
 	for u := range work {
-		work[u] /= float64(n-warm) * Q
+		work[u] /= float64(n-warm) * stride.DefaultQuantum
 	}
 	return work
+}
+
+// runQuantum decides quantum q of s (one DefaultQuantum each) and
+// reports the progress of the jobs it runs: a job does speed(id)[k] work
+// per second per GPU on type k (types in s's order), added to done; ran,
+// if not nil, is told each job's work in the quantum.
+func runQuantum(t interface{ Fatal(...any) }, s *stride.GandivaFair, q int, types []topology.GPUType, speed func(alloc.JobID) []float64, ran func(alloc.JobID, float64), done map[alloc.JobID]float64) {
+	Q := stride.DefaultQuantum
+	d, err := s.Decide(context.Background(), float64(q)*Q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress []round.Event
+	for _, p := range d.Placements {
+		id := p.Jobs[0]
+		w := Q * speed(id)[slices.Index(types, p.Type)] * float64(len(p.GPUs))
+		done[id] += w
+		if ran != nil {
+			ran(id, w)
+		}
+		progress = append(progress, round.Progress(d.End, id, done[id]))
+	}
+	if err := s.Apply(progress...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Trading must not cost a tenant throughput (Gandiva_fair section 3.4: each
