@@ -189,9 +189,10 @@ const themisNodes = 20000
 
 // themisMechanism is Themis' arbiter with settings set (and themisNodes);
 // with jobLocality, agents price each job's slowdown by its own placement
-// (ThemisSettings.JobLocality). Each app's agent knows what its hyper-parameter optimizer does: its work
-// B (equation 2), the work of all the app's jobs in the workload on their
-// fastest type, and its plan, the jobs of each phase (sim.Job.Phase).
+// (ThemisSettings.JobLocality). Each app's agent knows what its
+// hyper-parameter optimizer does: its work B (equation 2), the work of all
+// the app's jobs in the workload on their fastest type, and its plan, the
+// jobs of each phase (sim.Job.Phase).
 func themisMechanism(name string, set auction.ArbiterSettings, jobLocality bool) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		spread := e.spread()
