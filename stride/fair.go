@@ -707,9 +707,15 @@ func (f *Fair) Quantum(q int) (*Plan, error) { return f.split.Schedule(q) }
 func (f *Fair) Rebalance(threshold float64) []Migration {
 	var out []Migration
 	for _, t := range f.types {
-		m, ok := f.balance(t, threshold)
+		acc := f.accounts(t, "", 0)
+		load := f.loads(t, acc)
+		var on []gangs
+		if f.pack {
+			on = f.serverGangs(t)
+		}
+		m, ok := f.balance(t, threshold, acc, load, on)
 		if !ok && f.pack {
-			m, ok = f.packMove(t)
+			m, ok = f.packMove(t, load, on)
 		}
 		if ok {
 			out = append(out, m)
@@ -718,10 +724,10 @@ func (f *Fair) Rebalance(threshold float64) []Migration {
 	return out
 }
 
-// balance is Rebalance's load-balancing move on type t, if it makes one.
-func (f *Fair) balance(t topology.GPUType, threshold float64) (Migration, bool) {
-	acc := f.accounts(t, "", 0)
-	load := f.loads(t, acc)
+// balance is Rebalance's load-balancing move on type t, if it makes one,
+// under accounting acc with server loads load; on is serverGangs' with
+// packing, nil without.
+func (f *Fair) balance(t topology.GPUType, threshold float64, acc []Account, load []float64, on []gangs) (Migration, bool) {
 	hi, lo := -1, -1
 	for l, sv := range f.c.Servers {
 		if sv.Type != t {
@@ -741,10 +747,6 @@ func (f *Fair) balance(t topology.GPUType, threshold float64) (Migration, bool) 
 	tpg := make(map[alloc.TenantID]float64, len(acc))
 	for _, a := range acc {
 		tpg[a.Tenant] = a.Effective / float64(a.Demand)
-	}
-	var on []gangs
-	if f.pack {
-		on = f.serverGangs(t)
 	}
 	gHi, gLo := float64(f.c.Servers[hi].GPUs), float64(f.c.Servers[lo].GPUs)
 	var best alloc.JobID
@@ -779,20 +781,18 @@ func (f *Fair) moveSmall(id alloc.JobID, from, to int) Migration {
 	return Migration{Job: id, From: f.c.Servers[from].Name, To: f.c.Servers[to].Name}
 }
 
-// packMove is Rebalance's packing move on type t (Settings.Pack): on a
-// subscribed type, the single-server job whose move fills the most idle
-// GPUs, net of those it opens where it leaves (which must stay
-// subscribed), and can run where it goes now; ties to the most loaded
-// source, then the smaller JobID. It goes to the server where it fills
+// packMove is Rebalance's packing move on type t (Settings.Pack), with
+// server loads load and serverGangs' on: on a subscribed type, the
+// single-server job whose move fills the most idle GPUs, net of those it
+// opens where it leaves (which must stay subscribed), and can run where it
+// goes now; ties to the most loaded source, then the smaller JobID. It goes to the server where it fills
 // the most, then the least loaded, then the one listed first.
 //
 // Cost: O(servers · largest server + jobs on t).
-func (f *Fair) packMove(t topology.GPUType) (Migration, bool) {
-	on := f.serverGangs(t)
+func (f *Fair) packMove(t topology.GPUType, load []float64, on []gangs) (Migration, bool) {
 	if !f.subscribed(t, on) {
 		return Migration{}, false
 	}
-	load := f.loads(t, f.accounts(t, "", 0))
 	// dest[g] holds the two best servers for a job of gang g+1, so that
 	// one is left when the other is the job's own.
 	type fill struct{ server, gain int }
