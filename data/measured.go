@@ -47,6 +47,48 @@ type MeasuredRow struct {
 	Command  string        `json:"command"` // the profiler's command line
 	Method   string        `json:"method"`  // how a rate was taken
 	Jobs     []MeasuredJob `json:"jobs"`
+	// Pairs are job types measured two at a time on one device (Gavel
+	// §3.1, space sharing); none where only single jobs were measured.
+	Pairs []MeasuredPair `json:"pairs,omitempty"`
+}
+
+// MeasuredPair is two job types of the row trained at once on one device of
+// its GPU type (gpu.Profiler.ProfilePairs), each one's rate taken while the
+// other ran beside it. A may equal B: two jobs of one type. Each run
+// measures both, so RunsA and RunsB are as long as each other. A pair that
+// was not measured has no runs, zero rates and a note saying why; a pair
+// that does not fit on one device would be measured as failed, not as
+// rates of zero.
+type MeasuredPair struct {
+	A     string    `json:"a"` // a job type of the row's Jobs
+	B     string    `json:"b"`
+	RunsA []float64 `json:"runs_a"` // A's rate in each run, in the row's unit
+	RunsB []float64 `json:"runs_b"`
+	RateA float64   `json:"rate_a"` // the median of RunsA; 0 when there are none
+	RateB float64   `json:"rate_b"`
+	Note  string    `json:"note,omitempty"`
+}
+
+// Pair returns the rates of job types a and b trained at once on one device
+// of the row's GPU type: a's, then b's, whichever order the row lists them
+// in; ok is false when the row does not hold the pair or it was not
+// measured (by a nil r, nothing was).
+func (r *MeasuredRow) Pair(a, b string) (rateA, rateB float64, ok bool) {
+	if r == nil {
+		return 0, 0, false
+	}
+	for _, p := range r.Pairs {
+		if len(p.RunsA) == 0 {
+			continue
+		}
+		switch {
+		case p.A == a && p.B == b:
+			return p.RateA, p.RateB, true
+		case p.A == b && p.B == a:
+			return p.RateB, p.RateA, true
+		}
+	}
+	return 0, 0, false
 }
 
 // MeasuredJob is one job type's rate on the row's GPU type. A job type that
@@ -86,7 +128,9 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 // "h100.json") and checks it: a GPU type, at least one job, job types named
 // once, batches not negative, runs finite and positive, and each rate the median
 // of its runs (the mean of the middle two for an even count), or 0 with no
-// runs. An error names the file and the first fault. It is a
+// runs; pairs of the row's job types, each listed once, with as many runs of
+// one job as of the other, held to the same rules. An error names the file
+// and the first fault. It is a
 // *gpufair.InputError on Field "fsys" wrapping gpufair.ErrEmpty for a nil
 // fsys, fsys's error if the file cannot be read, encoding/json's if it is
 // not a row, and otherwise a *gpufair.InputError: Field "MeasuredRow"
@@ -96,7 +140,11 @@ func (r *MeasuredRow) Rate(model string) (rate float64, ok bool) {
 // or "MeasuredRow.Jobs"
 // wrapping gpufair.ErrEmpty for a row without a GPU type or jobs; for a job,
 // "MeasuredJob.JobType" wrapping ErrEmpty or ErrDuplicate, "MeasuredJob.Batch",
-// "MeasuredJob.Runs" or "MeasuredJob.Rate" wrapping ErrValue.
+// "MeasuredJob.Runs" or "MeasuredJob.Rate" wrapping ErrValue; for a pair,
+// "MeasuredPair.JobType" wrapping ErrValue (a job type the row's jobs do not
+// list) or ErrDuplicate (a pair listed twice, in either order),
+// "MeasuredPair.Runs" wrapping ErrShape (unequal counts of runs) or ErrValue,
+// and "MeasuredPair.Rate" wrapping ErrValue.
 func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 	if err := checkFS(fsys); err != nil {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
@@ -126,7 +174,53 @@ func LoadMeasured(fsys fs.FS, name string) (*MeasuredRow, error) {
 			return nil, fmt.Errorf("data: %s: job %d (%q): %w", name, i, j.JobType, err)
 		}
 	}
+	pairs := make(map[[2]string]bool, len(r.Pairs))
+	for i, p := range r.Pairs {
+		if err := p.check(seen, pairs); err != nil {
+			return nil, fmt.Errorf("data: %s: pair %d (%q, %q): %w", name, i, p.A, p.B, err)
+		}
+	}
 	return &r, nil
+}
+
+// check checks p as a pair of a row read whole: its runs (checkRuns), and
+// its rates the medians of its runs, or 0 with none.
+func (p MeasuredPair) check(jobTypes map[string]bool, seen map[[2]string]bool) error {
+	if err := p.checkRuns(jobTypes, seen); err != nil {
+		return err
+	}
+	for _, x := range [...]struct {
+		rate float64
+		runs []float64
+	}{{p.RateA, p.RunsA}, {p.RateB, p.RunsB}} {
+		if m := stat.Median(x.runs); math.Abs(x.rate-m) > 1e-9*m || (len(x.runs) == 0 && x.rate != 0) {
+			return gpufair.Invalid("MeasuredPair.Rate", p.A+" + "+p.B, gpufair.ErrValue, "rate %v is not the median of its runs %v", x.rate, x.runs)
+		}
+	}
+	return nil
+}
+
+// checkRuns checks what a row read whole and a row to merge both need of a
+// pair: job types of the row (jobTypes), a pair not in seen in either order
+// (which it joins), as many runs of A as of B, and runs finite and
+// positive.
+func (p MeasuredPair) checkRuns(jobTypes map[string]bool, seen map[[2]string]bool) error {
+	id := p.A + " + " + p.B
+	switch {
+	case !jobTypes[p.A] || !jobTypes[p.B]:
+		return gpufair.Invalid("MeasuredPair.JobType", id, gpufair.ErrValue, "a job type the row's jobs do not list")
+	case seen[[2]string{p.A, p.B}] || seen[[2]string{p.B, p.A}]:
+		return gpufair.Invalid("MeasuredPair.JobType", id, gpufair.ErrDuplicate, "pair listed twice")
+	case len(p.RunsA) != len(p.RunsB):
+		return gpufair.Invalid("MeasuredPair.Runs", id, gpufair.ErrShape, "%d runs of %q and %d of %q: each run measures both", len(p.RunsA), p.A, len(p.RunsB), p.B)
+	}
+	seen[[2]string{p.A, p.B}] = true
+	for _, x := range slices.Concat(p.RunsA, p.RunsB) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return gpufair.Invalid("MeasuredPair.Runs", id, gpufair.ErrValue, "run rate %v is not a positive number", x)
+		}
+	}
+	return nil
 }
 
 // check checks j as a job of a row read whole: its runs (checkRuns), and its
@@ -173,6 +267,8 @@ func (j MeasuredJob) checkRuns(seen map[string]bool) error {
 // time did not fit into one: each job type's runs are those of every row in
 // order, and its rate is their median. Job types come in the order the rows
 // first list them, and one not measured in any row keeps the first row's note.
+// Pairs join the same way, whichever order of their two job types a row
+// gives: the first row to list a pair sets its order.
 // Where the rows differ in date, command or method, the merged row lists each
 // distinct value, joined by "; ". The rows are not modified. An error names
 // the first row, by its index, that cannot join the first, and why.
@@ -185,7 +281,9 @@ func (j MeasuredJob) checkRuns(seen map[string]bool) error {
 // or ErrValue for a field that differs from row 0's; the "MeasuredJob.*"
 // errors of LoadMeasured for a job, and "MeasuredJob.Job" or
 // "MeasuredJob.Batch" wrapping ErrValue for a job type run as another job or
-// batch than in an earlier row; and "MeasuredRow.Jobs" wrapping
+// batch than in an earlier row; the "MeasuredPair.JobType" and
+// "MeasuredPair.Runs" errors of LoadMeasured for a pair, its job types
+// checked against its own row's; and "MeasuredRow.Jobs" wrapping
 // ErrEmpty when no row has a job.
 func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 	if len(rows) == 0 {
@@ -203,7 +301,8 @@ func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 	out := &MeasuredRow{GPUType: first.GPUType, Product: first.Product, Driver: first.Driver, CUDA: first.CUDA,
 		Software: first.Software, Host: first.Host, Unit: first.Unit}
 	var dates, commands, methods []string
-	at := map[string]int{} // job type → index in out.Jobs
+	at := map[string]int{}        // job type → index in out.Jobs
+	pairAt := map[[2]string]int{} // pair, in the order first met → index in out.Pairs
 	for i, r := range rows {
 		for _, f := range [...]struct{ name, field, got, want string }{
 			{"gpu_type", "GPUType", r.GPUType, first.GPUType}, {"product", "Product", r.Product, first.Product},
@@ -241,6 +340,26 @@ func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 			}
 			m.Runs = append(m.Runs, j.Runs...)
 		}
+		pairs := make(map[[2]string]bool, len(r.Pairs))
+		for n, pr := range r.Pairs {
+			if err := pr.checkRuns(seen, pairs); err != nil {
+				return nil, fmt.Errorf("data: row %d: pair %d (%q, %q): %w", i, n, pr.A, pr.B, err)
+			}
+			k, ok := pairAt[[2]string{pr.A, pr.B}]
+			if !ok {
+				if k, ok = pairAt[[2]string{pr.B, pr.A}]; ok {
+					pr.A, pr.B, pr.RunsA, pr.RunsB = pr.B, pr.A, pr.RunsB, pr.RunsA
+				}
+			}
+			if !ok {
+				pairAt[[2]string{pr.A, pr.B}] = len(out.Pairs)
+				pr.RunsA, pr.RunsB = slices.Clone(pr.RunsA), slices.Clone(pr.RunsB)
+				out.Pairs = append(out.Pairs, pr)
+				continue
+			}
+			m := &out.Pairs[k]
+			m.RunsA, m.RunsB = append(m.RunsA, pr.RunsA...), append(m.RunsB, pr.RunsB...)
+		}
 	}
 	if len(out.Jobs) == 0 {
 		return nil, fmt.Errorf("data: %w", gpufair.Invalid("MeasuredRow.Jobs", "", gpufair.ErrEmpty, "no jobs in any row"))
@@ -250,6 +369,13 @@ func MergeMeasured(rows ...*MeasuredRow) (*MeasuredRow, error) {
 		j.Rate = stat.Median(j.Runs)
 		if j.Measured() {
 			j.Note = ""
+		}
+	}
+	for k := range out.Pairs {
+		p := &out.Pairs[k]
+		p.RateA, p.RateB = stat.Median(p.RunsA), stat.Median(p.RunsB)
+		if len(p.RunsA) > 0 {
+			p.Note = ""
 		}
 	}
 	out.Date, out.Command, out.Method = strings.Join(dates, "; "), strings.Join(commands, "; "), strings.Join(methods, "; ")

@@ -233,16 +233,7 @@ func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Pr
 	if err := checkRequest(set, ws, ts); err != nil {
 		return nil, err
 	}
-	repeats, timeout, run, parse := set.RunsPerCell(), set.Timeout, set.Run, set.Parse
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
-	}
-	if run == nil {
-		run = ExecRunner
-	}
-	if parse == nil {
-		parse = ParseRate
-	}
+	repeats, timeout, run, parse := set.runSettings()
 	out := &Profile{Cells: make([][]Cell, len(ws))}
 	for _, w := range ws {
 		out.Workloads = append(out.Workloads, w.Name)
@@ -275,11 +266,33 @@ func (p *Profiler) Profile(ctx context.Context, ws []Workload, ts []Target) (*Pr
 	return out, ctx.Err()
 }
 
+// runSettings returns p's settings with their defaults filled in.
+func (p Profiler) runSettings() (repeats int, timeout time.Duration, run Runner, parse Parser) {
+	repeats, timeout, run, parse = p.RunsPerCell(), p.Timeout, p.Run, p.Parse
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	if run == nil {
+		run = ExecRunner
+	}
+	if parse == nil {
+		parse = ParseRate
+	}
+	return repeats, timeout, run, parse
+}
+
 func runOnce(ctx context.Context, run Runner, parse Parser, timeout time.Duration, w Workload, t Target) (float64, *RunError) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	env := append(slices.Clip(w.Env), "CUDA_VISIBLE_DEVICES="+t.UUID)
-	stdout, err := run(rctx, w.Argv, env)
+	return measure(ctx, rctx, rctx, run, parse, timeout, w, t, slices.Clip(w.Env))
+}
+
+// measure runs w on t under runCtx, with env and t's CUDA_VISIBLE_DEVICES,
+// and reads its rate. ctx is the caller's context and rctx the run's
+// deadline (timeout after its start), which runCtx derives from.
+func measure(ctx, rctx, runCtx context.Context, run Runner, parse Parser, timeout time.Duration, w Workload, t Target, env []string) (float64, *RunError) {
+	env = append(env, "CUDA_VISIBLE_DEVICES="+t.UUID)
+	stdout, err := run(runCtx, w.Argv, env)
 	re := &RunError{Workload: w.Name, Type: t.Type, UUID: t.UUID, Output: tail(stdout, outputTail)}
 	switch {
 	case ctx.Err() != nil:

@@ -2,7 +2,9 @@
 
 Each run trains one job type at one batch size on random data, on the one GPU
 that CUDA_VISIBLE_DEVICES selects, and prints its rate as the last line,
-"rate: <training steps per second>", the protocol gpu.ParseRate reads:
+"rate: <training steps per second>", the protocol gpu.ParseRate reads; run
+by gpu.Profiler.ProfilePairs beside another job, it keeps the co-location
+barrier (colocate.py), so it times its steps only while the other job trains:
 
     python3 examples/gpu-probe/gavel_jobs.py --job resnet18 --batch 128
 
@@ -34,6 +36,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import colocate
 
 
 class BasicBlock(nn.Module):
@@ -307,9 +311,12 @@ def main():
         if dev.type == "cuda":
             torch.cuda.synchronize()
 
+    barrier = colocate.Barrier.from_env()
     for _ in range(args.warmup):
         step()
     sync()
+    if barrier:
+        barrier.ready()
     # Time whole steps until the budget is spent, in chunks that double up to
     # 32 steps: the clock is read only after a synchronisation, and the chunks
     # keep those from stalling the GPU's queue between short steps.
@@ -323,6 +330,10 @@ def main():
         if steps >= 3 and elapsed >= args.seconds:
             break
         chunk = min(2 * chunk, 32)
+    if barrier:
+        # Synchronised steps, so the queue holds at most one when the partner
+        # is done too.
+        barrier.done(lambda: (step(), sync()))
     if dev.type == "cuda":
         print(f"device: {torch.cuda.get_device_name(0)}")
     print(f"steps: {steps} in {elapsed:.3f} s")

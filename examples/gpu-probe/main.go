@@ -12,7 +12,7 @@
 // Usage:
 //
 //	gpu-probe [-name host] [-mock dgxa100] [-record file] [-repeats n] [-timeout d] [command args...]
-//	gpu-probe [flags] -workloads file [-rows dir] [-software text] [-cuda version] [-unit text]
+//	gpu-probe [flags] -workloads file [-pairs] [-rows dir] [-software text] [-cuda version] [-unit text]
 //	gpu-probe -merge out.json row.json...
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/train.py
 //	gpu-probe -repeats 3 python3 examples/gpu-probe/gavel_jobs.py --job resnet50 --batch 64
@@ -28,6 +28,13 @@
 // job types. With -rows dir it writes dir/<type>.json for each GPU type after
 // each workload: a row that data.LoadMeasured reads, with the driver, the
 // date, this command line, -software, -cuda and -unit as its provenance.
+//
+// -pairs, with -workloads, then profiles every pair of the listed workloads,
+// each with itself too, as two programs at once on one device of each type
+// (gpu.Profiler.ProfilePairs: the programs keep its co-location barrier, as
+// gavel_jobs.py does), and adds their rates to the rows as pairs: the
+// co-located throughputs of Gavel's space sharing (alloc.SpaceSharing).
+// gavel_pairs.tsv lists seven of Gavel's job types for it.
 //
 // -merge out.json joins the rows named after it, written by -rows on one
 // machine in profiler runs one after the other, into one row
@@ -66,6 +73,7 @@ func main() {
 	unit := flag.String("unit", "training steps per second", "with -rows, what the workloads' rates count")
 	repeats := flag.Int("repeats", 3, "runs of the command per GPU type")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit on each run of the command")
+	pairs := flag.Bool("pairs", false, "with -workloads, also profile every pair of the workloads at once on one device (space sharing)")
 	merge := flag.String("merge", "", "join the measured rows given as arguments into this file, and probe nothing")
 	flag.Parse()
 	if *merge != "" {
@@ -88,11 +96,14 @@ func main() {
 	case len(ws) > 0 && flag.NArg() > 0:
 		fmt.Fprintln(os.Stderr, "gpu-probe: give a command or -workloads, not both")
 		os.Exit(2)
+	case *pairs && len(ws) == 0:
+		fmt.Fprintln(os.Stderr, "gpu-probe: -pairs profiles the pairs of -workloads: give both")
+		os.Exit(2)
 	case *rowsDir != "" && len(ws) == 0:
 		fmt.Fprintln(os.Stderr, "gpu-probe: -rows writes the rows of -workloads: give both")
 		os.Exit(2)
 	}
-	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, cuda: *cuda, unit: *unit}))
+	os.Exit(run(*name, *mock, *record, prof, flag.Args(), ws, rowSettings{dir: *rowsDir, software: *software, cuda: *cuda, unit: *unit, pairs: *pairs}))
 }
 
 func run(name, mock, record string, prof gpu.Profiler, argv []string, ws []workload, rows rowSettings) int {

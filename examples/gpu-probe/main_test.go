@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpufair/gpufair/data"
 	"github.com/gpufair/gpufair/gpu"
@@ -147,5 +149,45 @@ func TestReadWorkloadsErrors(t *testing.T) {
 	}
 	if _, err := readWorkloads(filepath.Join(dir, "absent.tsv")); err == nil {
 		t.Error("a missing file read")
+	}
+}
+
+// TestProfilePairRows profiles two workloads and their three pairs on the
+// mock's GPU type, the workloads being colocate.py's stand-in (it keeps the
+// co-location barrier, as gavel_jobs.py does, around steps of sleeping), and
+// reads back the row: both jobs measured, and each pair, with itself too.
+func TestProfilePairRows(t *testing.T) {
+	if !mockAvailable() {
+		t.Skip("the mock needs cgo")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "w.tsv")
+	if err := os.WriteFile(file, []byte("Fast\tf\t0\tpython3 colocate.py 0.002\nSlow\ts\t0\tpython3 colocate.py 0.005\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := readWorkloads(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run("smoke", "dgxa100", "", gpu.Profiler{Repeats: 1, Timeout: time.Minute}, nil, ws, rowSettings{dir: dir, unit: "steps/s", pairs: true}); got != 0 {
+		t.Fatalf("exit status %d", got)
+	}
+	r, err := data.LoadMeasured(os.DirFS(dir), "a100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Jobs) != 2 || len(r.Pairs) != 3 || !strings.Contains(r.Method, "ProfilePairs") {
+		t.Fatalf("row with %d jobs and pairs %+v, method %q", len(r.Jobs), r.Pairs, r.Method)
+	}
+	for _, ab := range [][2]string{{"Fast", "Fast"}, {"Fast", "Slow"}, {"Slow", "Slow"}} {
+		ra, rb, ok := r.Pair(ab[0], ab[1])
+		// 20 steps of sleeping 2 or 5 ms: at most 500 or 200 steps per second.
+		limit := map[string]float64{"Fast": 500, "Slow": 200}
+		if !ok || ra <= 0 || rb <= 0 || ra > limit[ab[0]] || rb > limit[ab[1]] {
+			t.Errorf("pair %q: rates %v and %v, %v", ab, ra, rb, ok)
+		}
 	}
 }

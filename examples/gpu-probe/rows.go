@@ -72,11 +72,13 @@ type rowSettings struct {
 	software string
 	cuda     string
 	unit     string
+	pairs    bool // also profile every pair of the workloads at once on one device
 }
 
 // profileRows profiles each workload on every target, one workload after the
-// other, prints the rates, and, when set.dir is given, writes after each
-// workload set.dir/<type>.json, a data.MeasuredRow per GPU type, so that a run
+// other, then, with set.pairs, every pair of them (a workload with itself
+// too, in file order), prints the rates, and, when set.dir is given, writes
+// after each workload and pair set.dir/<type>.json, a data.MeasuredRow per GPU type, so that a run
 // stopped part way leaves what it measured. A cell that failed is in the row
 // as not measured, with the error as its note.
 func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings) int {
@@ -89,6 +91,10 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 			Command: commandLine(os.Args),
 			Method: fmt.Sprintf("gpu.Profiler: %d runs of each command with CUDA_VISIBLE_DEVICES set to one device of the type, "+
 				"each run's rate its last \"rate:\" line; the rate is the median of the runs", prof.RunsPerCell()),
+		}
+		if set.pairs {
+			rows[t.Type].Method += "; pairs: gpu.Profiler.ProfilePairs, both commands started together on the one device, " +
+				"each timing its steps between the co-location barrier's ready and done points"
 		}
 	}
 	status := 0
@@ -111,17 +117,59 @@ func profileRows(prof gpu.Profiler, ws []workload, h *gpu.Host, set rowSettings)
 			r := rows[p.Types[k]]
 			r.Jobs = append(r.Jobs, j)
 		}
-		if set.dir == "" {
-			continue
+		if err := writeRows(set.dir, rows); err != nil {
+			fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+			return 1
 		}
-		for _, r := range rows {
-			if err := writeRow(filepath.Join(set.dir, r.GPUType+".json"), r); err != nil {
+	}
+	if !set.pairs {
+		return status
+	}
+	for i, a := range ws {
+		for _, b := range ws[i:] {
+			fmt.Printf("\n%s + %s: profiling both at once on one device, %d runs per GPU type:\n", a.jobType, b.jobType, prof.RunsPerCell())
+			gws := []gpu.Workload{{Name: a.jobType, Argv: a.argv}}
+			if b.jobType != a.jobType {
+				gws = append(gws, gpu.Workload{Name: b.jobType, Argv: b.argv})
+			}
+			p, err := prof.ProfilePairs(context.Background(), gws, []gpu.Pair{{A: a.jobType, B: b.jobType}}, targets)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
+				return 1
+			}
+			for k, c := range p.Cells[0] {
+				mp := data.MeasuredPair{A: a.jobType, B: b.jobType, RunsA: []float64{}, RunsB: []float64{}}
+				if c.Err != nil {
+					fmt.Printf("  %s: no rates: %v\n", p.Types[k], c.Err)
+					mp.Note = "not measured: " + c.Err.Error()
+					status = 1
+				} else {
+					fmt.Printf("  %s: %.4g + %.4g (runs %.4g and %.4g)\n", p.Types[k], c.RateA, c.RateB, c.RunsA, c.RunsB)
+					mp.RunsA, mp.RunsB, mp.RateA, mp.RateB = c.RunsA, c.RunsB, c.RateA, c.RateB
+				}
+				r := rows[p.Types[k]]
+				r.Pairs = append(r.Pairs, mp)
+			}
+			if err := writeRows(set.dir, rows); err != nil {
 				fmt.Fprintf(os.Stderr, "gpu-probe: %v\n", err)
 				return 1
 			}
 		}
 	}
 	return status
+}
+
+// writeRows writes each row to dir/<type>.json; nothing when dir is "".
+func writeRows(dir string, rows map[topology.GPUType]*data.MeasuredRow) error {
+	if dir == "" {
+		return nil
+	}
+	for _, r := range rows {
+		if err := writeRow(filepath.Join(dir, r.GPUType+".json"), r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commandLine joins args as a shell would read them back: an argument that
