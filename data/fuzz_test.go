@@ -44,6 +44,8 @@ func FuzzLoadThroughputs(f *testing.F) {
 func FuzzLoadMeasured(f *testing.F) {
 	f.Add([]byte(`{"gpu_type": "h100", "jobs": [{"job_type": "A", "batch": 4, "runs": [2, 1, 3], "rate": 2}]}`))
 	f.Add([]byte(`{"gpu_type": "x", "jobs": [{"job_type": "A", "batch": 1, "runs": [], "rate": 0, "note": "n"}]}`))
+	f.Add([]byte(`{"gpu_type": "x", "jobs": [{"job_type": "A", "runs": [4], "rate": 4}, {"job_type": "B", "runs": [2], "rate": 2}],
+		"pairs": [{"a": "A", "b": "B", "runs_a": [3, 1], "runs_b": [1, 2], "rate_a": 2, "rate_b": 1.5}, {"a": "B", "b": "B", "runs_a": [], "runs_b": []}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := data.LoadMeasured(fstest.MapFS{"r.json": {Data: b}}, "r.json")
 		if err != nil {
@@ -55,6 +57,17 @@ func FuzzLoadMeasured(f *testing.F) {
 		for _, j := range r.Jobs {
 			if rate, ok := r.Rate(j.JobType); ok && !(rate > 0 && !math.IsInf(rate, 0)) {
 				t.Fatalf("%q: rate %v taken", j.JobType, rate)
+			}
+		}
+		for _, p := range r.Pairs {
+			ra, rb, ok := r.Pair(p.A, p.B)
+			ba, bb, bok := r.Pair(p.B, p.A)
+			// A pair of a job type with itself reads the same either way.
+			if ok != bok || (p.A != p.B && (ra != bb || rb != ba)) {
+				t.Fatalf("pair %q + %q: %v, %v, %v one way and %v, %v, %v the other", p.A, p.B, ra, rb, ok, ba, bb, bok)
+			}
+			if ok && !(ra > 0 && rb > 0 && !math.IsInf(ra, 0) && !math.IsInf(rb, 0)) {
+				t.Fatalf("pair %q + %q: rates %v and %v taken", p.A, p.B, ra, rb)
 			}
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/gpu"
@@ -192,4 +193,76 @@ func TestProfilePairsInvalid(t *testing.T) {
 	if r, err := nilp.Rates(); r != nil || err != nil {
 		t.Errorf("nil PairProfile's Rates() = %v, %v; want none", r, err)
 	}
+}
+
+// TestProfilePairsProperty draws workloads that keep the barrier, keep it
+// late, ignore it or fail, and pairs of them: a cell has rates exactly when
+// both of its workloads keep the barrier, each the median of Repeats runs of
+// half its rate alone (pairRun's shared device); otherwise its error names
+// a workload of the pair that ignored the barrier or failed, and says which.
+func TestProfilePairsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		kinds := []string{"keep", "late", "alone", "fail"}
+		n := rapid.IntRange(1, 4).Draw(t, "workloads")
+		ws := make([]gpu.Workload, n)
+		kind := map[string]string{}
+		rate := map[string]float64{}
+		for i := range ws {
+			name := fmt.Sprintf("w%d", i)
+			kind[name] = rapid.SampledFrom(kinds).Draw(t, "kind")
+			rate[name] = float64(rapid.IntRange(1, 100).Draw(t, "rate"))
+			ws[i] = gpu.Workload{Name: name, Argv: []string{kind[name], strconv.FormatFloat(rate[name], 'g', -1, 64)}}
+		}
+		var pairs []gpu.Pair
+		for i := range ws {
+			for j := i; j < n; j++ {
+				if rapid.Bool().Draw(t, "pair") {
+					a, b := ws[i].Name, ws[j].Name
+					if rapid.Bool().Draw(t, "swap") {
+						a, b = b, a
+					}
+					pairs = append(pairs, gpu.Pair{A: a, B: b})
+				}
+			}
+		}
+		if len(pairs) == 0 {
+			pairs = []gpu.Pair{{A: ws[0].Name, B: ws[0].Name}}
+		}
+		p := gpu.Profiler{Repeats: rapid.IntRange(1, 3).Draw(t, "repeats"), Run: pairRun, Timeout: time.Minute}
+		prof, err := p.ProfilePairs(context.Background(), ws, pairs, twoTypes[:1])
+		if err != nil {
+			t.Fatalf("ProfilePairs() error = %v", err)
+		}
+		keeps := func(name string) bool { return kind[name] == "keep" || kind[name] == "late" }
+		allKept := true
+		for q, pr := range pairs {
+			c := prof.Cells[q][0]
+			if keeps(pr.A) && keeps(pr.B) {
+				if c.Err != nil || c.RateA != rate[pr.A]/2 || c.RateB != rate[pr.B]/2 || len(c.RunsA) != p.Repeats || len(c.RunsB) != p.Repeats {
+					t.Fatalf("pair %v: %+v, want rates %v and %v over %d runs", pr, c, rate[pr.A]/2, rate[pr.B]/2, p.Repeats)
+				}
+				continue
+			}
+			allKept = false
+			var re *gpu.RunError
+			if !errors.As(c.Err, &re) || (re.Workload != pr.A && re.Workload != pr.B) || c.RunsA != nil || c.RateA != 0 {
+				t.Fatalf("pair %v: %+v, want a RunError naming one of its workloads", pr, c)
+			}
+			switch kind[re.Workload] {
+			case "alone":
+				if !errors.Is(c.Err, gpu.ErrNotColocated) {
+					t.Fatalf("pair %v: %v, want ErrNotColocated for %s", pr, c.Err, re.Workload)
+				}
+			case "fail":
+				if !errors.Is(c.Err, gpu.ErrRun) {
+					t.Fatalf("pair %v: %v, want ErrRun for %s", pr, c.Err, re.Workload)
+				}
+			default:
+				t.Fatalf("pair %v: %v blames %s, which keeps the barrier", pr, c.Err, re.Workload)
+			}
+		}
+		if r, err := prof.Rates(); (err == nil) != allKept || (err == nil && len(r) != len(pairs)) {
+			t.Fatalf("Rates() = %d rates, %v; every cell measured: %v", len(r), err, allKept)
+		}
+	})
 }
