@@ -67,15 +67,7 @@ func (p *PairProfile) Err() error {
 	if p == nil {
 		return nil
 	}
-	var errs []error
-	for _, row := range p.Cells {
-		for _, c := range row {
-			if c.Err != nil {
-				errs = append(errs, c.Err)
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return joinCellErrors(p.Cells, func(c PairCell) error { return c.Err })
 }
 
 // Rates returns the cells as the co-locations alloc.SpaceSharing takes,

@@ -167,11 +167,16 @@ func (p *Profile) Err() error {
 	if p == nil {
 		return nil
 	}
+	return joinCellErrors(p.Cells, func(c Cell) error { return c.Err })
+}
+
+// joinCellErrors joins the errors of cells, in row-major order.
+func joinCellErrors[C any](cells [][]C, errOf func(C) error) error {
 	var errs []error
-	for _, row := range p.Cells {
+	for _, row := range cells {
 		for _, c := range row {
-			if c.Err != nil {
-				errs = append(errs, c.Err)
+			if err := errOf(c); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
