@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,11 +23,7 @@ import (
 // a keeping run reports its rate divided by the runs ready when it starts
 // timing, as two jobs sharing a device would.
 func pairRun(ctx context.Context, argv, env []string) ([]byte, error) {
-	vars := map[string]string{}
-	for _, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		vars[k] = v
-	}
+	vars := envMap(env)
 	if argv[0] == "fail" {
 		return []byte("CUDA error: out of memory\n"), errors.New("exit status 1")
 	}
@@ -37,38 +31,17 @@ func pairRun(ctx context.Context, argv, env []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := vars[gpu.EnvBarrier]
-	if argv[0] == "alone" || dir == "" {
+	if argv[0] == "alone" || vars[gpu.EnvBarrier] == "" {
 		return fmt.Appendf(nil, "rate: %v\n", rate), nil
 	}
 	if argv[0] == "late" {
 		time.Sleep(20 * time.Millisecond)
 	}
-	parties, err := strconv.Atoi(vars[gpu.EnvBarrierParties])
+	n, err := arrive(ctx, vars, "ready")
 	if err != nil {
 		return nil, err
 	}
-	arrive := func(stage string) (int, error) {
-		if err := os.WriteFile(filepath.Join(dir, vars[gpu.EnvBarrierID]+"."+stage), nil, 0o644); err != nil {
-			return 0, err
-		}
-		for {
-			m, err := filepath.Glob(filepath.Join(dir, "*."+stage))
-			if err != nil || len(m) >= parties {
-				return len(m), err
-			}
-			select {
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}
-	n, err := arrive("ready")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := arrive("done"); err != nil {
+	if _, err := arrive(ctx, vars, "done"); err != nil {
 		return nil, err
 	}
 	return fmt.Appendf(nil, "device: %s\nrate: %v\n", vars["CUDA_VISIBLE_DEVICES"], rate/float64(n)), nil
