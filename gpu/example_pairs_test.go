@@ -56,11 +56,13 @@ func ExampleProfiler_ProfilePairs() {
 	alone := map[string]float64{"resnet": 32, "lm": 20}
 	run := func(ctx context.Context, argv, env []string) ([]byte, error) {
 		vars := envMap(env)
-		if _, err := arrive(ctx, vars, "ready"); err != nil { // warmed up: wait for the partner
+		// Warmed up: wait for the partner.
+		if _, err := arrive(ctx, vars, "ready"); err != nil {
 			return nil, err
 		}
-		rate := 0.6 * alone[argv[0]]                         // timed steps, beside the partner
-		if _, err := arrive(ctx, vars, "done"); err != nil { // untimed steps until it is done too
+		rate := 0.6 * alone[argv[0]] // the timed steps, beside the partner
+		// Untimed steps until the partner is done too.
+		if _, err := arrive(ctx, vars, "done"); err != nil {
 			return nil, err
 		}
 		return fmt.Appendf(nil, "rate: %v\n", rate), nil
