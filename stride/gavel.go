@@ -79,6 +79,18 @@ type GavelSettings struct {
 	// round's history. The first solve always resets. GavelResetInterval
 	// is Gavel's own. 0 counts f_mk from arrival (round.Job.Fraction).
 	ResetInterval float64
+	// PairPriorities, with a space-sharing policy, ranks each pair of
+	// jobs that the allocation co-locates as a combination of its own, as
+	// Gavel's Algorithm 1 (section 5) does: a candidate (m, n, k) with
+	// priority X_mnk / f_mnk, f_mnk being the time the two ran together on
+	// k over the time since both arrived (or since the latest reset), next
+	// to each job's candidate (m, k) with its time alone, X_mk / f_mk over
+	// its time alone. A candidate runs if none of its jobs is placed yet
+	// and Gang GPUs of its type are left. X_mnk is m's co-located time
+	// with n's job type, spread evenly over the jobs of that type. Without
+	// it, a job's target on k is its time alone and co-located together,
+	// and it takes a partner along when behind on its shared time.
+	PairPriorities bool
 }
 
 // Gavel is Gavel's scheduler (OSDI'20, sections 3 and 5) on the round
@@ -118,7 +130,8 @@ type GavelSettings struct {
 //     pair runs on the priority of the job that takes the partner along,
 //     and whether it takes one turns on the share of its time on k that
 //     it shared, counted as f_mk is (with ResetInterval, since the latest
-//     reset).
+//     reset). GavelSettings.PairPriorities ranks each pair as a
+//     combination of its own instead, as section 5 does.
 //  3. Work conservation: each job still waiting, least served first
 //     (smallest Σ_k f_mk, with f_mk as in step 2, then arrival order),
 //     runs on the fastest type it can use with Gang GPUs left. Afterwards
@@ -165,6 +178,11 @@ type gavelState struct {
 	ResetReceived map[alloc.JobID][]float64 `json:"reset_received,omitempty"`
 	ResetShared   map[alloc.JobID][]float64 `json:"reset_shared,omitempty"`
 	ResetDue      bool                      `json:"reset_due,omitempty"`
+	// With PairPriorities: PairRan[a][b] the time jobs a < b ran together
+	// on each type (since the latest reset, if there is one), and Mates
+	// the pairs of the lease in force, credited to PairRan when it has run.
+	PairRan map[alloc.JobID]map[alloc.JobID][]float64 `json:"pair_ran,omitempty"`
+	Mates   map[alloc.JobID]gavelMate                 `json:"mates,omitempty"`
 }
 
 // NewGavel returns Gavel's scheduler realising pol on cluster c, with job
@@ -303,6 +321,7 @@ func (g *Gavel) Decide(ctx context.Context, now float64) (*round.Decision, error
 		return nil, err
 	}
 	old := g.st
+	g.st.creditPairs(g.l)
 	partial, err := g.maybeSolve(ctx, now)
 	if err != nil {
 		g.st = old
@@ -313,6 +332,9 @@ func (g *Gavel) Decide(ctx context.Context, now float64) (*round.Decision, error
 	d, err := g.plan(now)
 	if err == nil {
 		d.Partial = partial
+		if g.set.PairPriorities {
+			g.st.recordMates(g.l, d)
+		}
 		err = g.l.Commit(d)
 	}
 	if err != nil {
@@ -378,6 +400,7 @@ func (g *Gavel) maybeReset(now float64) {
 		}
 	}
 	st.Reset, st.ResetAt, st.ResetReceived, st.ResetShared, st.ResetDue = true, now, base, shared, false
+	st.PairRan = nil
 }
 
 // targetGrain is the grain, in time fractions, to which the policy's
@@ -539,23 +562,6 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		mate[i] = -1
 	}
 	sharing := len(st.Partners) > 0
-	// total is a job's target time on type k, alone and co-located.
-	total := func(i, k int) float64 {
-		x := st.Target[jobs[i].ID]
-		if x == nil {
-			return 0
-		}
-		if sharing {
-			return x[k] + st.pairTime(jobs[i].ID, k)
-		}
-		return x[k]
-	}
-	prio := func(i, k int, x float64) float64 {
-		if f := g.fraction(jobs[i], k, now); f > 0 {
-			return x / f
-		}
-		return math.Inf(1)
-	}
 	// 1. The preemption budget.
 	if g.set.MinLease > 1 {
 		var pos map[alloc.JobID]int // built for the first co-located gang
@@ -589,34 +595,6 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	// 2. The priority pass.
-	var cand []gavelPair
-	for i, j := range jobs {
-		x := st.Target[j.ID]
-		if x == nil || chosen[i] != 0 {
-			continue
-		}
-		for k, xk := range x {
-			if sharing {
-				xk = total(i, k)
-			}
-			if xk > 0 && j.Rates[k] > 0 {
-				cand = append(cand, gavelPair{prio: prio(i, k, xk), x: xk, job: i, k: k})
-			}
-		}
-	}
-	slices.SortFunc(cand, func(a, b gavelPair) int {
-		if c := cmp.Compare(b.prio, a.prio); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.x, a.x); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.job, b.job); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.k, b.k)
-	})
 	var byLabel map[string][]int
 	if sharing {
 		byLabel = map[string][]int{}
@@ -626,19 +604,11 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 			}
 		}
 	}
-	for _, p := range cand {
-		j := jobs[p.job]
-		if chosen[p.job] != 0 || j.Gang > left[p.k] {
-			continue
-		}
-		chosen[p.job] = p.k + 1
-		left[p.k] -= j.Gang
-		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k], g.ran) {
-			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
-				chosen[n] = p.k + 1
-				mate[p.job], mate[n] = n, p.job
-			}
-		}
+	// 2. The priority pass.
+	if sharing && g.set.PairPriorities {
+		g.combinationPass(now, jobs, chosen, mate, left, byLabel)
+	} else {
+		g.jobPass(now, jobs, chosen, mate, left, byLabel)
 	}
 	// 3. Work conservation.
 	if !g.set.NoWorkConservation {
@@ -686,6 +656,73 @@ func (g *Gavel) plan(now float64) (*round.Decision, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// jobPass is the priority pass of step 2 in Gavel's doc: each (job, type)
+// a candidate, ranked by X / f, a job taking a partner along when behind
+// on its shared time (with a space-sharing policy, byLabel listing each
+// job type's jobs).
+func (g *Gavel) jobPass(now float64, jobs []*round.Job, chosen, mate, left []int, byLabel map[string][]int) {
+	st := &g.st
+	sharing := byLabel != nil
+	// total is a job's target time on type k, alone and co-located.
+	total := func(i, k int) float64 {
+		x := st.Target[jobs[i].ID]
+		if x == nil {
+			return 0
+		}
+		if sharing {
+			return x[k] + st.pairTime(jobs[i].ID, k)
+		}
+		return x[k]
+	}
+	prio := func(i, k int, x float64) float64 {
+		if f := g.fraction(jobs[i], k, now); f > 0 {
+			return x / f
+		}
+		return math.Inf(1)
+	}
+	var cand []gavelPair
+	for i, j := range jobs {
+		x := st.Target[j.ID]
+		if x == nil || chosen[i] != 0 {
+			continue
+		}
+		for k, xk := range x {
+			if sharing {
+				xk = total(i, k)
+			}
+			if xk > 0 && j.Rates[k] > 0 {
+				cand = append(cand, gavelPair{prio: prio(i, k, xk), x: xk, job: i, k: k})
+			}
+		}
+	}
+	slices.SortFunc(cand, func(a, b gavelPair) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.x, a.x); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.job, b.job); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
+	for _, p := range cand {
+		j := jobs[p.job]
+		if chosen[p.job] != 0 || j.Gang > left[p.k] {
+			continue
+		}
+		chosen[p.job] = p.k + 1
+		left[p.k] -= j.Gang
+		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k], g.ran) {
+			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
+				chosen[n] = p.k + 1
+				mate[p.job], mate[n] = n, p.job
+			}
+		}
+	}
 }
 
 // gangChoice is a gang chosen to run on type k: jobs ids share its gang
@@ -745,7 +782,8 @@ func (g *Gavel) Snapshot() ([]byte, error) {
 // the same policy on the same cluster and types. It returns an error
 // wrapping gpufair.ErrSnapshot, and changes nothing, otherwise, or if the
 // snapshot's state is out of range (a reset of f_mk later than the ledger's
-// time, or counts at the reset that are not a job's Received then).
+// time, counts at the reset that are not a job's Received then, or times
+// two jobs ran together beyond their Shared).
 func (g *Gavel) Restore(snapshot []byte) error {
 	var st gavelState
 	l, err := round.Open(snapshot, gavelMechanism+"/"+g.pol.Name(), g.l, &st)
@@ -767,6 +805,9 @@ func (g *Gavel) Restore(snapshot []byte) error {
 		}
 	}
 	if err := checkReset(&st, l); err != nil {
+		return err
+	}
+	if err := checkPairTimes(&st, l); err != nil {
 		return err
 	}
 	if st.Target == nil {

@@ -63,6 +63,7 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		MinLease:           rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "minLease"),
 		NoWorkConservation: rapid.Bool().Draw(t, "noWorkConservation"),
 		ResetInterval:      rapid.SampledFrom([]float64{0, 0, 1, 3 * gavelRound}).Draw(t, "resetInterval"),
+		PairPriorities:     rapid.Bool().Draw(t, "pairPriorities"),
 	}
 	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}}).Draw(t, "policy")
 	if _, ok := m.pol.(sharingPolicy); ok {

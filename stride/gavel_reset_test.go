@@ -268,35 +268,43 @@ func TestGavelResetRestoreRefusesBadCounts(t *testing.T) {
 		{"counts without a reset", func(st map[string]any) { delete(st, "reset") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var env map[string]json.RawMessage
-			if err := json.Unmarshal(good, &env); err != nil {
-				t.Fatal(err)
-			}
-			var st map[string]any
-			if err := json.Unmarshal(env["state"], &st); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := st["reset_received"].(map[string]any); !ok {
-				t.Fatalf("the snapshot has no reset counts: %s", env["state"])
-			}
-			tc.edit(st)
-			var err error
-			if env["state"], err = json.Marshal(st); err != nil {
-				t.Fatal(err)
-			}
-			bad, err := json.Marshal(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = s.Restore(bad)
-			var ie *gpufair.InputError
-			if !errors.Is(err, gpufair.ErrSnapshot) || !errors.As(err, &ie) || ie.Field != "Snapshot" {
-				t.Errorf("Restore() = %v, want an *InputError on Snapshot wrapping ErrSnapshot", err)
-			}
-			if after, _ := s.Snapshot(); string(after) != string(good) {
-				t.Errorf("a refused Restore changed the state")
-			}
+			refuseEditedSnapshot(t, s, good, "reset_received", tc.edit)
 		})
+	}
+}
+
+// refuseEditedSnapshot checks that s refuses snapshot good with its state
+// edited by edit (field, which it needs, must be in the state), with an
+// *InputError on Snapshot wrapping ErrSnapshot, and changes nothing.
+func refuseEditedSnapshot(t *testing.T, s *stride.Gavel, good []byte, field string, edit func(st map[string]any)) {
+	t.Helper()
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(good, &env); err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(env["state"], &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st[field]; !ok {
+		t.Fatalf("the snapshot has no %s: %s", field, env["state"])
+	}
+	edit(st)
+	var err error
+	if env["state"], err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Restore(bad)
+	var ie *gpufair.InputError
+	if !errors.Is(err, gpufair.ErrSnapshot) || !errors.As(err, &ie) || ie.Field != "Snapshot" {
+		t.Errorf("Restore() = %v, want an *InputError on Snapshot wrapping ErrSnapshot", err)
+	}
+	if after, _ := s.Snapshot(); string(after) != string(good) {
+		t.Errorf("a refused Restore changed the state")
 	}
 }
 

@@ -1,8 +1,12 @@
 package stride
 
 import (
+	"cmp"
+	"maps"
+	"math"
 	"slices"
 
+	"github.com/gpufair/gpufair"
 	"github.com/gpufair/gpufair/alloc"
 	"github.com/gpufair/gpufair/round"
 	"github.com/gpufair/gpufair/topology"
@@ -105,4 +109,255 @@ func (st *gavelState) partner(jobs []*round.Job, m, k int, chosen []int, prio fu
 		}
 	}
 	return best
+}
+
+// gavelMate is a pair of the lease in force, keyed by its first job (the
+// lesser ID): its second job, and the first's Shared (round.Job.Shared)
+// when the lease was decided, so that what the first has shared since is
+// the time the two ran together.
+type gavelMate struct {
+	With   alloc.JobID `json:"with"`
+	Shared []float64   `json:"shared"`
+}
+
+// pairOrder returns a and b, the lesser ID first: the key of their
+// co-located time.
+func pairOrder(a, b alloc.JobID) (alloc.JobID, alloc.JobID) {
+	if b < a {
+		return b, a
+	}
+	return a, b
+}
+
+// creditPairs adds to st.PairRan the time each pair of the lease just
+// credited (round.Ledger.Begin) ran together, and forgets pairs with a job
+// that has left. New maps: the state Decide saved for a rollback keeps the
+// old.
+func (st *gavelState) creditPairs(l *round.Ledger) {
+	if len(st.PairRan) == 0 && len(st.Mates) == 0 {
+		return
+	}
+	in := func(id alloc.JobID) bool { _, ok := l.Job(id); return ok }
+	ran := map[alloc.JobID]map[alloc.JobID][]float64{}
+	add := func(a, b alloc.JobID, x []float64) {
+		if ran[a] == nil {
+			ran[a] = map[alloc.JobID][]float64{}
+		}
+		if y := ran[a][b]; y != nil {
+			for k := range y {
+				y[k] += x[k]
+			}
+			return
+		}
+		ran[a][b] = slices.Clone(x)
+	}
+	for a, row := range st.PairRan {
+		for b, x := range row {
+			if in(a) && in(b) {
+				add(a, b, x)
+			}
+		}
+	}
+	for a, m := range st.Mates {
+		j, ok := l.Job(a)
+		if !ok || !in(m.With) || j.Shared == nil {
+			continue
+		}
+		x := make([]float64, len(j.Shared))
+		for k := range x {
+			x[k] = max(j.Shared[k]-m.Shared[k], 0)
+		}
+		add(a, m.With, x)
+	}
+	st.PairRan, st.Mates = ran, nil
+	if len(ran) == 0 {
+		st.PairRan = nil
+	}
+}
+
+// recordMates keeps the pairs of d (st.Mates), to credit when its lease
+// has run.
+func (st *gavelState) recordMates(l *round.Ledger, d *round.Decision) {
+	st.Mates = nil
+	for _, p := range d.Placements {
+		if len(p.Jobs) != 2 {
+			continue
+		}
+		a, b := pairOrder(p.Jobs[0], p.Jobs[1])
+		j, _ := l.Job(a)
+		shared := make([]float64, len(l.Types()))
+		if j != nil && j.Shared != nil {
+			copy(shared, j.Shared)
+		}
+		if st.Mates == nil {
+			st.Mates = map[alloc.JobID]gavelMate{}
+		}
+		st.Mates[a] = gavelMate{With: b, Shared: shared}
+	}
+}
+
+// pairTarget returns X for jobs m and n sharing gangs of type k: m's
+// co-located time with n's label, spread evenly over the jobs of that
+// label (other than m), and the same from n's side; the lesser of the two,
+// which agree while the jobs are those the allocation was solved for.
+func (st *gavelState) pairTarget(jobs []*round.Job, m, n, k int, byLabel map[string][]int) float64 {
+	share := func(m, n int) float64 {
+		label := st.Labels[jobs[n].ID]
+		peers := len(byLabel[label])
+		if st.Labels[jobs[m].ID] == label {
+			peers--
+		}
+		if peers <= 0 {
+			return 0
+		}
+		t := 0.0
+		for _, p := range st.Partners[jobs[m].ID] {
+			if p.Type == k && p.With == label {
+				t += p.Time
+			}
+		}
+		return t / float64(peers)
+	}
+	return min(share(m, n), share(n, m))
+}
+
+// since returns when job j's time run starts to count: the latest reset
+// (GavelSettings.ResetInterval) if it arrived before it, else its arrival.
+func (g *Gavel) since(j *round.Job) float64 {
+	if g.sinceReset(j) {
+		return g.st.ResetAt
+	}
+	return j.Arrival
+}
+
+// gavelCombination is a candidate of the combination pass: job m alone
+// (n < 0) or jobs m < n together, on type k.
+type gavelCombination struct {
+	prio, x float64
+	m, n, k int
+}
+
+// combinationPass is the priority pass of Gavel's Algorithm 1 with space
+// sharing (GavelSettings.PairPriorities): every job alone and every pair
+// the allocation co-locates is a candidate on each type it has time on,
+// ranked by X / f (+Inf before it has run there); a candidate runs if none
+// of its jobs is placed (chosen) and its gang fits what is left. Ties:
+// larger X, then jobs and type in order, a job alone before its pairs.
+func (g *Gavel) combinationPass(now float64, jobs []*round.Job, chosen, mate, left []int, byLabel map[string][]int) {
+	st := &g.st
+	ratio := func(x, ran, from float64) float64 {
+		if el := now - from; el > 0 && ran > 0 {
+			return x / (ran / el)
+		}
+		return math.Inf(1)
+	}
+	var cand []gavelCombination
+	for m, j := range jobs {
+		x := st.Target[j.ID]
+		if x == nil || chosen[m] != 0 {
+			continue
+		}
+		for k, xk := range x {
+			if xk > 0 && j.Rates[k] > 0 {
+				ran, shared := g.ran(j, k)
+				cand = append(cand, gavelCombination{prio: ratio(xk, ran-shared, g.since(j)), x: xk, m: m, n: -1, k: k})
+			}
+		}
+		for _, p := range st.Partners[j.ID] {
+			k := p.Type
+			for _, n := range byLabel[p.With] {
+				jn := jobs[n]
+				if n <= m || chosen[n] != 0 || jn.Gang != j.Gang || !(j.Rates[k] > 0) || !(jn.Rates[k] > 0) || !st.pairsWith(jn.ID, st.Labels[j.ID], k) {
+					continue
+				}
+				xp := st.pairTarget(jobs, m, n, k, byLabel)
+				if !(xp > 0) {
+					continue
+				}
+				a, b := pairOrder(j.ID, jn.ID)
+				var ran float64
+				if r := st.PairRan[a][b]; k < len(r) {
+					ran = r[k]
+				}
+				cand = append(cand, gavelCombination{prio: ratio(xp, ran, max(g.since(j), g.since(jn))), x: xp, m: m, n: n, k: k})
+			}
+		}
+	}
+	slices.SortFunc(cand, func(a, b gavelCombination) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.x, a.x); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.m, b.m); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.n, b.n); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
+	for _, c := range cand {
+		j := jobs[c.m]
+		if chosen[c.m] != 0 || (c.n >= 0 && chosen[c.n] != 0) || j.Gang > left[c.k] {
+			continue
+		}
+		chosen[c.m] = c.k + 1
+		left[c.k] -= j.Gang
+		if c.n >= 0 {
+			chosen[c.n] = c.k + 1
+			mate[c.m], mate[c.n] = c.n, c.m
+		}
+	}
+}
+
+// checkPairTimes checks a restored state's co-located times
+// (GavelSettings.PairPriorities) against its ledger l: each pair in order,
+// with a time for each type between 0 and both jobs' Shared; each mate a
+// pair in order, with a Shared for each type between 0 and its first job's
+// Shared now. A job that has left since the latest round has no Shared to
+// check against; its pairs go at the next.
+func checkPairTimes(st *gavelState, l *round.Ledger) error {
+	sharedOf := func(j *round.Job, k int) float64 {
+		if j.Shared == nil {
+			return 0
+		}
+		return j.Shared[k]
+	}
+	bad := func(id alloc.JobID, format string, args ...any) error {
+		return gpufair.Invalid("Snapshot", string(id), gpufair.ErrSnapshot, format, args...)
+	}
+	for _, a := range slices.Sorted(maps.Keys(st.PairRan)) {
+		for _, b := range slices.Sorted(maps.Keys(st.PairRan[a])) {
+			x := st.PairRan[a][b]
+			ja, oka := l.Job(a)
+			jb, okb := l.Job(b)
+			switch {
+			case !(a < b):
+				return bad(a, "co-located time with %q out of order", b)
+			case len(x) != len(l.Types()):
+				return bad(a, "%d co-located times with %q for %d types", len(x), b, len(l.Types()))
+			}
+			for k, t := range x {
+				// A job that has left keeps its pairs until the next round.
+				if !(t >= 0) || (oka && t > sharedOf(ja, k)) || (okb && t > sharedOf(jb, k)) {
+					return bad(a, "co-located time %v with %q on type %d, beyond what the two shared", t, b, k)
+				}
+			}
+		}
+	}
+	for _, a := range slices.Sorted(maps.Keys(st.Mates)) {
+		m := st.Mates[a]
+		if !(a < m.With) || len(m.Shared) != len(l.Types()) {
+			return bad(a, "mate %q out of order, or %d shared times for %d types", m.With, len(m.Shared), len(l.Types()))
+		}
+		j, ok := l.Job(a)
+		for k, t := range m.Shared {
+			if !(t >= 0) || (ok && t > sharedOf(j, k)) {
+				return bad(a, "shared time %v on type %d when paired with %q, beyond its Shared", t, k, m.With)
+			}
+		}
+	}
+	return nil
 }
