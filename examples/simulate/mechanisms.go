@@ -82,8 +82,9 @@ func mechanisms() []mechanism {
 		gavel("max-total-throughput", alloc.MaxTotalThroughput{}, stride.GavelSettings{}),
 		minCost("min-cost", false),
 		minCost("min-cost-slo", true),
-		spaceSharing("space-sharing-max-min", alloc.SharingMaxMin),
-		spaceSharing("space-sharing-max-total", alloc.SharingMaxTotal),
+		spaceSharing("space-sharing-max-min", alloc.SharingMaxMin, false),
+		spaceSharing("space-sharing-max-min-pair-priorities", alloc.SharingMaxMin, true),
+		spaceSharing("space-sharing-max-total", alloc.SharingMaxTotal, false),
 		themis("themis", 0),
 		themis("themis-patience-2", 2),
 		{"tiresias", func(e *env) (round.Scheduler, error) {
@@ -424,7 +425,9 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 // Gavel measured, over the workload's job types (model and gang).
 // stride.Gavel realises the pairs as placements of two jobs on one gang of
 // GPUs, and the simulator runs them at their measured co-located rates.
-func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
+// pairPriorities ranks each pair as a combination of its own
+// (stride.GavelSettings.PairPriorities, Gavel's Algorithm 1).
+func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		model := map[alloc.JobID]string{}
 		kinds := map[string]data.JobType{}
@@ -472,7 +475,7 @@ func spaceSharing(name string, obj alloc.SharingObjective) mechanism {
 			}
 			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
 		}
-		return stride.NewGavel(alloc.SpaceSharing{Objective: obj}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round, Inputs: in})
+		return stride.NewGavel(alloc.SpaceSharing{Objective: obj}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round, Inputs: in, PairPriorities: pairPriorities})
 	}}
 }
 
