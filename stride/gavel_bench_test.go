@@ -72,7 +72,7 @@ func BenchmarkGavelDecide(b *testing.B) {
 // BenchmarkGavelSpaceSharing times a steady round of Gavel's space-sharing
 // max-min, job by job (the default) and with a priority for each pair
 // (PairPriorities), over jobs of 20 job types (one row each, 1 to 8 GPUs)
-// on 120 GPUs of four types, every two job types of a gang co-locatable on
+// on 128 GPUs of four types, every two job types of a gang co-locatable on
 // every type at 0.5 to 0.9 of their rates. With pair priorities every pair
 // of jobs of two paired job types is a candidate.
 func BenchmarkGavelSpaceSharing(b *testing.B) {
