@@ -12,37 +12,6 @@ import (
 	"github.com/gpufair/gpufair/stride"
 )
 
-// combinationRounds runs jobs a, b and c on one V100 for n rounds under
-// ss, and returns the share of rounds each combination ran (as runs names
-// it, letters sorted: "a", "ab", ...).
-func combinationRounds(t *testing.T, ss alloc.SpaceSharing, set stride.GavelSettings, n int) map[string]float64 {
-	t.Helper()
-	c, types := oneV100()
-	s, err := stride.NewGavel(ss, c, types, &set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(round.Arrive(0, unitJob("a", 1), 0), round.Arrive(0, unitJob("b", 1), 0), round.Arrive(0, unitJob("c", 1), 0)); err != nil {
-		t.Fatal(err)
-	}
-	share := map[string]float64{}
-	for r := range n {
-		d, err := s.Decide(context.Background(), float64(r)*stride.DefaultRound)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range d.Placements {
-			ids := make([]string, len(p.Jobs))
-			for i, id := range p.Jobs {
-				ids[i] = string(id)
-			}
-			slices.Sort(ids)
-			share[strings.Join(ids, "")] += 1 / float64(n)
-		}
-	}
-	return share
-}
-
 // TestGavelPairPriorities: with PairPriorities each combination of the
 // space-sharing allocation, a job alone or a pair, has a priority of its
 // own (Gavel's Algorithm 1), and over 200 rounds each runs within one
