@@ -542,14 +542,6 @@ func healthyProblem(l *round.Ledger, jobs []*round.Job, extra []alloc.Tenant, te
 	return prob, in, cols, err
 }
 
-// gavelPair is a (job, type) candidate of the priority pass.
-type gavelPair struct {
-	prio float64
-	x    float64
-	job  int // index in the ledger's (arrival, ID) order
-	k    int
-}
-
 // plan returns the round's decision (not yet committed).
 func (g *Gavel) plan(now float64) (*round.Decision, error) {
 	jobs := g.l.Jobs()
@@ -682,7 +674,7 @@ func (g *Gavel) jobPass(now float64, jobs []*round.Job, chosen, mate, left []int
 		}
 		return math.Inf(1)
 	}
-	var cand []gavelPair
+	var cand []gavelCombination
 	for i, j := range jobs {
 		x := st.Target[j.ID]
 		if x == nil || chosen[i] != 0 {
@@ -693,33 +685,22 @@ func (g *Gavel) jobPass(now float64, jobs []*round.Job, chosen, mate, left []int
 				xk = total(i, k)
 			}
 			if xk > 0 && j.Rates[k] > 0 {
-				cand = append(cand, gavelPair{prio: prio(i, k, xk), x: xk, job: i, k: k})
+				cand = append(cand, gavelCombination{prio: prio(i, k, xk), x: xk, m: i, n: -1, k: k})
 			}
 		}
 	}
-	slices.SortFunc(cand, func(a, b gavelPair) int {
-		if c := cmp.Compare(b.prio, a.prio); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.x, a.x); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.job, b.job); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.k, b.k)
-	})
+	sortCombinations(cand)
 	for _, p := range cand {
-		j := jobs[p.job]
-		if chosen[p.job] != 0 || j.Gang > left[p.k] {
+		j := jobs[p.m]
+		if chosen[p.m] != 0 || j.Gang > left[p.k] {
 			continue
 		}
-		chosen[p.job] = p.k + 1
+		chosen[p.m] = p.k + 1
 		left[p.k] -= j.Gang
 		if sharing && st.wantsPartner(j, p.k, st.Target[j.ID][p.k], g.ran) {
-			if n := st.partner(jobs, p.job, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
+			if n := st.partner(jobs, p.m, p.k, chosen, func(n, k int) float64 { return prio(n, k, total(n, k)) }, byLabel); n >= 0 {
 				chosen[n] = p.k + 1
-				mate[p.job], mate[n] = n, p.job
+				mate[p.m], mate[n] = n, p.m
 			}
 		}
 	}

@@ -230,19 +230,40 @@ func (g *Gavel) since(j *round.Job) float64 {
 	return j.Arrival
 }
 
-// gavelCombination is a candidate of the combination pass: job m alone
-// (n < 0) or jobs m < n together, on type k.
+// gavelCombination is a candidate of a priority pass: job m alone (n < 0)
+// or jobs m < n together (indices in the ledger's (arrival, ID) order), on
+// type k.
 type gavelCombination struct {
 	prio, x float64
 	m, n, k int
+}
+
+// sortCombinations orders candidates by decreasing priority; ties: larger
+// X, then jobs and type in order, a job alone before its pairs.
+func sortCombinations(cand []gavelCombination) {
+	slices.SortFunc(cand, func(a, b gavelCombination) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.x, a.x); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.m, b.m); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.n, b.n); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
 }
 
 // combinationPass is the priority pass of Gavel's Algorithm 1 with space
 // sharing (GavelSettings.PairPriorities): every job alone and every pair
 // the allocation co-locates is a candidate on each type it has time on,
 // ranked by X / f (+Inf before it has run there); a candidate runs if none
-// of its jobs is placed (chosen) and its gang fits what is left. Ties:
-// larger X, then jobs and type in order, a job alone before its pairs.
+// of its jobs is placed (chosen) and its gang fits what is left, in the
+// order of sortCombinations.
 func (g *Gavel) combinationPass(now float64, jobs []*round.Job, chosen, mate, left []int, byLabel map[string][]int) {
 	st := &g.st
 	ratio := func(x, ran, from float64) float64 {
@@ -283,21 +304,7 @@ func (g *Gavel) combinationPass(now float64, jobs []*round.Job, chosen, mate, le
 			}
 		}
 	}
-	slices.SortFunc(cand, func(a, b gavelCombination) int {
-		if c := cmp.Compare(b.prio, a.prio); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.x, a.x); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.m, b.m); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.n, b.n); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.k, b.k)
-	})
+	sortCombinations(cand)
 	for _, c := range cand {
 		j := jobs[c.m]
 		if chosen[c.m] != 0 || (c.n >= 0 && chosen[c.n] != 0) || j.Gang > left[c.k] {
