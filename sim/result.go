@@ -100,8 +100,9 @@ type RoundStat struct {
 	Start float64 // seconds
 	// Placements counts the decision's placements (gangs); Restarts those
 	// that resumed from a checkpoint: not marked Renewed, with a job that
-	// ran before (see Settings.Restart).
-	Placements, Restarts int
+	// ran before (see Settings.Restart); Shared those of more than one job
+	// (space sharing).
+	Placements, Restarts, Shared int
 	// Partial reports a decision the scheduler's time budget cut short.
 	Partial bool
 }

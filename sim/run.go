@@ -584,6 +584,9 @@ func (r *run) round(ctx context.Context, rnd int, now float64) (moved bool, err 
 		if restarted {
 			stat.Restarts++
 		}
+		if len(p.Jobs) > 1 {
+			stat.Shared++
+		}
 		moved = moved || progressed
 	}
 	r.history = append(r.history, stat)

@@ -177,7 +177,8 @@ func TestRunOffGrid(t *testing.T) {
 
 // TestRunColocated checks that jobs placed together on the same GPUs share
 // their time and GPU time: a and b (10 steps at 1/s each) run together on
-// one GPU at 1/2 step/s each and finish at 20, holding 10 GPU-seconds each.
+// one GPU at 1/2 step/s each and finish at 20, holding 10 GPU-seconds each;
+// the round counts the placement as shared.
 func TestRunColocated(t *testing.T) {
 	c := servers(topology.Server{Name: "s", Type: "a", GPUs: 1})
 	w := &Workload{Types: []topology.GPUType{"a"}, Jobs: []Job{
@@ -192,6 +193,9 @@ func TestRunColocated(t *testing.T) {
 		if math.Abs(j.Finish-20) > tol || math.Abs(j.GPUSeconds-10) > tol {
 			t.Errorf("job %s finished at %v with %v GPU-seconds, want 20 and 10", j.ID, j.Finish, j.GPUSeconds)
 		}
+	}
+	if len(res.History) != 1 || res.History[0].Shared != 1 || res.Summary().SharedShare != 1 {
+		t.Errorf("history %+v, shared share %v; want one round with its one placement shared", res.History, res.Summary().SharedShare)
 	}
 }
 

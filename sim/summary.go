@@ -32,6 +32,9 @@ type Summary struct {
 	// restarted, over the rounds with placements: the cost of preemption.
 	Restarts                      int
 	RestartShare, MaxRestartShare float64
+	// SharedShare is the share of all placements, over the whole run, that
+	// held more than one job (space sharing), 0 without placements.
+	SharedShare float64
 	// Partial counts the rounds whose decision the scheduler's time budget
 	// cut short.
 	Partial int
@@ -76,7 +79,9 @@ func (r *Result) Summary() Summary {
 		s.Makespan = last - first
 	}
 	var shares, n float64
+	var placed, shared int
 	for _, h := range r.History {
+		placed, shared = placed+h.Placements, shared+h.Shared
 		s.Restarts += h.Restarts
 		if h.Partial {
 			s.Partial++
@@ -90,6 +95,9 @@ func (r *Result) Summary() Summary {
 	}
 	if n > 0 {
 		s.RestartShare = shares / n
+	}
+	if placed > 0 {
+		s.SharedShare = float64(shared) / float64(placed)
 	}
 	var gpus int
 	for _, n := range r.Count {

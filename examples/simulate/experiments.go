@@ -114,6 +114,7 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	// jct[v][i], rho[v][i]: mean and standard deviation over seeds.
 	jct := make([][][2]float64, len(vs))
 	rho := make([][][2]float64, len(vs))
+	shared := make([][][2]float64, len(vs)) // with cfg.sharedTable, in percent
 	var last []*sim.Result
 	cdfAt := slices.Index(cfg.rates, cfg.cdfRate)
 	if cdfAt < 0 {
@@ -121,7 +122,7 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 	}
 	for i, rate := range cfg.rates {
 		for m, v := range vs {
-			var js, rs []float64
+			var js, rs, ss []float64
 			for seed := 1; seed <= cfg.seeds; seed++ {
 				wl, err := sim.Generate(tp, sim.GenerateSettings{Jobs: cfg.jobs, Rate: rate, Multi: cfg.multi}, rand.NewPCG(uint64(seed), 0))
 				if err != nil {
@@ -136,17 +137,21 @@ func sweep(ctx context.Context, cfg *config, w io.Writer, vs []variant) error {
 				}
 				res.Scheduler = v.name
 				s := res.Summary()
-				js, rs = append(js, s.AvgJCT/3600), append(rs, s.AvgRho)
+				js, rs, ss = append(js, s.AvgJCT/3600), append(rs, s.AvgRho), append(ss, 100*s.SharedShare)
 				if seed == 1 && i == cdfAt {
 					last = append(last, res)
 				}
 			}
 			jct[m] = append(jct[m], meanSD(js))
 			rho[m] = append(rho[m], meanSD(rs))
+			shared[m] = append(shared[m], meanSD(ss))
 		}
 	}
 	printSweep(w, "Average JCT (hours)", "jobs/hour", "%10.1f ± %5.1f", cfg.rates, names, jct)
 	printSweep(w, "Average rho (finish-time fairness)", "jobs/hour", "%10.2f ± %5.2f", cfg.rates, names, rho)
+	if cfg.sharedTable {
+		printSweep(w, "Placements of two jobs sharing their GPUs (% of all placements, whole run)", "jobs/hour", "%10.1f ± %5.1f", cfg.rates, names, shared)
+	}
 	if cfg.plots == "" {
 		return nil
 	}
@@ -188,7 +193,7 @@ func meanSD(v []float64) [2]float64 {
 
 // printSweep prints one table of a sweep: a row per rate, a column per
 // mechanism (mean ± sd, in format), then each mechanism's mean over the
-// first mechanism's.
+// first mechanism's ("-" where the first's is 0).
 func printSweep(w io.Writer, title, xLabel, format string, x []float64, names []string, v [][][2]float64) {
 	fmt.Fprintf(w, "\n%s\n%-10s", title, xLabel)
 	for _, n := range names {
@@ -204,6 +209,10 @@ func printSweep(w io.Writer, title, xLabel, format string, x []float64, names []
 			fmt.Fprintf(w, " "+format, v[m][i][0], v[m][i][1])
 		}
 		for m := range names[1:] {
+			if v[0][i][0] == 0 {
+				fmt.Fprintf(w, " %12s", "-") // no ratio to nothing
+				continue
+			}
 			fmt.Fprintf(w, " %12.2f", v[m+1][i][0]/v[0][i][0])
 		}
 		fmt.Fprintln(w)

@@ -80,6 +80,7 @@ type config struct {
 	sizes        []float64 // jobs of each static trace, -experiment gavel-makespan
 	rounds       []float64 // round lengths in seconds, -experiment gavel-fig15
 	cdfRate      float64   // the rate of a sweep's CDF plots; 0: the last
+	sharedTable  bool      // a sweep also prints the share of placements that were pairs
 	oefRounds    int       // rounds of the driven OEF experiments; 0: oefRounds
 	appScale     string    // Themis' app sizes (themisScale); "": the trace's
 	// contentions are -experiment themis-fig14's; nil: 1, 2, 4.

@@ -20,7 +20,7 @@ func init() {
 	register(experiment{"gavel-fig9", "Gavel Figure 9: LAS, heterogeneity-aware against agnostic, continuous-single trace", gavelLoad(false, 5.6, "gavel_fig9_")})
 	register(experiment{"gavel-fig10", "Gavel Figure 10: LAS, heterogeneity-aware against agnostic, continuous-multiple trace", gavelLoad(true, 2.6, "gavel_fig10_")})
 	register(experiment{"gavel-fig11", "Gavel Figure 11: finish-time fairness, aware against agnostic, continuous-multiple trace", gavelLoad(true, 2.6, "gavel_fig11_")})
-	register(experiment{"gavel-space-sharing", "Gavel section 7.3: space sharing against none, continuous-single trace (-multi: multiple)", gavelLoad(false, 5.6, "gavel_ss_")})
+	register(experiment{"gavel-space-sharing", "Gavel section 7.3: space sharing against none, continuous-single trace (-multi: multiple)", gavelSharing})
 	register(experiment{"gavel-makespan", "Gavel section 7.3: makespan of static traces (-sizes jobs, all at time 0)", gavelMakespan})
 	register(experiment{"gavel-fig15", "Gavel Figure 15: LAS over round lengths (-round-lengths) and against the ideal fluid allocation", gavelRounds})
 }
@@ -37,6 +37,14 @@ func gavelLoad(multi bool, cdf float64, prefix string) func(context.Context, *co
 		c.plotPrefix = cmp.Or(c.plotPrefix, prefix)
 		return loadSweep(ctx, &c, w)
 	}
+}
+
+// gavelSharing is gavelLoad for space sharing: it also prints the share of
+// the placements that were pairs.
+func gavelSharing(ctx context.Context, cfg *config, w io.Writer) error {
+	c := *cfg
+	c.sharedTable = true
+	return gavelLoad(false, 5.6, "gavel_ss_")(ctx, &c, w)
 }
 
 // gavelMakespan runs each mechanism on static traces (every job at time
