@@ -196,31 +196,6 @@ func (st *gavelState) recordMates(l *round.Ledger, d *round.Decision) {
 	}
 }
 
-// pairTarget returns X for jobs m and n sharing gangs of type k: m's
-// co-located time with n's label, spread evenly over the jobs of that
-// label (other than m), and the same from n's side; the lesser of the two,
-// which agree while the jobs are those the allocation was solved for.
-func (st *gavelState) pairTarget(jobs []*round.Job, m, n, k int, byLabel map[string][]int) float64 {
-	share := func(m, n int) float64 {
-		label := st.Labels[jobs[n].ID]
-		peers := len(byLabel[label])
-		if st.Labels[jobs[m].ID] == label {
-			peers--
-		}
-		if peers <= 0 {
-			return 0
-		}
-		t := 0.0
-		for _, p := range st.Partners[jobs[m].ID] {
-			if p.Type == k && p.With == label {
-				t += p.Time
-			}
-		}
-		return t / float64(peers)
-	}
-	return min(share(m, n), share(n, m))
-}
-
 // since returns when job j's time run starts to count: the latest reset
 // (GavelSettings.ResetInterval) if it arrived before it, else its arrival.
 func (g *Gavel) since(j *round.Job) float64 {
@@ -272,6 +247,37 @@ func (g *Gavel) combinationPass(now float64, jobs []*round.Job, chosen, mate, le
 		}
 		return math.Inf(1)
 	}
+	// perPeer is job i's co-located time with label on type k, spread
+	// evenly over the jobs of that label other than i: X of each such pair
+	// from i's side. The two sides agree while the jobs are those the
+	// allocation was solved for; a pair's X is the lesser.
+	type peerKey struct {
+		i     int
+		label string
+		k     int
+	}
+	memo := map[peerKey]float64{}
+	perPeer := func(i int, label string, k int) float64 {
+		key := peerKey{i, label, k}
+		if x, ok := memo[key]; ok {
+			return x
+		}
+		peers := len(byLabel[label])
+		if st.Labels[jobs[i].ID] == label {
+			peers--
+		}
+		x := 0.0
+		if peers > 0 {
+			for _, p := range st.Partners[jobs[i].ID] {
+				if p.Type == k && p.With == label {
+					x += p.Time
+				}
+			}
+			x /= float64(peers)
+		}
+		memo[key] = x
+		return x
+	}
 	var cand []gavelCombination
 	for m, j := range jobs {
 		x := st.Target[j.ID]
@@ -286,12 +292,17 @@ func (g *Gavel) combinationPass(now float64, jobs []*round.Job, chosen, mate, le
 		}
 		for _, p := range st.Partners[j.ID] {
 			k := p.Type
+			if !(j.Rates[k] > 0) {
+				continue
+			}
+			mine := perPeer(m, p.With, k)
 			for _, n := range byLabel[p.With] {
 				jn := jobs[n]
-				if n <= m || chosen[n] != 0 || jn.Gang != j.Gang || !(j.Rates[k] > 0) || !(jn.Rates[k] > 0) || !st.pairsWith(jn.ID, st.Labels[j.ID], k) {
+				if n <= m || chosen[n] != 0 || jn.Gang != j.Gang || !(jn.Rates[k] > 0) {
 					continue
 				}
-				xp := st.pairTarget(jobs, m, n, k, byLabel)
+				// Zero unless n's allocation pairs it with m's label on k too.
+				xp := min(mine, perPeer(n, st.Labels[j.ID], k))
 				if !(xp > 0) {
 					continue
 				}
