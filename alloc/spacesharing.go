@@ -92,6 +92,10 @@ type SharingResult struct {
 	// jobs.
 	Alone    [][]float64
 	Partners [][]PartnerShare
+	// Labels[i] is job i's label, the name by which Partners' With names
+	// it: SpaceSharing's JobTypes (job IDs where those are nil), and job
+	// IDs for GandivaPacking, whose pairs are of jobs.
+	Labels []string
 }
 
 // PartnerShare is the fraction of its time a job should share gangs of

@@ -62,6 +62,10 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		return nil, err
 	}
 	res := sc.result(p, sol, x, y, thr)
+	res.Labels = slices.Clone(s.JobTypes)
+	if res.Labels == nil {
+		res.Labels = p.JobIDs()
+	}
 	for i := range res.Throughput {
 		res.Throughput[i] *= ref
 	}

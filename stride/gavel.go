@@ -120,7 +120,9 @@ type GavelSettings struct {
 //     share of the time; section 5 divides by the time all jobs ran on
 //     k, which ranks pairs of different types on one scale only within a
 //     type, and this pass ranks every pair on one list.
-//     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1) a job's
+//     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1, or
+//     alloc.GandivaPacking, which is given the pairs of jobs in force as
+//     its Keep at each solve, and whose labels are job IDs) a job's
 //     target on k is its time alone plus its co-located time there, and a
 //     job that has shared less of its time on k than its allocation says
 //     takes a partner along: a waiting job of a label it should share with
@@ -161,7 +163,8 @@ type Gavel struct {
 type gavelState struct {
 	Target map[alloc.JobID][]float64 `json:"target"` // X_mk, alone
 	// Partners and Labels are the co-located part of a space-sharing
-	// allocation (alloc.SpaceSharing), empty for other policies.
+	// allocation (alloc.SpaceSharing, alloc.GandivaPacking), empty for
+	// other policies.
 	Partners    map[alloc.JobID][]gavelPartner `json:"partners,omitempty"`
 	Labels      map[alloc.JobID]string         `json:"labels,omitempty"`
 	Solved      bool                           `json:"solved"`
@@ -439,12 +442,20 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 	if g.set.Inputs != nil {
 		pol = g.set.Inputs(now, prob, in)
 	}
-	if ss, ok := pol.(alloc.SpaceSharing); ok {
-		r, err := ss.Solve(ctx, prob)
+	var share func(context.Context, *alloc.Problem) (*alloc.SharingResult, error)
+	switch sp := pol.(type) {
+	case alloc.SpaceSharing:
+		share = sp.Solve
+	case alloc.GandivaPacking:
+		sp.Keep = g.st.jobPairs()
+		share = sp.Solve
+	}
+	if share != nil {
+		r, err := share(ctx, prob)
 		if err != nil {
 			return sol, fmt.Errorf("stride: %s over %d jobs: %w", pol.Name(), len(prob.Jobs), err)
 		}
-		return colocated(sol, ss, r, in, types, cols), nil
+		return colocated(sol, r, in, types, cols), nil
 	}
 	a, err := pol.Allocate(ctx, prob)
 	if err == nil {

@@ -2,6 +2,7 @@ package stride_test
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -211,5 +212,83 @@ func TestGavelPairPrioritiesSnapshot(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { refuseEditedSnapshot(t, s, good, tc.field, tc.edit) })
+	}
+}
+
+// TestGavelGandivaPackingKeepsPairs: Gavel's Gandiva baseline realised by
+// Gavel's mechanism. Four jobs that all gain by sharing, on one V100, run
+// as two pairs drawn at random; when a fifth job arrives and the policy
+// is solved again, the mechanism hands it the pairs in force, which stay,
+// and each pair still runs as one placement. A restored scheduler decides
+// alike.
+func TestGavelGandivaPackingKeepsPairs(t *testing.T) {
+	pol := alloc.GandivaPacking{Seed: 1}
+	c, types := oneV100()
+	ids := []alloc.JobID{"a", "b", "c", "d"}
+	var pairs []alloc.PairRate
+	for i, a := range append(ids, "e") {
+		for _, b := range append(ids, "e")[i+1:] {
+			pairs = append(pairs, alloc.PairRate{A: string(a), B: string(b), Type: "v100", RateA: 0.8, RateB: 0.8})
+		}
+	}
+	pol.Pairs = pairs
+	s, err := stride.NewGavel(pol, c, types, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := s.Apply(round.Arrive(0, unitJob(id, 1), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := func(from, to int) map[string]bool {
+		out := map[string]bool{}
+		for r := from; r < to; r++ {
+			d, err := s.Decide(context.Background(), float64(r)*stride.DefaultRound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Placements) != 1 {
+				t.Fatalf("round %d: %d placements on one GPU", r, len(d.Placements))
+			}
+			out[runs(d)] = true
+		}
+		return out
+	}
+	before := seen(0, 10)
+	if len(before) != 2 {
+		t.Fatalf("before the arrival: combinations %v, want two pairs", before)
+	}
+	for k := range before {
+		if len(k) != 2 {
+			t.Fatalf("before the arrival: combinations %v, want two pairs", before)
+		}
+	}
+	if err := s.Apply(round.Arrive(10*stride.DefaultRound, unitJob("e", 1), 0)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := seen(10, 40)
+	for k := range after {
+		if k != "e" && !before[k] {
+			t.Errorf("after the arrival: %q ran, not one of the pairs in force %v", k, before)
+		}
+	}
+	if !after["e"] {
+		t.Errorf("after the arrival: combinations %v, want the new job alone among them", after)
+	}
+	restored, err := stride.NewGavel(pol, c, types, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restored.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	s = restored
+	if again := seen(10, 40); !maps.Equal(again, after) {
+		t.Errorf("restored: combinations %v, want %v", again, after)
 	}
 }

@@ -40,8 +40,12 @@ type gavelMachine struct {
 	labels    map[alloc.JobID]string // space sharing: each job's label
 }
 
-// sharingPolicy marks the space-sharing draw of newGavelMachine.
-type sharingPolicy struct{ alloc.SpaceSharing }
+// sharingPolicy and packingPolicy mark the space-sharing and Gandiva
+// packing draws of newGavelMachine.
+type (
+	sharingPolicy struct{ alloc.SpaceSharing }
+	packingPolicy struct{ alloc.GandivaPacking }
+)
 
 const gavelRound = 100.0
 
@@ -65,8 +69,9 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		ResetInterval:      rapid.SampledFrom([]float64{0, 0, 1, 3 * gavelRound}).Draw(t, "resetInterval"),
 		PairPriorities:     rapid.Bool().Draw(t, "pairPriorities"),
 	}
-	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}}).Draw(t, "policy")
-	if _, ok := m.pol.(sharingPolicy); ok {
+	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}, packingPolicy{}}).Draw(t, "policy")
+	_, packing := m.pol.(packingPolicy)
+	if _, ok := m.pol.(sharingPolicy); ok || packing {
 		// Space sharing: jobs labelled a or b and their gang, with drawn
 		// co-located rates for each pair of labels of a gang on each type.
 		m.labels = map[alloc.JobID]string{}
@@ -82,6 +87,9 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		}
 		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal}).Draw(t, "objective")
 		m.pol = alloc.SpaceSharing{Objective: obj}
+		if packing {
+			m.pol = alloc.GandivaPacking{Seed: 1}
+		}
 		m.set.Inputs = func(_ float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
 			labels := make([]string, len(jobs))
 			for i, j := range jobs {
@@ -92,6 +100,9 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 				if slices.Contains(p.Capacity.Types, q.Type) {
 					ps = append(ps, q)
 				}
+			}
+			if packing {
+				return alloc.GandivaPacking{JobTypes: labels, Pairs: ps, Seed: 1}
 			}
 			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
 		}

@@ -21,11 +21,10 @@ type gavelPartner struct {
 	Time float64 `json:"time"`
 }
 
-// colocated fills sol from a space-sharing solution r of ss over jobs in:
-// each job's time alone as its target, its co-located time by partner
-// label and type, and its label. cols maps the problem's types to the
-// ledger's.
-func colocated(sol gavelState, ss alloc.SpaceSharing, r *alloc.SharingResult, in []*round.Job, types []topology.GPUType, cols []int) gavelState {
+// colocated fills sol from a space-sharing solution r over jobs in: each
+// job's time alone as its target, its co-located time by partner label and
+// type, and its label. cols maps the problem's types to the ledger's.
+func colocated(sol gavelState, r *alloc.SharingResult, in []*round.Job, types []topology.GPUType, cols []int) gavelState {
 	sol.Partners, sol.Labels = map[alloc.JobID][]gavelPartner{}, map[alloc.JobID]string{}
 	for i, j := range in {
 		x := make([]float64, len(types))
@@ -33,10 +32,7 @@ func colocated(sol gavelState, ss alloc.SpaceSharing, r *alloc.SharingResult, in
 			x[k] = grain(r.Alone[i][c])
 		}
 		sol.Target[j.ID] = x
-		sol.Labels[j.ID] = string(j.ID)
-		if ss.JobTypes != nil {
-			sol.Labels[j.ID] = ss.JobTypes[i]
-		}
+		sol.Labels[j.ID] = r.Labels[i]
 		for _, ps := range r.Partners[i] {
 			if t := grain(ps.Time); t > 0 {
 				sol.Partners[j.ID] = append(sol.Partners[j.ID], gavelPartner{With: ps.With, Type: slices.Index(types, ps.Type), Time: t})
@@ -44,6 +40,23 @@ func colocated(sol gavelState, ss alloc.SpaceSharing, r *alloc.SharingResult, in
 		}
 	}
 	return sol
+}
+
+// jobPairs returns the pairs of jobs of the allocation in force whose
+// partners are named by job ID (alloc.GandivaPacking's), each once, in ID
+// order.
+func (st *gavelState) jobPairs() []alloc.JobPair {
+	var out []alloc.JobPair
+	used := map[alloc.JobID]bool{}
+	for _, id := range slices.Sorted(maps.Keys(st.Partners)) {
+		for _, p := range st.Partners[id] {
+			if with := alloc.JobID(p.With); id < with && st.Labels[with] == p.With && !used[id] && !used[with] {
+				out = append(out, alloc.JobPair{A: id, B: with})
+				used[id], used[with] = true, true
+			}
+		}
+	}
+	return out
 }
 
 // pairTime returns the time job id should share gangs of type k, with

@@ -117,6 +117,7 @@ func mechanisms() []mechanism {
 		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}, false),
 		gandivaFair("gandiva-fair-trading-pack", stride.GandivaSettings{Trading: true, Pack: true}),
 		themisMechanism("themis-job-locality", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, true),
+		gandivaPacking("gandiva-packing"),
 	}
 }
 
@@ -428,6 +429,24 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 // pairPriorities ranks each pair as a combination of its own
 // (stride.GavelSettings.PairPriorities, Gavel's Algorithm 1).
 func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) mechanism {
+	return colocating(name, func(labels []string, pairs []alloc.PairRate) alloc.Policy {
+		return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
+	}, stride.GavelSettings{PairPriorities: pairPriorities})
+}
+
+// gandivaPacking is the Gandiva baseline of Gavel's evaluation
+// (alloc.GandivaPacking) with the co-located rates Gavel measured, realised
+// as spaceSharing is.
+func gandivaPacking(name string) mechanism {
+	return colocating(name, func(labels []string, pairs []alloc.PairRate) alloc.Policy {
+		return alloc.GandivaPacking{JobTypes: labels, Pairs: pairs, Seed: 1}
+	}, stride.GavelSettings{})
+}
+
+// colocating is a policy that co-locates jobs, built by policy from each
+// job's type (model and gang) and Gavel's co-located rates of those types,
+// realised by Gavel's mechanism with settings set.
+func colocating(name string, policy func(labels []string, pairs []alloc.PairRate) alloc.Policy, set stride.GavelSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		model := map[alloc.JobID]string{}
 		kinds := map[string]data.JobType{}
@@ -473,9 +492,11 @@ func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) 
 					ps = append(ps, q)
 				}
 			}
-			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
+			return policy(labels, ps)
 		}
-		return stride.NewGavel(alloc.SpaceSharing{Objective: obj}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round, Inputs: in, PairPriorities: pairPriorities})
+		s := set
+		s.Round, s.Inputs = e.round, in
+		return stride.NewGavel(policy(nil, nil), e.c, e.w.Types, &s)
 	}}
 }
 

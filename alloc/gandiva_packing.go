@@ -1,0 +1,259 @@
+package alloc
+
+import (
+	"context"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/gpufair/gpufair"
+)
+
+// JobPair is two jobs that share one gang of GPUs.
+type JobPair struct{ A, B JobID }
+
+// GandivaPacking is the baseline that Gavel's evaluation calls Gandiva's
+// ad-hoc space sharing (OSDI'20, section 7.3: Figures 9 and 10 and the
+// makespan results), as Gavel's code builds it from Gandiva's packing:
+// blind to GPU types, every job combination (a job alone, or two jobs
+// sharing their gang) gets an equal share of every type, and pairs are
+// drawn at random and kept while they improve performance. Each solve:
+//
+//  1. a pair of Keep (the pairs of the allocation in force) stays if both
+//     jobs are still in the problem, with one gang, and the pair improves
+//     performance (below); the jobs of the others are free;
+//  2. if the jobs' gangs fit the cluster's GPUs, nothing is packed: every
+//     job is a combination of its own;
+//  3. otherwise the free jobs are paired at random: as many draws as there
+//     are free jobs, each of two distinct free jobs, which pair if their
+//     gangs are equal; jobs left over run alone;
+//  4. each of the m combinations gets Count_k/(m·Gang) of the time on
+//     type k, scaled down where those add up to more than 1.
+//
+// A pair improves performance where, averaged over the GPU types on which
+// both jobs run, its two jobs' co-located rates, each over the job's rate
+// alone, add up to at least 1: packing beats taking turns. A type on
+// which the pair has no positive measured rate for either job counts as
+// 0 there too (Gavel's code drops such a pair). Pairs are tested at the
+// next solve, as Gandiva measures a packing after it has run: a pair drawn
+// now runs until then. Gavel's code adds the sums over the types instead
+// of averaging them, so that with three types a pair stays while it keeps
+// a third of its work; the paper says the exploration goes on "until a
+// combination that improves performance is found", which the average
+// reads.
+//
+// Where nothing is packed (step 2), Gavel's code keeps its pairs aside for
+// the next time the cluster is oversubscribed; here the allocation in
+// force holds the pairs, so they end, and are drawn again.
+//
+// The draw is a hash of Seed, Keep and the free jobs' IDs: the same
+// problem and Keep give the same allocation, and pairs just undone lead to
+// a new draw. Throughput counts a pair with no
+// measurement on a type at half of each job's rate there (taking turns),
+// as package sim runs it.
+//
+// It is a baseline, not a fair mechanism: it is not sharing-incentive,
+// envy-free or Pareto-efficient in general.
+type GandivaPacking struct {
+	JobTypes []string   // label of each job for Pairs, aligned with Problem.Jobs; nil: job IDs
+	Pairs    []PairRate // measured co-located rates, by label (SpaceSharing's table)
+	Keep     []JobPair  // the pairs in force; pairs naming jobs not in the problem are dropped
+	Seed     uint64
+}
+
+// Name returns "gandiva-packing".
+func (GandivaPacking) Name() string { return "gandiva-packing" }
+
+// Allocate returns Solve's Allocation.
+func (g GandivaPacking) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
+	r, err := g.Solve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Allocation, nil
+}
+
+// Solve returns the allocation with its pairs: Partners name each job's
+// partner by job ID (Labels are the job IDs), and Pairs list each pair's
+// time by type, A and B being job IDs. It returns an *gpufair.InputError
+// for an invalid problem, labels or pair rates (as SpaceSharing), or a
+// Keep that pairs a job with itself or lists a job twice.
+func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	labels := g.JobTypes
+	if labels == nil {
+		labels = p.JobIDs()
+	} else if len(labels) != len(p.Jobs) {
+		return nil, gpufair.Invalid("GandivaPacking.JobTypes", "", gpufair.ErrShape, "%d labels for %d jobs", len(labels), len(p.Jobs))
+	}
+	labelIndex := map[string]int{}
+	for _, l := range labels {
+		labelIndex[l] = len(labelIndex)
+	}
+	rates, err := SpaceSharing{Pairs: g.Pairs}.pairTable(p, labelIndex)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[JobID]int, len(p.Jobs))
+	for i, j := range p.Jobs {
+		index[j.ID] = i
+	}
+	partner := make([]int, len(p.Jobs)) // partner + 1; 0: none
+	kept := make(map[JobID]bool, 2*len(g.Keep))
+	for _, kp := range g.Keep {
+		if kp.A == kp.B {
+			return nil, gpufair.Invalid("GandivaPacking.Keep", string(kp.A), gpufair.ErrValue, "a job paired with itself")
+		}
+		for _, id := range []JobID{kp.A, kp.B} {
+			if kept[id] {
+				return nil, gpufair.Invalid("GandivaPacking.Keep", string(id), gpufair.ErrDuplicate, "the job is in two pairs")
+			}
+			kept[id] = true
+		}
+		a, okA := index[kp.A]
+		b, okB := index[kp.B]
+		if okA && okB && p.Jobs[a].Gang == p.Jobs[b].Gang && improves(p, rates, labels, a, b) {
+			partner[a], partner[b] = b+1, a+1
+		}
+	}
+	gangs, gpus := 0.0, 0.0
+	for _, j := range p.Jobs {
+		gangs += float64(j.Gang)
+	}
+	for _, n := range p.Capacity.Count {
+		gpus += n
+	}
+	if gangs <= gpus {
+		clear(partner)
+	} else {
+		g.draw(p, partner)
+	}
+	return g.result(p, rates, labels, partner), nil
+}
+
+// improves reports whether jobs a and b gain by sharing their gang (see
+// GandivaPacking).
+func improves(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) bool {
+	sum, n := 0.0, 0
+	for k := range p.Capacity.Types {
+		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
+		if !(ta > 0 && tb > 0) {
+			continue
+		}
+		n++
+		if r, ok := jobPairRates(rates, labels[a], labels[b], k); ok && r[0] > 0 && r[1] > 0 {
+			sum += r[0]/ta + r[1]/tb
+		}
+	}
+	return n > 0 && sum >= float64(n)
+}
+
+// jobPairRates returns the co-located rates of a job labelled a and one
+// labelled b on type k. Two jobs of one label each get the mean of the
+// two measured rates, as SpaceSharing's classes do.
+func jobPairRates(rates map[pairKey][2]float64, a, b string, k int) ([2]float64, bool) {
+	r, ok := rates[pairKey{a, b, k}]
+	if a == b {
+		avg := (r[0] + r[1]) / 2
+		r = [2]float64{avg, avg}
+	}
+	return r, ok
+}
+
+// draw pairs the free jobs (partner 0) at random, as step 3 of
+// GandivaPacking says.
+func (g GandivaPacking) draw(p *Problem, partner []int) {
+	var free []int
+	h := fnv.New64a()
+	h.Write([]byte(strconv.FormatUint(g.Seed, 10)))
+	for _, kp := range g.Keep { // pairs just undone are drawn anew
+		h.Write([]byte{1})
+		h.Write([]byte(kp.A + "+" + kp.B))
+	}
+	for i, j := range p.Jobs {
+		if partner[i] == 0 {
+			free = append(free, i)
+			h.Write([]byte{0})
+			h.Write([]byte(j.ID))
+		}
+	}
+	rng := rand.New(rand.NewPCG(g.Seed, h.Sum64()))
+	for range len(free) {
+		if len(free) < 2 {
+			return
+		}
+		x := rng.IntN(len(free))
+		y := rng.IntN(len(free) - 1)
+		if y >= x {
+			y++
+		}
+		a, b := free[x], free[y]
+		if p.Jobs[a].Gang != p.Jobs[b].Gang {
+			continue
+		}
+		partner[a], partner[b] = b+1, a+1
+		free = slices.DeleteFunc(free, func(i int) bool { return i == a || i == b })
+	}
+}
+
+// result gives each combination its equal share (step 4 of
+// GandivaPacking).
+func (g GandivaPacking) result(p *Problem, rates map[pairKey][2]float64, labels []string, partner []int) *SharingResult {
+	types := p.Capacity.NumTypes()
+	combos := 0
+	for i := range p.Jobs {
+		if partner[i] == 0 || partner[i]-1 > i {
+			combos++
+		}
+	}
+	res := &SharingResult{
+		Allocation: NewAllocation(p.JobIDs(), p.Capacity),
+		Throughput: make([]float64, len(p.Jobs)),
+		Alone:      make([][]float64, len(p.Jobs)),
+		Partners:   make([][]PartnerShare, len(p.Jobs)),
+		Labels:     p.JobIDs(),
+	}
+	for i, j := range p.Jobs {
+		gang := float64(j.Gang)
+		x := make([]float64, types)
+		sum := 0.0
+		for k, n := range p.Capacity.Count {
+			x[k] = n / (float64(combos) * gang)
+			sum += x[k]
+		}
+		if sum > 1 {
+			for k := range x {
+				x[k] /= sum
+			}
+		}
+		res.Alone[i] = make([]float64, types)
+		q := partner[i] - 1
+		for k, f := range x {
+			if q < 0 {
+				res.Alone[i][k] = f
+				res.Allocation.GPUs[i][k] = f * gang
+				res.Throughput[i] += f * p.Throughputs.At(i, k)
+				continue
+			}
+			tk := p.Capacity.Types[k]
+			res.Partners[i] = append(res.Partners[i], PartnerShare{With: string(p.Jobs[q].ID), Type: tk, Time: f})
+			res.Allocation.GPUs[i][k] = f * gang / 2
+			rate := p.Throughputs.At(i, k) / 2
+			if r, ok := jobPairRates(rates, labels[i], labels[q], k); ok {
+				rate = r[0]
+			}
+			res.Throughput[i] += f * rate
+			if q > i {
+				res.Pairs = append(res.Pairs, PairShare{A: string(j.ID), B: string(p.Jobs[q].ID), Type: tk, Time: f})
+			}
+		}
+	}
+	clampToCapacity(res.Allocation, p.Capacity)
+	return res
+}
