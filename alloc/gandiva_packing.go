@@ -41,7 +41,8 @@ type JobPair struct{ A, B JobID }
 // of averaging them, so that with three types a pair stays while it keeps
 // a third of its work; the paper says the exploration goes on "until a
 // combination that improves performance is found", which the average
-// reads.
+// reads. SumOverTypes applies the code's test, under which a pair without
+// positive measured rates on any one type is dropped.
 //
 // Where nothing is packed (step 2), Gavel's code keeps its pairs aside for
 // the next time the cluster is oversubscribed; here the allocation in
@@ -60,6 +61,9 @@ type GandivaPacking struct {
 	Pairs    []PairRate // measured co-located rates, by label (SpaceSharing's table)
 	Keep     []JobPair  // the pairs in force; pairs naming jobs not in the problem are dropped
 	Seed     uint64
+	// SumOverTypes keeps a pair while its sums over the types, added up,
+	// reach 1 (Gavel's code), instead of their mean.
+	SumOverTypes bool
 }
 
 // Name returns "gandiva-packing".
@@ -118,7 +122,7 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 		}
 		a, okA := index[kp.A]
 		b, okB := index[kp.B]
-		if okA && okB && p.Jobs[a].Gang == p.Jobs[b].Gang && improves(p, rates, labels, a, b) {
+		if okA && okB && p.Jobs[a].Gang == p.Jobs[b].Gang && improves(p, rates, labels, a, b, g.SumOverTypes) {
 			partner[a], partner[b] = b+1, a+1
 		}
 	}
@@ -138,20 +142,28 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 }
 
 // improves reports whether jobs a and b gain by sharing their gang (see
-// GandivaPacking).
-func improves(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) bool {
-	sum, n := 0.0, 0
+// GandivaPacking; sum: GandivaPacking.SumOverTypes).
+func improves(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int, sum bool) bool {
+	total, n := 0.0, 0
 	for k := range p.Capacity.Types {
 		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
 		if !(ta > 0 && tb > 0) {
 			continue
 		}
 		n++
-		if r, ok := jobPairRates(rates, labels[a], labels[b], k); ok && r[0] > 0 && r[1] > 0 {
-			sum += r[0]/ta + r[1]/tb
+		r, ok := jobPairRates(rates, labels[a], labels[b], k)
+		if !ok || !(r[0] > 0 && r[1] > 0) {
+			if sum { // the code drops a pair with no rate on a type
+				return false
+			}
+			continue
 		}
+		total += r[0]/ta + r[1]/tb
 	}
-	return n > 0 && sum >= float64(n)
+	if sum {
+		return n > 0 && total >= 1
+	}
+	return n > 0 && total >= float64(n)
 }
 
 // jobPairRates returns the co-located rates of a job labelled a and one

@@ -132,7 +132,7 @@ func TestGandivaPackingProperties(t *testing.T) {
 		for i := 0; i+1 < len(perm) && rapid.Bool().Draw(t, "keep"); i += 2 {
 			keep = append(keep, JobPair{JobID(perm[i]), JobID(perm[i+1])})
 		}
-		g := GandivaPacking{JobTypes: labels, Pairs: pairs, Keep: keep, Seed: rapid.Uint64().Draw(t, "seed")}
+		g := GandivaPacking{JobTypes: labels, Pairs: pairs, Keep: keep, Seed: rapid.Uint64().Draw(t, "seed"), SumOverTypes: rapid.Bool().Draw(t, "sum")}
 		r, err := g.Solve(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
@@ -183,7 +183,7 @@ func TestGandivaPackingProperties(t *testing.T) {
 		}
 		for _, kp := range keep {
 			a, b := index[string(kp.A)], index[string(kp.B)]
-			if gangs > gpus && p.Jobs[a].Gang == p.Jobs[b].Gang && packingHelps(p, pairs, labels, a, b) && partner[a] != b {
+			if gangs > gpus && p.Jobs[a].Gang == p.Jobs[b].Gang && packingHelps(p, pairs, labels, a, b, g.SumOverTypes) && partner[a] != b {
 				t.Fatalf("kept pair %v improves performance but was split", kp)
 			}
 		}
@@ -212,8 +212,9 @@ func TestGandivaPackingProperties(t *testing.T) {
 // packingHelps is the rule of GandivaPacking, written from its doc: over
 // the types both jobs run on, the mean of the two jobs' co-located rates
 // over their rates alone, a type without positive measured rates counting
-// 0, is at least 1.
-func packingHelps(p *Problem, pairs []PairRate, labels []string, a, b int) bool {
+// 0, is at least 1; with sum, their total is, and a type without positive
+// rates fails the pair.
+func packingHelps(p *Problem, pairs []PairRate, labels []string, a, b int, sum bool) bool {
 	var terms []float64
 	for k, tk := range p.Capacity.Types {
 		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
@@ -242,8 +243,15 @@ func packingHelps(p *Problem, pairs []PairRate, labels []string, a, b int) bool 
 		}
 		terms = append(terms, term)
 	}
-	if len(terms) == 0 {
+	if len(terms) == 0 || sum && slices.Contains(terms, 0) {
 		return false
+	}
+	if sum {
+		total := 0.0
+		for _, x := range terms {
+			total += x
+		}
+		return total >= 1
 	}
 	mean := 0.0
 	for _, x := range terms {

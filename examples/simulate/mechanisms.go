@@ -117,7 +117,8 @@ func mechanisms() []mechanism {
 		themisMechanism("themis-unbounded-wait", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8, UnboundedWait: true}, false),
 		gandivaFair("gandiva-fair-trading-pack", stride.GandivaSettings{Trading: true, Pack: true}),
 		themisMechanism("themis-job-locality", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, true),
-		gandivaPacking("gandiva-packing"),
+		gandivaPacking("gandiva-packing", false),
+		gandivaPacking("gandiva-packing-sum-over-types", true),
 	}
 }
 
@@ -435,11 +436,11 @@ func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) 
 }
 
 // gandivaPacking is the Gandiva baseline of Gavel's evaluation
-// (alloc.GandivaPacking) with the co-located rates Gavel measured, realised
-// as spaceSharing is.
-func gandivaPacking(name string) mechanism {
+// (alloc.GandivaPacking, with Gavel's code's test of a pair if sum) with
+// the co-located rates Gavel measured, realised as spaceSharing is.
+func gandivaPacking(name string, sum bool) mechanism {
 	return colocating(name, func(labels []string, pairs []alloc.PairRate) alloc.Policy {
-		return alloc.GandivaPacking{JobTypes: labels, Pairs: pairs, Seed: 1}
+		return alloc.GandivaPacking{JobTypes: labels, Pairs: pairs, Seed: 1, SumOverTypes: sum}
 	}, stride.GavelSettings{})
 }
 
