@@ -27,7 +27,9 @@ type JobPair struct{ A, B JobID }
 //     job is a combination of its own;
 //  3. otherwise the free jobs are paired at random: as many draws as there
 //     are free jobs, each of two distinct free jobs, which pair if their
-//     gangs are equal; jobs left over run alone;
+//     gangs are equal and they fit in memory together (positive measured
+//     co-located rates for both on every type on which both run); jobs
+//     left over run alone;
 //  4. each of the m combinations gets Count_k/(m·Gang) of the time on
 //     type k, scaled down where those add up to more than 1.
 //
@@ -37,7 +39,12 @@ type JobPair struct{ A, B JobID }
 // which the pair has no positive measured rate for either job counts as
 // 0 there too (Gavel's code drops such a pair). Pairs are tested at the
 // next solve, as Gandiva measures a packing after it has run: a pair drawn
-// now runs until then. Gavel's code adds the sums over the types instead
+// now runs until then. Pairs that do not fit are never drawn: Gavel's
+// code draws them and drops them at the next solve, but such a pair makes
+// no progress, and where no job departs or arrives there is no next solve
+// (on Gavel's continuous-multiple trace every job could wait so for good),
+// while Gandiva itself finds a pair out of memory as soon as it starts it.
+// Gavel's code adds the sums over the types instead
 // of averaging them, so that with three types a pair stays while it keeps
 // a third of its work; the paper says the exploration goes on "until a
 // combination that improves performance is found", which the average
@@ -48,9 +55,8 @@ type JobPair struct{ A, B JobID }
 // the next time the cluster is oversubscribed; here the allocation in
 // force holds the pairs, so they end, and are drawn again.
 //
-// The draw is a hash of Seed, Keep and the free jobs' IDs: the same
-// problem and Keep give the same allocation, and pairs just undone lead to
-// a new draw. Throughput counts a pair with no
+// The draw is a hash of Seed, Draw, Keep and the free jobs' IDs: the same
+// inputs give the same allocation. Throughput counts a pair with no
 // measurement on a type at half of each job's rate there (taking turns),
 // as package sim runs it.
 //
@@ -61,6 +67,10 @@ type GandivaPacking struct {
 	Pairs    []PairRate // measured co-located rates, by label (SpaceSharing's table)
 	Keep     []JobPair  // the pairs in force; pairs naming jobs not in the problem are dropped
 	Seed     uint64
+	// Draw varies the draw between solves of one problem: a round
+	// mechanism passes its count of rounds (stride.Gavel does), so that
+	// pairs just undone are not drawn again the same way at every solve.
+	Draw uint64
 	// SumOverTypes keeps a pair while its sums over the types, added up,
 	// reach 1 (Gavel's code), instead of their mean.
 	SumOverTypes bool
@@ -136,7 +146,7 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 	if gangs <= gpus {
 		clear(partner)
 	} else {
-		g.draw(p, partner)
+		g.draw(p, partner, func(a, b int) bool { return fits(p, rates, labels, a, b) })
 	}
 	return g.result(p, rates, labels, partner), nil
 }
@@ -166,6 +176,20 @@ func improves(p *Problem, rates map[pairKey][2]float64, labels []string, a, b in
 	return n > 0 && total >= float64(n)
 }
 
+// fits reports whether jobs a and b have positive measured co-located
+// rates on every type on which both run.
+func fits(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) bool {
+	for k := range p.Capacity.Types {
+		if !(p.Throughputs.At(a, k) > 0 && p.Throughputs.At(b, k) > 0) {
+			continue
+		}
+		if r, ok := jobPairRates(rates, labels[a], labels[b], k); !ok || !(r[0] > 0 && r[1] > 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // jobPairRates returns the co-located rates of a job labelled a and one
 // labelled b on type k. Two jobs of one label each get the mean of the
 // two measured rates, as SpaceSharing's classes do.
@@ -179,12 +203,12 @@ func jobPairRates(rates map[pairKey][2]float64, a, b string, k int) ([2]float64,
 }
 
 // draw pairs the free jobs (partner 0) at random, as step 3 of
-// GandivaPacking says.
-func (g GandivaPacking) draw(p *Problem, partner []int) {
+// GandivaPacking says, where fit allows.
+func (g GandivaPacking) draw(p *Problem, partner []int, fit func(a, b int) bool) {
 	var free []int
 	h := fnv.New64a()
-	h.Write([]byte(strconv.FormatUint(g.Seed, 10)))
-	for _, kp := range g.Keep { // pairs just undone are drawn anew
+	h.Write([]byte(strconv.FormatUint(g.Seed, 10) + "/" + strconv.FormatUint(g.Draw, 10)))
+	for _, kp := range g.Keep {
 		h.Write([]byte{1})
 		h.Write([]byte(kp.A + "+" + kp.B))
 	}
@@ -206,7 +230,7 @@ func (g GandivaPacking) draw(p *Problem, partner []int) {
 			y++
 		}
 		a, b := free[x], free[y]
-		if p.Jobs[a].Gang != p.Jobs[b].Gang {
+		if p.Jobs[a].Gang != p.Jobs[b].Gang || !fit(a, b) {
 			continue
 		}
 		partner[a], partner[b] = b+1, a+1

@@ -11,16 +11,16 @@ import (
 
 // ExampleGandivaPacking solves Gavel's Gandiva baseline three times, each
 // given the pairs of the one before, as a round mechanism re-solves it:
-// five one-GPU jobs on two V100s, where two jobs of type "a" keep 80% of
-// their speed together, "a" with "b" only 30%, and two of "b" were never
-// measured. The first solve draws pairs at random; each later one keeps
-// the pair that improves performance (j0+j2) and draws the others again,
-// at random, so that a pair it has just undone may come back.
+// six one-GPU jobs on two V100s, where two jobs of type "a" keep 80% of
+// their speed together, two of type "b" 70% and 60%, and "a" with "b" only
+// 30% each. The first solve draws pairs at random; the second keeps the
+// pair that improves performance (j3+j4) and draws the others again; both
+// of its new pairs improve performance, and stay.
 func ExampleGandivaPacking() {
 	v100 := topology.GPUType("v100")
-	ids := []string{"j0", "j1", "j2", "j3", "j4"}
-	labels := []string{"a", "a", "a", "b", "b"}
-	rates := [][]float64{{1}, {1}, {1}, {1}, {1}}
+	ids := []string{"j0", "j1", "j2", "j3", "j4", "j5"}
+	labels := []string{"a", "a", "b", "b", "b", "b"}
+	rates := [][]float64{{1}, {1}, {1}, {1}, {1}, {1}}
 	m, err := speedup.New(ids, []topology.GPUType{v100}, rates)
 	if err != nil {
 		fmt.Println(err)
@@ -35,8 +35,9 @@ func ExampleGandivaPacking() {
 		fmt.Println(err)
 		return
 	}
-	g := alloc.GandivaPacking{JobTypes: labels, Seed: 3, Pairs: []alloc.PairRate{
+	g := alloc.GandivaPacking{JobTypes: labels, Seed: 5, Pairs: []alloc.PairRate{
 		{A: "a", B: "a", Type: v100, RateA: 0.8, RateB: 0.8},
+		{A: "b", B: "b", Type: v100, RateA: 0.7, RateB: 0.6},
 		{A: "a", B: "b", Type: v100, RateA: 0.3, RateB: 0.3},
 	}}
 	for solve := 1; solve <= 3; solve++ {
@@ -45,7 +46,7 @@ func ExampleGandivaPacking() {
 			fmt.Println(err)
 			return
 		}
-		g.Keep = nil
+		g.Keep, g.Draw = nil, uint64(solve)
 		fmt.Printf("solve %d:", solve)
 		for _, pr := range r.Pairs {
 			fmt.Printf(" %s+%s for %.2f,", pr.A, pr.B, pr.Time)
@@ -54,7 +55,7 @@ func ExampleGandivaPacking() {
 		fmt.Println()
 	}
 	// Output:
-	// solve 1: j0+j2 for 0.67, j3+j4 for 0.67,
-	// solve 2: j0+j2 for 0.67, j1+j3 for 0.67,
-	// solve 3: j0+j2 for 0.67, j3+j4 for 0.67,
+	// solve 1: j0+j5 for 0.67, j1+j2 for 0.67, j3+j4 for 0.67,
+	// solve 2: j0+j1 for 0.67, j2+j5 for 0.67, j3+j4 for 0.67,
+	// solve 3: j0+j1 for 0.67, j2+j5 for 0.67, j3+j4 for 0.67,
 }

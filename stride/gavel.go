@@ -122,7 +122,8 @@ type GavelSettings struct {
 //     type, and this pass ranks every pair on one list.
 //     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1, or
 //     alloc.GandivaPacking, which is given the pairs of jobs in force as
-//     its Keep at each solve, and whose labels are job IDs) a job's
+//     its Keep and the ledger's count of rounds as its Draw at each solve,
+//     and whose labels are job IDs) a job's
 //     target on k is its time alone plus its co-located time there, and a
 //     job that has shared less of its time on k than its allocation says
 //     takes a partner along: a waiting job of a label it should share with
@@ -447,7 +448,7 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 	case alloc.SpaceSharing:
 		share = sp.Solve
 	case alloc.GandivaPacking:
-		sp.Keep = g.st.jobPairs()
+		sp.Keep, sp.Draw = g.st.jobPairs(), uint64(g.l.Rounds())
 		share = sp.Solve
 	}
 	if share != nil {
