@@ -83,9 +83,12 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -per-server 8 -plot-prefix gavel_fig10_per_server_8_ -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig10-per-server-8.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_fifo_ -mechanisms makespan,fifo-gavel | tee docs/reproduction/gavel-makespan-fifo-gavel.txt
+	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_gandiva_ -mechanisms makespan,gandiva-packing | tee docs/reproduction/gavel-makespan-gandiva-packing.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ -mechanisms fifo,fifo-gavel | tee docs/reproduction/gavel-fifo.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing-multi.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 5.6 -plot-prefix gavel_gandiva_packing_ -mechanisms space-sharing-max-min,gandiva-packing,gandiva-packing-sum-over-types | tee docs/reproduction/gavel-gandiva-packing.txt
+	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_gandiva_packing_multi_ -mechanisms space-sharing-max-min,gandiva-packing,gandiva-packing-sum-over-types | tee docs/reproduction/gavel-gandiva-packing-multi.txt
 	$(SIMULATE) -experiment gavel-fig11 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fig11_ -mechanisms finish-time-fairness,finish-time-fairness-agnostic | tee docs/reproduction/gavel-fig11.txt
 	$(SIMULATE) -experiment gavel-fig15 $(GAVEL_LOAD) -seeds 1 -rates 4,5.6 -round-lengths 6,12,24,48 | tee docs/reproduction/gavel-fig15.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 2,3,4,5,5.6,6,7 -mechanisms max-min,max-min-agnostic | tee docs/reproduction/gavel-fig9.txt
