@@ -41,7 +41,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		return nil, err
 	}
 	var norm []float64 // Gang/(Weight·equal-share rate) per class, for max-min
-	if s.Objective == SharingMaxMin {
+	if s.Objective == SharingMaxMin || s.Objective == SharingMaxMinThenTotal {
 		rates, zero := p.equalShareThroughputs()
 		if zero >= 0 {
 			return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
@@ -56,12 +56,25 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
-	m, x, y, thr := sc.model(p, norm)
-	sol, err := gavelSolve(ctx, s.Name(), m, nil)
+	sm := sc.model(p, norm)
+	sol, err := gavelSolve(ctx, s.Name(), sm.m, nil)
 	if err != nil {
 		return nil, err
 	}
-	res := sc.result(p, sol, x, y, thr)
+	if s.Objective == SharingMaxMinThenTotal {
+		// The same model with the level held and the sum of the
+		// normalised throughputs (the level rows' left-hand sides) as
+		// the objective.
+		level := sol.Value(sm.level) * (1 - heldLevelSlack)
+		sm = sc.model(p, norm)
+		sm.m.SetObjective(sm.level, 0)
+		sm.m.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
+		sc.setSumObjective(sm.m, sm.levelRows)
+		if sol, err = gavelSolve(ctx, s.Name(), sm.m, nil); err != nil {
+			return nil, err
+		}
+	}
+	res := sc.result(p, sol, sm.x, sm.y, sm.thr)
 	res.Labels = slices.Clone(s.JobTypes)
 	if res.Labels == nil {
 		res.Labels = p.JobIDs()
@@ -189,10 +202,26 @@ func (sc sharingClasses) share(q classPair, c int) float64 {
 	return 1 / float64(sc.rc.size[c])
 }
 
-// model builds the class LP. thr[c] holds the terms of a c-job's
-// throughput. norm nil means max total; otherwise max-min of
-// norm_c·throughput_c.
-func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, []lp.Var, [][]lp.Term) {
+// heldLevelSlack is how far below the max-min level
+// SharingMaxMinThenTotal's second LP may go, relative: the solvers' noise
+// (LP-NOTES), the largest slack water filling allows itself (levelSlack).
+const heldLevelSlack = 1e-7
+
+// sharingModel is the class LP: x the time alone, y the pairs' time, thr[c]
+// the terms of a c-job's throughput; with max-min, level the level and
+// levelRows[c] the terms of c's normalised throughput (over ref).
+type sharingModel struct {
+	m         *lp.Model
+	x         lp.Grid
+	y         []lp.Var
+	thr       [][]lp.Term
+	level     lp.Var
+	levelRows [][]lp.Term
+}
+
+// model builds the class LP. norm nil means max total; otherwise max-min
+// of norm_c·throughput_c.
+func (sc sharingClasses) model(p *Problem, norm []float64) sharingModel {
 	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
@@ -232,18 +261,8 @@ func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, 
 		m.AddConstraint("capacity", capRow[k], lp.LE, n)
 	}
 	if norm == nil {
-		obj := make([]float64, m.NumVars())
-		for c, terms := range thr {
-			for _, t := range terms {
-				obj[t.Var] += float64(sc.rc.size[c]) * t.Coef
-			}
-		}
-		for v, c := range obj {
-			if c != 0 {
-				m.SetObjective(lp.Var(v), c)
-			}
-		}
-		return m, x, y, thr
+		sc.setSumObjective(m, thr)
+		return sharingModel{m: m, x: x, y: y, thr: thr}
 	}
 	// Max-min: norm_c·throughput_c/ref ≥ μ, maximise N·μ, with ref the
 	// lowest level a class reaches alone on the whole cluster, so μ is
@@ -253,14 +272,32 @@ func (sc sharingClasses) model(p *Problem, norm []float64) (*lp.Model, lp.Grid, 
 		ref = math.Min(ref, norm[c]*p.bestAlone(i))
 	}
 	mu := m.AddVar("level", 0, lp.Inf, float64(len(p.Jobs)))
+	levelRows := make([][]lp.Term, len(thr))
 	for c, terms := range thr {
 		row := make([]lp.Term, 0, len(terms)+1)
 		for _, t := range terms {
 			row = append(row, lp.Term{Var: t.Var, Coef: t.Coef * norm[c] / ref})
 		}
-		m.AddConstraint("level", append(row, lp.Term{Var: mu, Coef: -1}), lp.GE, 0)
+		levelRows[c] = row
+		m.AddConstraint("level", append(slices.Clip(row), lp.Term{Var: mu, Coef: -1}), lp.GE, 0)
 	}
-	return m, x, y, thr
+	return sharingModel{m: m, x: x, y: y, thr: thr, level: mu, levelRows: levelRows}
+}
+
+// setSumObjective sets m's objective to the sum over jobs of the terms of
+// their class's row in rows.
+func (sc sharingClasses) setSumObjective(m *lp.Model, rows [][]lp.Term) {
+	obj := make([]float64, m.NumVars())
+	for c, terms := range rows {
+		for _, t := range terms {
+			obj[t.Var] += float64(sc.rc.size[c]) * t.Coef
+		}
+	}
+	for v, c := range obj {
+		if c != 0 {
+			m.SetObjective(lp.Var(v), c)
+		}
+	}
 }
 
 // result turns a solution of the class LP into per-job values.

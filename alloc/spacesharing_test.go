@@ -36,6 +36,10 @@ func TestSpaceSharingHand(t *testing.T) {
 			[]PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 0.8, RateB: 0.8}}, []float64{0.8, 0.8}},
 		{"pair beats time sharing, max-min", SharingMaxMin, []float64{1}, [][]float64{{1}, {1}},
 			[]PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 0.8, RateB: 0.8}}, []float64{0.8, 0.8}},
+		// j0 runs on t0 only, j1 on both: max-min's level (1, j1 holding
+		// t1) leaves j0 anywhere from half of t0 to all of it; the second
+		// stage gives it all.
+		{"max-min then total", SharingMaxMinThenTotal, []float64{1, 1}, [][]float64{{1, 0}, {1, 1}}, nil, []float64{1, 1}},
 		// A pair that fits nowhere (zero rates) changes nothing: 0.5 each.
 		{"zero pair, max-min", SharingMaxMin, []float64{1}, [][]float64{{1}, {1}},
 			[]PairRate{{A: "j0", B: "j1", Type: "t0"}}, []float64{0.5, 0.5}},
@@ -151,7 +155,8 @@ func TestPropertySpaceSharingAggregationExact(t *testing.T) {
 				}
 			}
 		}
-		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin} {
+		sums := map[SharingObjective][2]float64{} // aggregated, pairwise
+		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal} {
 			agg, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}.Solve(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
@@ -175,8 +180,31 @@ func TestPropertySpaceSharingAggregationExact(t *testing.T) {
 			if a < z*(1-1e-6) {
 				t.Fatalf("objective %d: space sharing %v below no sharing %v", obj, a, z)
 			}
+			sums[obj] = [2]float64{normalisedSum(p, agg.Throughput), normalisedSum(p, full.Throughput)}
+		}
+		// Max-min, then the largest sum: the same level as max-min (the
+		// loop above), a sum at least max-min's, and the same sum
+		// aggregated and pairwise (the second LP is symmetric within a
+		// class too).
+		then, plain := sums[SharingMaxMinThenTotal], sums[SharingMaxMin]
+		if then[0] < plain[0]*(1-1e-6) || then[1] < plain[1]*(1-1e-6) {
+			t.Fatalf("max-min then total: sums %v, below max-min's %v", then, plain)
+		}
+		if !relClose(then[0], then[1], 1e-6) {
+			t.Fatalf("max-min then total: sum %v aggregated, %v pairwise", then[0], then[1])
 		}
 	})
+}
+
+// normalisedSum is the sum over jobs of max-min's normalised throughput,
+// Gang·throughput/(Weight·equal-share throughput).
+func normalisedSum(p *Problem, thr []float64) float64 {
+	eq, _ := p.equalShareThroughputs()
+	s := 0.0
+	for i, x := range thr {
+		s += x * float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * eq[i])
+	}
+	return s
 }
 
 // checkPartners checks that each job's time alone and co-located add up

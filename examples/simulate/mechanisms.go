@@ -119,6 +119,7 @@ func mechanisms() []mechanism {
 		themisMechanism("themis-job-locality", auction.ArbiterSettings{Lease: 10 * time.Minute, Filter: 0.8}, true),
 		gandivaPacking("gandiva-packing", false),
 		gandivaPacking("gandiva-packing-sum-over-types", true),
+		spaceSharing("space-sharing-max-min-then-total", alloc.SharingMaxMinThenTotal, false),
 	}
 }
 
