@@ -178,3 +178,27 @@ func ExampleNewPlacementProblem() {
 	// lm: V100 2, V100_unconsolidated 0
 	// resnet: V100 0, V100_unconsolidated 2
 }
+
+// ExampleSpaceSharing_thenTotal: job a runs only on the V100, job b on
+// both GPUs. Max-min's level is 1 (b can do no more than run all of its
+// time, on the K80), and it holds for a anywhere from half of the V100 to
+// all of it, so max-min alone leaves a's share to the LP solver's vertex.
+// SharingMaxMinThenTotal gives a the whole V100.
+func ExampleSpaceSharing_thenTotal() {
+	types := []topology.GPUType{"V100", "K80"}
+	c, _ := alloc.NewCapacity(types, []float64{1, 1})
+	jobs := []alloc.Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 1, Weight: 1}}
+	tp, _ := speedup.New([]string{"a", "b"}, types, [][]float64{{1, 0}, {1, 1}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	r, err := alloc.SpaceSharing{Objective: alloc.SharingMaxMinThenTotal}.Solve(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, thr := range r.Throughput {
+		fmt.Printf("%s: %.3g steps/s, V100 %.2f, K80 %.2f\n", p.Jobs[i].ID, thr, r.Alone[i][0], r.Alone[i][1])
+	}
+	// Output:
+	// a: 1 steps/s, V100 1.00, K80 0.00
+	// b: 1 steps/s, V100 0.00, K80 1.00
+}
