@@ -110,7 +110,7 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 	for _, l := range labels {
 		labelIndex[l] = len(labelIndex)
 	}
-	rates, err := SpaceSharing{Pairs: g.Pairs}.pairTable(p, labelIndex)
+	rates, err := SpaceSharing{Pairs: g.Pairs}.pairTable(p, labelIndex, "GandivaPacking.Pairs")
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package alloc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -87,17 +86,14 @@ func TestGandivaPackingBadInput(t *testing.T) {
 		want  error
 	}{
 		{"labels", GandivaPacking{JobTypes: []string{"a"}}, "GandivaPacking.JobTypes", gpufair.ErrShape},
-		{"pair type", GandivaPacking{Pairs: []PairRate{{A: "j0", B: "j1", Type: "x", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrUnknownID},
-		{"pair rate", GandivaPacking{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: math.Inf(1), RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrValue},
+		{"pair type", GandivaPacking{Pairs: []PairRate{{A: "j0", B: "j1", Type: "x", RateA: 1, RateB: 1}}}, "GandivaPacking.Pairs", gpufair.ErrUnknownID},
+		{"pair rate", GandivaPacking{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: math.Inf(1), RateB: 1}}}, "GandivaPacking.Pairs", gpufair.ErrValue},
 		{"self", GandivaPacking{Keep: []JobPair{{"j0", "j0"}}}, "GandivaPacking.Keep", gpufair.ErrValue},
 		{"twice", GandivaPacking{Keep: []JobPair{{"j0", "j1"}, {"j2", "j0"}}}, "GandivaPacking.Keep", gpufair.ErrDuplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.g.Allocate(context.Background(), p)
-			var ie *gpufair.InputError
-			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, tc.want) {
-				t.Errorf("Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", err, tc.field, tc.want)
-			}
+			wantRefusal(t, err, tc.field, tc.want)
 		})
 	}
 	if _, err := (GandivaPacking{}).Allocate(context.Background(), &Problem{}); err == nil {

@@ -110,7 +110,7 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 	for c, i := range rc.rep {
 		sc.labels[c] = labels[i]
 	}
-	rates, err := s.pairTable(p, labelIndex)
+	rates, err := s.pairTable(p, labelIndex, "SpaceSharing.Pairs")
 	if err != nil {
 		return sharingClasses{}, err
 	}
@@ -161,18 +161,18 @@ type pairKey struct {
 }
 
 // pairTable indexes Pairs by (A, B, type) in both orders, skipping labels
-// no job has.
-func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey][2]float64, error) {
+// no job has; its errors name field.
+func (s SpaceSharing) pairTable(p *Problem, labels map[string]int, field string) (map[pairKey][2]float64, error) {
 	t := make(map[pairKey][2]float64, 2*len(s.Pairs))
 	for _, pr := range s.Pairs {
 		id := pr.A + "+" + pr.B
 		k, ok := p.Capacity.TypeIndex(pr.Type)
 		if !ok {
-			return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
+			return nil, gpufair.Invalid(field, id, gpufair.ErrUnknownID, "GPU type %q is not in the cluster", pr.Type)
 		}
 		for _, r := range []float64{pr.RateA, pr.RateB} {
 			if !(r >= 0) || math.IsInf(r, 0) {
-				return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrValue, "rate %v on %q", r, pr.Type)
+				return nil, gpufair.Invalid(field, id, gpufair.ErrValue, "rate %v on %q", r, pr.Type)
 			}
 		}
 		if _, ok := labels[pr.A]; !ok {
@@ -183,7 +183,7 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int) (map[pairKey]
 		}
 		key := pairKey{pr.A, pr.B, k}
 		if _, dup := t[key]; dup {
-			return nil, gpufair.Invalid("SpaceSharing.Pairs", id, gpufair.ErrDuplicate, "listed twice on %q", pr.Type)
+			return nil, gpufair.Invalid(field, id, gpufair.ErrDuplicate, "listed twice on %q", pr.Type)
 		}
 		t[key] = [2]float64{pr.RateA, pr.RateB}
 		if pr.A != pr.B {

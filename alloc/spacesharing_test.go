@@ -87,15 +87,22 @@ func TestSpaceSharingBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.s.Allocate(context.Background(), p)
-			var ie *gpufair.InputError
-			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, tc.want) {
-				t.Errorf("Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", err, tc.field, tc.want)
-			}
+			wantRefusal(t, err, tc.field, tc.want)
 		})
 	}
 	zero := gavelProblem(t, []float64{1}, nil, [][]float64{{1}, {0}})
 	if _, err := (SpaceSharing{Objective: SharingMaxMin}).Allocate(context.Background(), zero); !errors.Is(err, gpufair.ErrValue) {
 		t.Errorf("max-min with a zero row: error = %v, want gpufair.ErrValue", err)
+	}
+}
+
+// wantRefusal fails t unless err is an *gpufair.InputError on field
+// wrapping want.
+func wantRefusal(t *testing.T, err error, field string, want error) {
+	t.Helper()
+	var ie *gpufair.InputError
+	if !errors.As(err, &ie) || ie.Field != field || !errors.Is(err, want) {
+		t.Errorf("Allocate() error = %v, want an *gpufair.InputError on %s wrapping %v", err, field, want)
 	}
 }
 
