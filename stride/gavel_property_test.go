@@ -85,7 +85,7 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 				}
 			}
 		}
-		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal}).Draw(t, "objective")
+		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal}).Draw(t, "objective")
 		m.pol = alloc.SpaceSharing{Objective: obj}
 		if packing {
 			m.pol = alloc.GandivaPacking{Seed: 1}
