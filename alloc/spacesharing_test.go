@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpufair/gpufair"
+	"github.com/gpufair/gpufair/lp"
 	"github.com/gpufair/gpufair/topology"
 )
 
@@ -106,62 +107,71 @@ func wantRefusal(t *testing.T, err error, field string, want error) {
 	}
 }
 
+// drawSharingInstance draws a small space-sharing instance: 1 or 2 GPU
+// types of 1 to 3 GPUs, up to 5 one-GPU jobs of up to 3 job types, pair
+// rates measured at random for pairs of job types, and the same pairs
+// expanded to pairs of jobs (Gavel's pairwise formulation).
+func drawSharingInstance(t *rapid.T) (*Problem, []string, []PairRate, []PairRate) {
+	nt := rapid.IntRange(1, 2).Draw(t, "types")
+	count := make([]float64, nt)
+	for k := range count {
+		count[k] = float64(rapid.IntRange(1, 3).Draw(t, "count"))
+	}
+	kinds := rapid.IntRange(1, 3).Draw(t, "jobTypes")
+	kindRates := make([][]float64, kinds)
+	for a := range kindRates {
+		kindRates[a] = make([]float64, nt)
+		for k := range kindRates[a] {
+			kindRates[a][k] = float64(rapid.IntRange(1, 10).Draw(t, "rate"))
+		}
+	}
+	var pairs []PairRate
+	for a := 0; a < kinds; a++ {
+		for b := a; b < kinds; b++ {
+			for k := 0; k < nt; k++ {
+				if rapid.Bool().Draw(t, "measured") {
+					pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
+						RateA: kindRates[a][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowA"),
+						RateB: kindRates[b][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowB")})
+					if a == b {
+						pairs[len(pairs)-1].RateB = pairs[len(pairs)-1].RateA
+					}
+				}
+			}
+		}
+	}
+	n := rapid.IntRange(1, 5).Draw(t, "jobs")
+	kindOf := make([]int, n)
+	labels := make([]string, n)
+	rates := make([][]float64, n)
+	for i := range kindOf {
+		kindOf[i] = rapid.IntRange(0, kinds-1).Draw(t, "kind")
+		labels[i] = fmt.Sprint("k", kindOf[i])
+		rates[i] = kindRates[kindOf[i]]
+	}
+	p := gavelProblem(t, count, nil, rates)
+	var perJob []PairRate
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			for _, pr := range pairs {
+				if pr.A == labels[i] && pr.B == labels[j] {
+					perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateA, RateB: pr.RateB})
+				} else if pr.B == labels[i] && pr.A == labels[j] {
+					perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateB, RateB: pr.RateA})
+				}
+			}
+		}
+	}
+	return p, labels, pairs, perJob
+}
+
 // TestPropertySpaceSharingAggregationExact: the class LP with job-type
 // aggregation reaches the optimal value of Gavel's pairwise LP (every job
 // its own type, pairs expanded to jobs), for both objectives, and space
 // sharing never does worse than no sharing.
 func TestPropertySpaceSharingAggregationExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		nt := rapid.IntRange(1, 2).Draw(t, "types")
-		count := make([]float64, nt)
-		for k := range count {
-			count[k] = float64(rapid.IntRange(1, 3).Draw(t, "count"))
-		}
-		kinds := rapid.IntRange(1, 3).Draw(t, "jobTypes")
-		kindRates := make([][]float64, kinds)
-		for a := range kindRates {
-			kindRates[a] = make([]float64, nt)
-			for k := range kindRates[a] {
-				kindRates[a][k] = float64(rapid.IntRange(1, 10).Draw(t, "rate"))
-			}
-		}
-		var pairs []PairRate
-		for a := 0; a < kinds; a++ {
-			for b := a; b < kinds; b++ {
-				for k := 0; k < nt; k++ {
-					if rapid.Bool().Draw(t, "measured") {
-						pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
-							RateA: kindRates[a][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowA"),
-							RateB: kindRates[b][k] * rapid.Float64Range(0.2, 0.9).Draw(t, "slowB")})
-						if a == b {
-							pairs[len(pairs)-1].RateB = pairs[len(pairs)-1].RateA
-						}
-					}
-				}
-			}
-		}
-		n := rapid.IntRange(1, 5).Draw(t, "jobs")
-		kindOf := make([]int, n)
-		labels := make([]string, n)
-		rates := make([][]float64, n)
-		for i := range kindOf {
-			kindOf[i] = rapid.IntRange(0, kinds-1).Draw(t, "kind")
-			labels[i] = fmt.Sprint("k", kindOf[i])
-			rates[i] = kindRates[kindOf[i]]
-		}
-		p := gavelProblem(t, count, nil, rates)
-		var perJob []PairRate
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				for _, pr := range pairs {
-					if pr.A == labels[i] && pr.B == labels[j] {
-						perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateA, RateB: pr.RateB})
-					} else if pr.B == labels[i] && pr.A == labels[j] {
-						perJob = append(perJob, PairRate{A: fmt.Sprint("j", i), B: fmt.Sprint("j", j), Type: pr.Type, RateA: pr.RateB, RateB: pr.RateA})
-					}
-				}
-			}
-		}
+		p, labels, pairs, perJob := drawSharingInstance(t)
 		sums := map[SharingObjective][2]float64{} // aggregated, pairwise
 		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal} {
 			agg, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}.Solve(context.Background(), p)
@@ -257,3 +267,57 @@ func sharingValue(p *Problem, obj SharingObjective, thr []float64) float64 {
 }
 
 func typeName(k int) string { return fmt.Sprintf("t%d", k) }
+
+// TestPropertySpaceSharingThenTotalPareto: max-min then total is
+// Pareto-efficient. Gavel's pairwise LP, written here independently of
+// the library's model (a time fraction per job alone and per pair of jobs
+// on each type), cannot raise the total throughput while keeping every
+// job at least at what SharingMaxMinThenTotal gives it.
+func TestPropertySpaceSharingThenTotalPareto(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, labels, pairs, perJob := drawSharingInstance(t)
+		r, err := SpaceSharing{Objective: SharingMaxMinThenTotal, JobTypes: labels, Pairs: pairs}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, nt := len(p.Jobs), p.Capacity.NumTypes()
+		m := lp.NewModel(lp.Maximize)
+		timeRows, capRows, thr := make([][]lp.Term, n), make([][]lp.Term, nt), make([][]lp.Term, n)
+		for i := range n {
+			for k := range nt {
+				v := m.AddVar(fmt.Sprintf("x%d_%d", i, k), 0, 1, p.Throughputs.At(i, k))
+				timeRows[i] = append(timeRows[i], lp.Term{Var: v, Coef: 1})
+				capRows[k] = append(capRows[k], lp.Term{Var: v, Coef: 1})
+				thr[i] = append(thr[i], lp.Term{Var: v, Coef: p.Throughputs.At(i, k)})
+			}
+		}
+		for _, pr := range perJob {
+			a, b := slices.Index(p.JobIDs(), pr.A), slices.Index(p.JobIDs(), pr.B)
+			k := slices.Index(p.Capacity.Types, pr.Type)
+			v := m.AddVar("y", 0, 1, pr.RateA+pr.RateB)
+			capRows[k] = append(capRows[k], lp.Term{Var: v, Coef: 1})
+			timeRows[a] = append(timeRows[a], lp.Term{Var: v, Coef: 1})
+			timeRows[b] = append(timeRows[b], lp.Term{Var: v, Coef: 1})
+			thr[a] = append(thr[a], lp.Term{Var: v, Coef: pr.RateA})
+			thr[b] = append(thr[b], lp.Term{Var: v, Coef: pr.RateB})
+		}
+		for i := range n {
+			m.AddConstraint("time", timeRows[i], lp.LE, 1)
+			m.AddConstraint("kept", thr[i], lp.GE, r.Throughput[i]*(1-1e-7))
+		}
+		for k, c := range p.Capacity.Count {
+			m.AddConstraint("capacity", capRows[k], lp.LE, c)
+		}
+		sol, err := lp.Solve(context.Background(), m, nil)
+		if err != nil {
+			t.Fatalf("keeping every job's throughput: %v", err)
+		}
+		total := 0.0
+		for _, x := range r.Throughput {
+			total += x
+		}
+		if sol.Objective > total+1e-5*max(1, total) {
+			t.Fatalf("total %v with every job kept, above max-min then total's %v: not Pareto-efficient", sol.Objective, total)
+		}
+	})
+}
