@@ -37,9 +37,10 @@ const (
 	// vertex the solver ends at, and the LP backends end at different ones
 	// (on one trace, pairs were a third of the placements with CLP and 2%
 	// with PureGo: docs/benchmarks/gavel.md). The second stage makes the
-	// allocation Pareto-efficient among those that keep the level, and the
-	// same under either backend up to the second objective's own ties. It
-	// goes beyond Gavel, whose LAS has the max-min objective alone.
+	// allocation Pareto-efficient (one that gives no job less keeps the
+	// level, so it cannot give more in total), and the same under either
+	// backend up to the second objective's own ties. It goes beyond Gavel,
+	// whose LAS has the max-min objective alone.
 	SharingMaxMinThenTotal
 )
 
@@ -78,8 +79,9 @@ const (
 // Properties: the optimum is at least that of the same objective without
 // space sharing (Gavel §4.4, "colocation"), since X alone is feasible. The
 // max-min objective is sharing-incentive in Gavel's sense and has the
-// limits of max-min: not envy-free, not strategy-proof, not
-// Pareto-efficient without water-filling.
+// limits of max-min: not envy-free, not strategy-proof, and its optima
+// include allocations that are not Pareto-efficient, which
+// SharingMaxMinThenTotal rules out.
 type SpaceSharing struct {
 	Objective SharingObjective
 	JobTypes  []string // label of each job, aligned with Problem.Jobs; nil: job IDs
