@@ -100,17 +100,7 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	labels := g.JobTypes
-	if labels == nil {
-		labels = p.JobIDs()
-	} else if len(labels) != len(p.Jobs) {
-		return nil, gpufair.Invalid("GandivaPacking.JobTypes", "", gpufair.ErrShape, "%d labels for %d jobs", len(labels), len(p.Jobs))
-	}
-	labelIndex := map[string]int{}
-	for _, l := range labels {
-		labelIndex[l] = len(labelIndex)
-	}
-	rates, err := SpaceSharing{Pairs: g.Pairs}.pairTable(p, labelIndex, "GandivaPacking.Pairs")
+	labels, rates, err := jobPairTable(p, g.JobTypes, g.Pairs, "GandivaPacking")
 	if err != nil {
 		return nil, err
 	}
@@ -190,18 +180,6 @@ func fits(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) b
 	return true
 }
 
-// jobPairRates returns the co-located rates of a job labelled a and one
-// labelled b on type k. Two jobs of one label each get the mean of the
-// two measured rates, as SpaceSharing's classes do.
-func jobPairRates(rates map[pairKey][2]float64, a, b string, k int) ([2]float64, bool) {
-	r, ok := rates[pairKey{a, b, k}]
-	if a == b {
-		avg := (r[0] + r[1]) / 2
-		r = [2]float64{avg, avg}
-	}
-	return r, ok
-}
-
 // draw pairs the free jobs (partner 0) at random, as step 3 of
 // GandivaPacking says, where fit allows.
 func (g GandivaPacking) draw(p *Problem, partner []int, fit func(a, b int) bool) {
@@ -241,26 +219,17 @@ func (g GandivaPacking) draw(p *Problem, partner []int, fit func(a, b int) bool)
 // result gives each combination its equal share (step 4 of
 // GandivaPacking).
 func (g GandivaPacking) result(p *Problem, rates map[pairKey][2]float64, labels []string, partner []int) *SharingResult {
-	types := p.Capacity.NumTypes()
 	combos := 0
 	for i := range p.Jobs {
 		if partner[i] == 0 || partner[i]-1 > i {
 			combos++
 		}
 	}
-	res := &SharingResult{
-		Allocation: NewAllocation(p.JobIDs(), p.Capacity),
-		Throughput: make([]float64, len(p.Jobs)),
-		Alone:      make([][]float64, len(p.Jobs)),
-		Partners:   make([][]PartnerShare, len(p.Jobs)),
-		Labels:     p.JobIDs(),
-	}
-	for i, j := range p.Jobs {
-		gang := float64(j.Gang)
-		x := make([]float64, types)
+	return jobSharing(p, rates, labels, partner, func(i int) []float64 {
+		x := make([]float64, p.Capacity.NumTypes())
 		sum := 0.0
 		for k, n := range p.Capacity.Count {
-			x[k] = n / (float64(combos) * gang)
+			x[k] = n / (float64(combos) * float64(p.Jobs[i].Gang))
 			sum += x[k]
 		}
 		if sum > 1 {
@@ -268,28 +237,6 @@ func (g GandivaPacking) result(p *Problem, rates map[pairKey][2]float64, labels 
 				x[k] /= sum
 			}
 		}
-		res.Alone[i] = make([]float64, types)
-		q := partner[i] - 1
-		for k, f := range x {
-			if q < 0 {
-				res.Alone[i][k] = f
-				res.Allocation.GPUs[i][k] = f * gang
-				res.Throughput[i] += f * p.Throughputs.At(i, k)
-				continue
-			}
-			tk := p.Capacity.Types[k]
-			res.Partners[i] = append(res.Partners[i], PartnerShare{With: string(p.Jobs[q].ID), Type: tk, Time: f})
-			res.Allocation.GPUs[i][k] = f * gang / 2
-			rate := p.Throughputs.At(i, k) / 2
-			if r, ok := jobPairRates(rates, labels[i], labels[q], k); ok {
-				rate = r[0]
-			}
-			res.Throughput[i] += f * rate
-			if q > i {
-				res.Pairs = append(res.Pairs, PairShare{A: string(j.ID), B: string(p.Jobs[q].ID), Type: tk, Time: f})
-			}
-		}
-	}
-	clampToCapacity(res.Allocation, p.Capacity)
-	return res
+		return x
+	})
 }

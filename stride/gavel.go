@@ -123,7 +123,7 @@ type GavelSettings struct {
 //     With a space-sharing policy (alloc.SpaceSharing, Gavel §3.1, or
 //     alloc.GandivaPacking, which is given the pairs of jobs in force as
 //     its Keep and the ledger's count of rounds as its Draw at each solve,
-//     and whose labels are job IDs) a job's
+//     or alloc.FIFOPacking; the last two pair jobs by ID) a job's
 //     target on k is its time alone plus its co-located time there, and a
 //     job that has shared less of its time on k than its allocation says
 //     takes a partner along: a waiting job of a label it should share with
@@ -164,8 +164,8 @@ type Gavel struct {
 type gavelState struct {
 	Target map[alloc.JobID][]float64 `json:"target"` // X_mk, alone
 	// Partners and Labels are the co-located part of a space-sharing
-	// allocation (alloc.SpaceSharing, alloc.GandivaPacking), empty for
-	// other policies.
+	// allocation (alloc.SpaceSharing, GandivaPacking, FIFOPacking), empty
+	// for other policies.
 	Partners    map[alloc.JobID][]gavelPartner `json:"partners,omitempty"`
 	Labels      map[alloc.JobID]string         `json:"labels,omitempty"`
 	Solved      bool                           `json:"solved"`
@@ -449,6 +449,8 @@ func (g *Gavel) solve(ctx context.Context, now float64, jobs []*round.Job) (gave
 		share = sp.Solve
 	case alloc.GandivaPacking:
 		sp.Keep, sp.Draw = g.st.jobPairs(), uint64(g.l.Rounds())
+		share = sp.Solve
+	case alloc.FIFOPacking:
 		share = sp.Solve
 	}
 	if share != nil {

@@ -40,11 +40,12 @@ type gavelMachine struct {
 	labels    map[alloc.JobID]string // space sharing: each job's label
 }
 
-// sharingPolicy and packingPolicy mark the space-sharing and Gandiva
-// packing draws of newGavelMachine.
+// sharingPolicy, packingPolicy and fifoPackingPolicy mark the
+// space-sharing, Gandiva packing and FIFO packing draws of newGavelMachine.
 type (
-	sharingPolicy struct{ alloc.SpaceSharing }
-	packingPolicy struct{ alloc.GandivaPacking }
+	sharingPolicy     struct{ alloc.SpaceSharing }
+	packingPolicy     struct{ alloc.GandivaPacking }
+	fifoPackingPolicy struct{ alloc.FIFOPacking }
 )
 
 const gavelRound = 100.0
@@ -69,9 +70,10 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		ResetInterval:      rapid.SampledFrom([]float64{0, 0, 1, 3 * gavelRound}).Draw(t, "resetInterval"),
 		PairPriorities:     rapid.Bool().Draw(t, "pairPriorities"),
 	}
-	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}, packingPolicy{}}).Draw(t, "policy")
+	m.pol = rapid.SampledFrom([]alloc.Policy{alloc.MaxMin{}, alloc.MaxTotalThroughput{}, alloc.MaxMinAgnostic{}, sharingPolicy{}, packingPolicy{}, fifoPackingPolicy{}}).Draw(t, "policy")
 	_, packing := m.pol.(packingPolicy)
-	if _, ok := m.pol.(sharingPolicy); ok || packing {
+	_, fifo := m.pol.(fifoPackingPolicy)
+	if _, ok := m.pol.(sharingPolicy); ok || packing || fifo {
 		// Space sharing: jobs labelled a or b and their gang, with drawn
 		// co-located rates for each pair of labels of a gang on each type.
 		m.labels = map[alloc.JobID]string{}
@@ -87,8 +89,11 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 		}
 		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal}).Draw(t, "objective")
 		m.pol = alloc.SpaceSharing{Objective: obj}
-		if packing {
+		switch {
+		case packing:
 			m.pol = alloc.GandivaPacking{Seed: 1}
+		case fifo:
+			m.pol = alloc.FIFOPacking{}
 		}
 		m.set.Inputs = func(_ float64, p *alloc.Problem, jobs []*round.Job) alloc.Policy {
 			labels := make([]string, len(jobs))
@@ -101,8 +106,15 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 					ps = append(ps, q)
 				}
 			}
-			if packing {
+			switch {
+			case packing:
 				return alloc.GandivaPacking{JobTypes: labels, Pairs: ps, Seed: 1}
+			case fifo:
+				arr := make([]float64, len(jobs))
+				for i, j := range jobs {
+					arr[i] = j.Arrival
+				}
+				return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: ps, Threshold: 1}
 			}
 			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps}
 		}

@@ -120,6 +120,7 @@ func mechanisms() []mechanism {
 		gandivaPacking("gandiva-packing", false),
 		gandivaPacking("gandiva-packing-sum-over-types", true),
 		spaceSharing("space-sharing-max-min-then-total", alloc.SharingMaxMinThenTotal, false),
+		fifoPacking("fifo-packing"),
 	}
 }
 
@@ -431,7 +432,7 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 // pairPriorities ranks each pair as a combination of its own
 // (stride.GavelSettings.PairPriorities, Gavel's Algorithm 1).
 func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) mechanism {
-	return colocating(name, func(labels []string, pairs []alloc.PairRate) alloc.Policy {
+	return colocating(name, func(_ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
 	}, stride.GavelSettings{PairPriorities: pairPriorities})
 }
@@ -440,15 +441,28 @@ func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) 
 // (alloc.GandivaPacking, with Gavel's code's test of a pair if sum) with
 // the co-located rates Gavel measured, realised as spaceSharing is.
 func gandivaPacking(name string, sum bool) mechanism {
-	return colocating(name, func(labels []string, pairs []alloc.PairRate) alloc.Policy {
+	return colocating(name, func(_ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		return alloc.GandivaPacking{JobTypes: labels, Pairs: pairs, Seed: 1, SumOverTypes: sum}
 	}, stride.GavelSettings{})
 }
 
-// colocating is a policy that co-locates jobs, built by policy from each
-// job's type (model and gang) and Gavel's co-located rates of those types,
-// realised by Gavel's mechanism with settings set.
-func colocating(name string, policy func(labels []string, pairs []alloc.PairRate) alloc.Policy, set stride.GavelSettings) mechanism {
+// fifoPacking is the heterogeneity-aware FIFO with space sharing of
+// Gavel's evaluation (alloc.FIFOPacking) with the co-located rates Gavel
+// measured, re-solved at every arrival and departure.
+func fifoPacking(name string) mechanism {
+	return colocating(name, func(jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+		var arr []float64 // nil, job order, for the scheduler's name
+		for _, j := range jobs {
+			arr = append(arr, max(j.Arrival, 0))
+		}
+		return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: pairs}
+	}, stride.GavelSettings{})
+}
+
+// colocating is a policy that co-locates jobs, built by policy from the
+// jobs, each job's type (model and gang) and Gavel's co-located rates of
+// those types, realised by Gavel's mechanism with settings set.
+func colocating(name string, policy func(jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy, set stride.GavelSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		model := map[alloc.JobID]string{}
 		kinds := map[string]data.JobType{}
@@ -494,11 +508,11 @@ func colocating(name string, policy func(labels []string, pairs []alloc.PairRate
 					ps = append(ps, q)
 				}
 			}
-			return policy(labels, ps)
+			return policy(jobs, labels, ps)
 		}
 		s := set
 		s.Round, s.Inputs = e.round, in
-		return stride.NewGavel(policy(nil, nil), e.c, e.w.Types, &s)
+		return stride.NewGavel(policy(nil, nil, nil), e.c, e.w.Types, &s)
 	}}
 }
 
