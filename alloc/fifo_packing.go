@@ -3,7 +3,6 @@ package alloc
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 
 	"github.com/gpufair/gpufair"
@@ -40,7 +39,10 @@ type FIFOPacking struct {
 	Arrival   []float64  // arrival time of each job; nil means job order
 	JobTypes  []string   // label of each job for Pairs; nil: job IDs
 	Pairs     []PairRate // measured co-located rates, by label (SpaceSharing's table)
-	Threshold float64    // packing threshold; 0 means DefaultPackingThreshold
+	// Threshold is the packing threshold; 0 means DefaultPackingThreshold,
+	// and +Inf packs nothing (Gavel's code's FIFO in "perf" mode, its
+	// heterogeneity-aware FIFO without space sharing).
+	Threshold float64
 }
 
 // Name returns "fifo-packing".
@@ -69,7 +71,7 @@ func (f FIFOPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, err
 	if threshold == 0 {
 		threshold = DefaultPackingThreshold
 	}
-	if !(threshold > 0) || math.IsInf(threshold, 0) {
+	if !(threshold > 0) {
 		return nil, gpufair.Invalid("FIFOPacking.Threshold", "", gpufair.ErrValue, "threshold %v", f.Threshold)
 	}
 	order := make([]int, len(p.Jobs))

@@ -99,7 +99,7 @@ func TestFIFOPackingProperties(t *testing.T) {
 		for i := range arrival {
 			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
 		}
-		f := FIFOPacking{Arrival: arrival, JobTypes: labels, Pairs: pairs, Threshold: rapid.SampledFrom([]float64{0, 1, 1.2}).Draw(t, "threshold")}
+		f := FIFOPacking{Arrival: arrival, JobTypes: labels, Pairs: pairs, Threshold: rapid.SampledFrom([]float64{0, 1, 1.2, math.Inf(1)}).Draw(t, "threshold")}
 		r, err := f.Solve(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)

@@ -120,7 +120,8 @@ func mechanisms() []mechanism {
 		gandivaPacking("gandiva-packing", false),
 		gandivaPacking("gandiva-packing-sum-over-types", true),
 		spaceSharing("space-sharing-max-min-then-total", alloc.SharingMaxMinThenTotal, false),
-		fifoPacking("fifo-packing"),
+		fifoPacking("fifo-packing", 0),
+		fifoPacking("fifo-perf", math.Inf(1)),
 	}
 }
 
@@ -447,15 +448,16 @@ func gandivaPacking(name string, sum bool) mechanism {
 }
 
 // fifoPacking is the heterogeneity-aware FIFO with space sharing of
-// Gavel's evaluation (alloc.FIFOPacking) with the co-located rates Gavel
-// measured, re-solved at every arrival and departure.
-func fifoPacking(name string) mechanism {
+// Gavel's evaluation (alloc.FIFOPacking, with threshold) with the
+// co-located rates Gavel measured, re-solved at every arrival and
+// departure.
+func fifoPacking(name string, threshold float64) mechanism {
 	return colocating(name, func(jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		var arr []float64 // nil, job order, for the scheduler's name
 		for _, j := range jobs {
 			arr = append(arr, max(j.Arrival, 0))
 		}
-		return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: pairs}
+		return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: pairs, Threshold: threshold}
 	}, stride.GavelSettings{})
 }
 
