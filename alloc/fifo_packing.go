@@ -36,9 +36,9 @@ const DefaultPackingThreshold = 1.5
 // Partners and Pairs of the result name jobs by ID. It is a baseline of
 // Gavel's evaluation, not a fair mechanism.
 type FIFOPacking struct {
-	Arrival   []float64  // arrival time of each job; nil means job order
-	JobTypes  []string   // label of each job for Pairs; nil: job IDs
-	Pairs     []PairRate // measured co-located rates, by label (SpaceSharing's table)
+	Arrival  []float64  // arrival time of each job; nil means job order
+	JobTypes []string   // label of each job for Pairs; nil: job IDs
+	Pairs    []PairRate // measured co-located rates, by label (SpaceSharing's table)
 	// Threshold is the packing threshold; 0 means DefaultPackingThreshold,
 	// and +Inf packs nothing (Gavel's code's FIFO in "perf" mode, its
 	// heterogeneity-aware FIFO without space sharing).

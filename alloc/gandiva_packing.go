@@ -35,21 +35,21 @@ type JobPair struct{ A, B JobID }
 //
 // A pair improves performance where, averaged over the GPU types on which
 // both jobs run, its two jobs' co-located rates, each over the job's rate
-// alone, add up to at least 1: packing beats taking turns. A type on
-// which the pair has no positive measured rate for either job counts as
-// 0 there too (Gavel's code drops such a pair). Pairs are tested at the
-// next solve, as Gandiva measures a packing after it has run: a pair drawn
-// now runs until then. Pairs that do not fit are never drawn: Gavel's
-// code draws them and drops them at the next solve, but such a pair makes
-// no progress, and where no job departs or arrives there is no next solve
-// (on Gavel's continuous-multiple trace every job could wait so for good),
-// while Gandiva itself finds a pair out of memory as soon as it starts it.
-// Gavel's code adds the sums over the types instead
-// of averaging them, so that with three types a pair stays while it keeps
-// a third of its work; the paper says the exploration goes on "until a
+// alone, add up to at least 1: packing beats taking turns. A type without
+// positive measured rates for both counts 0. Gavel's code adds the sums
+// over the types instead of averaging them, so that with three types a
+// pair stays while it keeps a third of its work, and drops a pair without
+// rates on any one type; the paper says the exploration goes on "until a
 // combination that improves performance is found", which the average
-// reads. SumOverTypes applies the code's test, under which a pair without
-// positive measured rates on any one type is dropped.
+// reads. SumOverTypes applies the code's test.
+//
+// Pairs are tested at the next solve, as Gandiva measures a packing after
+// it has run: a pair drawn now runs until then. Pairs that do not fit are
+// never drawn: Gavel's code draws them and drops them at the next solve,
+// but such a pair makes no progress, and where no job departs or arrives
+// there is no next solve (on Gavel's continuous-multiple trace every job
+// could wait so for good), while Gandiva itself finds a pair out of memory
+// as soon as it starts it.
 //
 // Where nothing is packed (step 2), Gavel's code keeps its pairs aside for
 // the next time the cluster is oversubscribed; here the allocation in
