@@ -85,6 +85,8 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_fifo_ -mechanisms makespan,fifo-gavel | tee docs/reproduction/gavel-makespan-fifo-gavel.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_gandiva_ -mechanisms makespan,gandiva-packing | tee docs/reproduction/gavel-makespan-gandiva-packing.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ -mechanisms fifo,fifo-gavel | tee docs/reproduction/gavel-fifo.txt
+	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_packing_ -mechanisms fifo-gavel,fifo-perf,fifo-packing | tee docs/reproduction/gavel-fifo-packing.txt
+	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fifo_packing_multi_ -mechanisms fifo-gavel,fifo-perf,fifo-packing | tee docs/reproduction/gavel-fifo-packing-multi.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing-multi.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_ss_then_total_ -mechanisms max-min,space-sharing-max-min-then-total | tee docs/reproduction/gavel-space-sharing-then-total.txt
