@@ -2,7 +2,6 @@ package alloc
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -79,40 +78,14 @@ func TestFIFOPackingBadInput(t *testing.T) {
 func TestFIFOPackingProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(8, false).Draw(t, "problem")
-		n, nt := len(p.Jobs), p.Capacity.NumTypes()
-		labels := make([]string, n)
-		for i := range labels {
-			labels[i] = fmt.Sprint("k", rapid.IntRange(0, 2).Draw(t, "kind"))
-		}
-		var pairs []PairRate
-		for a := range 3 {
-			for b := a; b < 3; b++ {
-				for k := range nt {
-					if rapid.Bool().Draw(t, "measured") {
-						pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
-							RateA: rapid.Float64Range(0, 8).Draw(t, "rateA"), RateB: rapid.Float64Range(0, 8).Draw(t, "rateB")})
-					}
-				}
-			}
-		}
+		n := len(p.Jobs)
+		labels, pairs := drawLabelledPairs(t, p)
 		arrival := make([]float64, n)
 		for i := range arrival {
 			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
 		}
 		f := FIFOPacking{Arrival: arrival, JobTypes: labels, Pairs: pairs, Threshold: rapid.SampledFrom([]float64{0, 1, 1.2, math.Inf(1)}).Draw(t, "threshold")}
-		r, err := f.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGavelFeasible(t, p, r.Allocation)
-		checkPartners(t, p, r)
-		again, err := f.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(r, again); diff != "" {
-			t.Fatalf("a second solve differs:\n%s", diff)
-		}
+		r := solveTwice(t, p, f.Solve)
 		threshold := f.Threshold
 		if threshold == 0 {
 			threshold = DefaultPackingThreshold
@@ -150,28 +123,13 @@ func TestFIFOPackingProperties(t *testing.T) {
 			if p.Jobs[a].Gang != p.Jobs[b].Gang {
 				t.Fatalf("pair %v of gangs %d and %d", ps, p.Jobs[a].Gang, p.Jobs[b].Gang)
 			}
+			ra, rb, _ := measuredRates(p, pairs, labels, a, b, k)
 			sum := 0.0
-			for _, pr := range pairs {
-				ra, rb := pr.RateA, pr.RateB
-				switch {
-				case pr.Type != ps.Type:
-					continue
-				case labels[a] == labels[b] && pr.A == labels[a] && pr.B == labels[a]:
-					ra = (pr.RateA + pr.RateB) / 2
-					rb = ra
-				case pr.A == labels[a] && pr.B == labels[b]:
-				case pr.A == labels[b] && pr.B == labels[a]:
-					ra, rb = rb, ra
-				default:
-					continue
-				}
-				sum = 0
-				if ra > 0 {
-					sum += ra / p.Throughputs.At(a, k)
-				}
-				if rb > 0 {
-					sum += rb / p.Throughputs.At(b, k)
-				}
+			if ra > 0 {
+				sum += ra / p.Throughputs.At(a, k)
+			}
+			if rb > 0 {
+				sum += rb / p.Throughputs.At(b, k)
 			}
 			if !(sum > threshold) {
 				t.Fatalf("pair %v: co-located rates over rates alone add up to %v, not above %v", ps, sum, threshold)

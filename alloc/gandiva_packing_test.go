@@ -110,40 +110,14 @@ func TestGandivaPackingProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := genGavelProblem(8, true).Draw(t, "problem")
 		n, nt := len(p.Jobs), p.Capacity.NumTypes()
-		labels := make([]string, n)
-		for i := range labels {
-			labels[i] = fmt.Sprint("k", rapid.IntRange(0, 2).Draw(t, "kind"))
-		}
-		var pairs []PairRate
-		for a := range 3 {
-			for b := a; b < 3; b++ {
-				for k := range nt {
-					if rapid.Bool().Draw(t, "measured") {
-						pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
-							RateA: rapid.Float64Range(0, 8).Draw(t, "rateA"), RateB: rapid.Float64Range(0, 8).Draw(t, "rateB")})
-					}
-				}
-			}
-		}
+		labels, pairs := drawLabelledPairs(t, p)
 		var keep []JobPair
 		perm := rapid.Permutation(p.JobIDs()).Draw(t, "keep order")
 		for i := 0; i+1 < len(perm) && rapid.Bool().Draw(t, "keep"); i += 2 {
 			keep = append(keep, JobPair{JobID(perm[i]), JobID(perm[i+1])})
 		}
 		g := GandivaPacking{JobTypes: labels, Pairs: pairs, Keep: keep, Seed: rapid.Uint64().Draw(t, "seed"), SumOverTypes: rapid.Bool().Draw(t, "sum")}
-		r, err := g.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGavelFeasible(t, p, r.Allocation)
-		checkPartners(t, p, r)
-		again, err := g.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(r, again); diff != "" {
-			t.Fatalf("a second solve differs:\n%s", diff)
-		}
+		r := solveTwice(t, p, g.Solve)
 		index := map[string]int{}
 		for i, j := range p.Jobs {
 			index[string(j.ID)] = i
@@ -217,20 +191,76 @@ func TestGandivaPackingProperties(t *testing.T) {
 	})
 }
 
+// solveTwice solves p, checks that the result fits the cluster and that
+// each job's times add up (checkPartners), and that a second solve gives
+// the same result.
+func solveTwice(t *rapid.T, p *Problem, solve func(context.Context, *Problem) (*SharingResult, error)) *SharingResult {
+	r, err := solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGavelFeasible(t, p, r.Allocation)
+	checkPartners(t, p, r)
+	again, err := solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r, again); diff != "" {
+		t.Fatalf("a second solve differs:\n%s", diff)
+	}
+	return r
+}
+
+// drawLabelledPairs draws a label among three job types for each job of
+// p, and co-located rates in [0, 8] for some pairs of labels on some types.
+func drawLabelledPairs(t *rapid.T, p *Problem) ([]string, []PairRate) {
+	labels := make([]string, len(p.Jobs))
+	for i := range labels {
+		labels[i] = fmt.Sprint("k", rapid.IntRange(0, 2).Draw(t, "kind"))
+	}
+	var pairs []PairRate
+	for a := range 3 {
+		for b := a; b < 3; b++ {
+			for k := range p.Capacity.NumTypes() {
+				if rapid.Bool().Draw(t, "measured") {
+					pairs = append(pairs, PairRate{A: fmt.Sprint("k", a), B: fmt.Sprint("k", b), Type: topology.GPUType(typeName(k)),
+						RateA: rapid.Float64Range(0, 8).Draw(t, "rateA"), RateB: rapid.Float64Range(0, 8).Draw(t, "rateB")})
+				}
+			}
+		}
+	}
+	return labels, pairs
+}
+
+// measuredRates looks up the co-located rates of jobs a and b on type k in
+// pairs, by their labels, in either order; two jobs of one label each get
+// the mean of the two rates.
+func measuredRates(p *Problem, pairs []PairRate, labels []string, a, b, k int) (ra, rb float64, ok bool) {
+	for _, pr := range pairs {
+		if pr.Type != p.Capacity.Types[k] {
+			continue
+		}
+		switch {
+		case labels[a] == labels[b] && pr.A == labels[a] && pr.B == labels[a]:
+			avg := (pr.RateA + pr.RateB) / 2
+			return avg, avg, true
+		case pr.A == labels[a] && pr.B == labels[b]:
+			return pr.RateA, pr.RateB, true
+		case pr.A == labels[b] && pr.B == labels[a]:
+			return pr.RateB, pr.RateA, true
+		}
+	}
+	return 0, 0, false
+}
+
 // pairFits reports whether jobs a and b have positive measured co-located
 // rates on every type on which both run.
 func pairFits(p *Problem, pairs []PairRate, labels []string, a, b int) bool {
-	for k, tk := range p.Capacity.Types {
+	for k := range p.Capacity.Types {
 		if p.Throughputs.At(a, k) == 0 || p.Throughputs.At(b, k) == 0 {
 			continue
 		}
-		ok := false
-		for _, pr := range pairs {
-			if pr.Type == tk && (pr.A == labels[a] && pr.B == labels[b] || pr.A == labels[b] && pr.B == labels[a]) {
-				ok = pr.RateA > 0 && pr.RateB > 0 || labels[a] == labels[b] && pr.RateA+pr.RateB > 0
-			}
-		}
-		if !ok {
+		if ra, rb, _ := measuredRates(p, pairs, labels, a, b, k); !(ra > 0 && rb > 0) {
 			return false
 		}
 	}
@@ -244,30 +274,14 @@ func pairFits(p *Problem, pairs []PairRate, labels []string, a, b int) bool {
 // rates fails the pair.
 func packingHelps(p *Problem, pairs []PairRate, labels []string, a, b int, sum bool) bool {
 	var terms []float64
-	for k, tk := range p.Capacity.Types {
+	for k := range p.Capacity.Types {
 		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
 		if ta == 0 || tb == 0 {
 			continue
 		}
 		term := 0.0
-		for _, pr := range pairs {
-			if pr.Type != tk {
-				continue
-			}
-			ra, rb := pr.RateA, pr.RateB
-			switch {
-			case labels[a] == labels[b] && pr.A == labels[a] && pr.B == labels[a]:
-				ra = (pr.RateA + pr.RateB) / 2
-				rb = ra
-			case pr.A == labels[a] && pr.B == labels[b]:
-			case pr.A == labels[b] && pr.B == labels[a]:
-				ra, rb = rb, ra
-			default:
-				continue
-			}
-			if ra > 0 && rb > 0 {
-				term = ra/ta + rb/tb
-			}
+		if ra, rb, _ := measuredRates(p, pairs, labels, a, b, k); ra > 0 && rb > 0 {
+			term = ra/ta + rb/tb
 		}
 		terms = append(terms, term)
 	}
