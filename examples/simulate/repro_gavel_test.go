@@ -31,6 +31,10 @@ func TestGavelExperiments(t *testing.T) {
 		{smoke("gavel-makespan", "makespan,fifo-agnostic", false), []string{"Makespan (hours)", "\n12 "}},
 		{smoke("gavel-fig15", "", false), []string{"max-min, 6 min", "max-min, 24 min", "ideal/max-min, 6 min"}},
 		{smoke("gavel-space-sharing", "max-min,space-sharing-max-min", false), []string{"space-sharing-max-min/max-min", "Placements of two jobs sharing their GPUs", "\n2                 0.0 ±   0.0", "            -\n"}},
+		{smoke("gavel-space-sharing", "space-sharing-max-min,space-sharing-max-min-then-total,gandiva-packing,gandiva-packing-sum-over-types", false),
+			[]string{"space-sharing-max-min-then-total/space-sharing-max-min", "gandiva-packing/space-sharing-max-min", "gandiva-packing-sum-over-types/space-sharing-max-min"}},
+		{smoke("gavel-makespan", "makespan,gandiva-packing", false), []string{"gandiva-packing/makespan"}},
+		{smoke("gavel-fig9", "fifo-gavel,fifo-perf,fifo-packing", false), []string{"fifo-perf/fifo-gavel", "fifo-packing/fifo-gavel"}},
 	} {
 		t.Run(tc.cfg.experiment, func(t *testing.T) {
 			testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), tc.cfg, w) }, tc.want...)
