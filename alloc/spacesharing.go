@@ -108,7 +108,7 @@ type SharingResult struct {
 	Partners [][]PartnerShare
 	// Labels[i] is job i's label, the name by which Partners' With names
 	// it: SpaceSharing's JobTypes (job IDs where those are nil), and job
-	// IDs for GandivaPacking, whose pairs are of jobs.
+	// IDs for GandivaPacking and FIFOPacking, whose pairs are of jobs.
 	Labels []string
 }
 
