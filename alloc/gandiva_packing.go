@@ -144,40 +144,40 @@ func (g GandivaPacking) Solve(ctx context.Context, p *Problem) (*SharingResult, 
 // improves reports whether jobs a and b gain by sharing their gang (see
 // GandivaPacking; sum: GandivaPacking.SumOverTypes).
 func improves(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int, sum bool) bool {
-	total, n := 0.0, 0
-	for k := range p.Capacity.Types {
-		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
-		if !(ta > 0 && tb > 0) {
-			continue
-		}
-		n++
-		r, ok := jobPairRates(rates, labels[a], labels[b], k)
-		if !ok || !(r[0] > 0 && r[1] > 0) {
-			if sum { // the code drops a pair with no rate on a type
-				return false
-			}
-			continue
-		}
-		total += r[0]/ta + r[1]/tb
+	gains := pairGains(p, rates, labels, a, b)
+	total := 0.0
+	for _, x := range gains {
+		total += x
 	}
-	if sum {
-		return n > 0 && total >= 1
+	if sum { // the code drops a pair with no rate on a type
+		return len(gains) > 0 && !slices.Contains(gains, 0) && total >= 1
 	}
-	return n > 0 && total >= float64(n)
+	return len(gains) > 0 && total >= float64(len(gains))
 }
 
 // fits reports whether jobs a and b have positive measured co-located
 // rates on every type on which both run.
 func fits(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) bool {
+	return !slices.Contains(pairGains(p, rates, labels, a, b), 0)
+}
+
+// pairGains returns, for each type on which jobs a and b both run, their
+// co-located rates over their rates alone, added up; 0 where the pair has
+// no positive measured rates.
+func pairGains(p *Problem, rates map[pairKey][2]float64, labels []string, a, b int) []float64 {
+	var gains []float64
 	for k := range p.Capacity.Types {
-		if !(p.Throughputs.At(a, k) > 0 && p.Throughputs.At(b, k) > 0) {
+		ta, tb := p.Throughputs.At(a, k), p.Throughputs.At(b, k)
+		if !(ta > 0 && tb > 0) {
 			continue
 		}
-		if r, ok := jobPairRates(rates, labels[a], labels[b], k); !ok || !(r[0] > 0 && r[1] > 0) {
-			return false
+		gain := 0.0
+		if r, ok := jobPairRates(rates, labels[a], labels[b], k); ok && r[0] > 0 && r[1] > 0 {
+			gain = r[0]/ta + r[1]/tb
 		}
+		gains = append(gains, gain)
 	}
-	return true
+	return gains
 }
 
 // draw pairs the free jobs (partner 0) at random, as step 3 of

@@ -57,20 +57,22 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
 	sm := sc.model(p, norm)
+	var second *lp.Model // SharingMaxMinThenTotal's: the same model, its objective changed below
+	if s.Objective == SharingMaxMinThenTotal {
+		second = sm.m.Clone()
+	}
 	sol, err := gavelSolve(ctx, s.Name(), sm.m, nil)
 	if err != nil {
 		return nil, err
 	}
-	if s.Objective == SharingMaxMinThenTotal {
-		// The same model with the level held and the sum of the
-		// normalised throughputs (the level rows' left-hand sides) as
-		// the objective.
+	if second != nil {
+		// The level held, and the sum of the normalised throughputs
+		// (the level rows' left-hand sides) as the objective.
 		level := sol.Value(sm.level) * (1 - heldLevelSlack)
-		sm = sc.model(p, norm)
-		sm.m.SetObjective(sm.level, 0)
-		sm.m.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
-		sc.setSumObjective(sm.m, sm.levelRows)
-		if sol, err = gavelSolve(ctx, s.Name(), sm.m, nil); err != nil {
+		second.SetObjective(sm.level, 0)
+		second.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
+		sc.setSumObjective(second, sm.levelRows)
+		if sol, err = gavelSolve(ctx, s.Name(), second, nil); err != nil {
 			return nil, err
 		}
 	}
