@@ -202,3 +202,38 @@ func ExampleSpaceSharing_thenTotal() {
 	// a: 1 steps/s, V100 1.00, K80 0.00
 	// b: 1 steps/s, V100 0.00, K80 1.00
 }
+
+// Gavel's makespan policy with space sharing: three jobs on one V100, two
+// of type "r" and one of type "a", each "a" job running at 8 steps/s beside
+// an "r" job (10 alone). Alone one after another they take 4 hours;
+// co-located, the batch ends sooner. Each job is a class of its own (its
+// own work left), and its partners are named by job type.
+func ExampleSpaceSharing_minMakespan() {
+	types := []topology.GPUType{"V100"}
+	c, _ := alloc.NewCapacity(types, []float64{1})
+	jobs := []alloc.Job{{ID: "r1", Gang: 1, Weight: 1}, {ID: "r2", Gang: 1, Weight: 1}, {ID: "a1", Gang: 1, Weight: 1}}
+	tp, _ := speedup.New([]string{"r1", "r2", "a1"}, types, [][]float64{{10}, {10}, {10}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	steps := []float64{36000, 36000, 72000} // 1, 1 and 2 hours alone
+	r, err := alloc.SpaceSharing{
+		Objective:      alloc.SharingMinMakespan,
+		JobTypes:       []string{"r", "r", "a"},
+		Pairs:          []alloc.PairRate{{A: "r", B: "a", Type: "V100", RateA: 8, RateB: 8}},
+		RemainingSteps: steps,
+	}.Solve(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, thr := range r.Throughput {
+		shared := 0.0
+		for _, ps := range r.Partners[i] {
+			shared += ps.Time
+		}
+		fmt.Printf("%s: done in %.3g h, alone %.3f, co-located %.3f of the time\n", p.Jobs[i].ID, steps[i]/thr/3600, r.Alone[i][0], shared)
+	}
+	// Output:
+	// r1: done in 2.5 h, alone 0.000, co-located 0.500 of the time
+	// r2: done in 2.5 h, alone 0.000, co-located 0.500 of the time
+	// a1: done in 2.5 h, alone 0.000, co-located 1.000 of the time
+}

@@ -11,19 +11,43 @@ import (
 	"github.com/gpufair/gpufair/lp"
 )
 
-// sharingClasses are the classes of interchangeable jobs and the pairs
-// between them that have measured rates.
+// sharingClasses are the classes of interchangeable jobs and the columns
+// of co-located time between them.
 type sharingClasses struct {
 	rc     rowClasses
 	labels []string // label of each class
-	pairs  []classPair
+	cols   []sharingColumn
+	rows   []columnRow // the partner formulation's balance and degree rows
 }
 
-// classPair is one pair variable: classes c ≤ d on type k. rate[0] is a
-// c-job's rate, rate[1] a d-job's.
-type classPair struct {
-	c, d, k int
-	rate    [2]float64
+// sharingColumn is one variable of co-located time on type k. In the class
+// formulation it is the time that pairs of a c-job and a d-job run (two
+// sides, one where c = d), each pair occupying a gang; in the partner
+// formulation it is the time that c-jobs run beside jobs of one label (one
+// side), each such job occupying half a gang.
+type sharingColumn struct {
+	k     int
+	gpus  float64 // GPUs of type k that one unit occupies
+	sides []columnSide
+	// a, b and pairTime: one unit adds pairTime to PairShare (a, b, k).
+	a, b     string
+	pairTime float64
+}
+
+// columnSide is a class's part of a column: each of its jobs spends share
+// of the column's time in it, at rate, beside jobs labelled with.
+type columnSide struct {
+	c           int
+	with        string
+	share, rate float64
+}
+
+// columnRow is a constraint over columns: Σ coef·column op 0.
+type columnRow struct {
+	name  string
+	cols  []int
+	coefs []float64
+	op    lp.Op
 }
 
 // Solve returns the space-sharing allocation with its pair times.
@@ -36,12 +60,21 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	for q, pr := range s.Pairs {
 		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
 	}
-	sc, err := s.classes(p)
+	var steps []float64 // SharingMinMakespan's work left, in p's units
+	if s.Objective == SharingMinMakespan || s.Objective == SharingMinMakespanThenTotal {
+		if steps, err = s.workLeft(p, ref); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := s.classes(p, steps)
 	if err != nil {
 		return nil, err
 	}
-	var norm []float64 // Gang/(Weight·equal-share rate) per class, for max-min
-	if s.Objective == SharingMaxMin || s.Objective == SharingMaxMinThenTotal {
+	var norm []float64 // per class, for a max-min: the factor of its throughput
+	switch s.Objective {
+	case SharingMaxTotal:
+	case SharingMaxMin, SharingMaxMinThenTotal:
+		// Gang/(Weight·equal-share rate).
 		rates, zero := p.equalShareThroughputs()
 		if zero >= 0 {
 			return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
@@ -50,15 +83,21 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		for c, i := range sc.rc.rep {
 			norm[c] = float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * rates[i])
 		}
-	} else if s.Objective != SharingMaxTotal {
+	case SharingMinMakespan, SharingMinMakespanThenTotal:
+		// 1/steps: the level is the reciprocal of the makespan.
+		norm = make([]float64, sc.rc.numClasses())
+		for c, i := range sc.rc.rep {
+			norm[c] = 1 / steps[i]
+		}
+	default:
 		return nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
 	}
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
 	sm := sc.model(p, norm)
-	var second *lp.Model // SharingMaxMinThenTotal's: the same model, its objective changed below
-	if s.Objective == SharingMaxMinThenTotal {
+	var second *lp.Model // the same model, its objective changed below
+	if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
 		second = sm.m.Clone()
 	}
 	sol, err := gavelSolve(ctx, s.Name(), sm.m, nil)
@@ -66,8 +105,9 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		return nil, err
 	}
 	if second != nil {
-		// The level held, and the sum of the normalised throughputs
-		// (the level rows' left-hand sides) as the objective.
+		// The level held, and the sum of the level rows' left-hand sides
+		// (normalised throughputs, or throughputs over work left) as the
+		// objective.
 		level := sol.Value(sm.level) * (1 - heldLevelSlack)
 		second.SetObjective(sm.level, 0)
 		second.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
@@ -87,8 +127,27 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	return res, nil
 }
 
-// classes validates the labels and pairs and groups the jobs.
-func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
+// workLeft validates SharingMinMakespan's RemainingSteps and returns them
+// in p's units (ref, p's normaliser), raised as Makespan raises them
+// (flooredSteps).
+func (s SpaceSharing) workLeft(p *Problem, ref float64) ([]float64, error) {
+	if err := checkAligned("SpaceSharing.RemainingSteps", s.RemainingSteps, p.JobIDs(), positive); err != nil {
+		return nil, err
+	}
+	if err := p.requireRunnable(s.Name()); err != nil {
+		return nil, err
+	}
+	steps := work(s.RemainingSteps, ref)
+	if err := p.checkWorkTimes("SpaceSharing.RemainingSteps", steps); err != nil {
+		return nil, err
+	}
+	return flooredSteps(p, steps), nil
+}
+
+// classes validates the labels and pairs, groups the jobs (by label, gang,
+// weight and rates, and by steps where steps is not nil) and builds the
+// columns of co-located time, in whichever formulation has fewer.
+func (s SpaceSharing) classes(p *Problem, steps []float64) (sharingClasses, error) {
 	if err := p.Validate(); err != nil {
 		return sharingClasses{}, err
 	}
@@ -106,7 +165,11 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 	}
 	rc := groupRows(len(p.Jobs), func(i int) []float64 {
 		j := p.Jobs[i]
-		return append([]float64{float64(labelIndex[labels[i]]), float64(j.Gang), j.Weight}, p.Throughputs.Row(i)...)
+		key := []float64{float64(labelIndex[labels[i]]), float64(j.Gang), j.Weight}
+		if steps != nil {
+			key = append(key, steps[i])
+		}
+		return append(key, p.Throughputs.Row(i)...)
 	})
 	sc := sharingClasses{rc: rc, labels: make([]string, rc.numClasses())}
 	for c, i := range rc.rep {
@@ -116,45 +179,161 @@ func (s SpaceSharing) classes(p *Problem) (sharingClasses, error) {
 	if err != nil {
 		return sharingClasses{}, err
 	}
-	// The pairs of classes are found from the pair table, not by testing
-	// every pair of classes: with every job its own class, that was
-	// 2·10^10 lookups at 100,000 jobs.
+	// The pairs are found from the pair table, not by testing every pair
+	// of classes: with every job its own class, that was 2·10^10 lookups
+	// at 100,000 jobs.
 	byLabel := make(map[string][]int, len(labelIndex))
+	jobs := make(map[string]int, len(labelIndex))
+	gangs := make(map[string][2]int, len(labelIndex)) // smallest and largest
 	for c, l := range sc.labels {
+		g := p.Jobs[rc.rep[c]].Gang
+		if r, ok := gangs[l]; ok {
+			g2 := [2]int{min(r[0], g), max(r[1], g)}
+			gangs[l] = g2
+		} else {
+			gangs[l] = [2]int{g, g}
+		}
 		byLabel[l] = append(byLabel[l], c)
+		jobs[l] += rc.size[c]
 	}
-	var found [][3]int // (c, d, k) with c ≤ d
-	for key := range rates {
+	var found []pairKey // (a, b, k) with a's index ≤ b's, each once
+	classCols, partnerCols := 0, 0
+	for key, r := range rates {
+		if labelIndex[key.a] > labelIndex[key.b] || r[0]+r[1] == 0 || key.a == key.b && jobs[key.a] < 2 {
+			continue
+		}
+		found = append(found, key)
+		na, nb := len(byLabel[key.a]), len(byLabel[key.b])
+		if lo, hi := min(gangs[key.a][0], gangs[key.b][0]), max(gangs[key.a][1], gangs[key.b][1]); lo != hi {
+			return sharingClasses{}, gpufair.Invalid("SpaceSharing.Pairs", key.a+"+"+key.b, gpufair.ErrValue, "co-located jobs have gangs %d and %d", lo, hi)
+		}
+		if key.a == key.b {
+			classCols += na * (na + 1) / 2
+			partnerCols += na
+		} else {
+			classCols += na * nb
+			partnerCols += na + nb
+		}
+	}
+	slices.SortFunc(found, func(x, y pairKey) int {
+		return cmp.Or(cmp.Compare(labelIndex[x.a], labelIndex[y.a]), cmp.Compare(labelIndex[x.b], labelIndex[y.b]), cmp.Compare(x.k, y.k))
+	})
+	if s.formulation == partnerFormulation || s.formulation == fewerColumns && partnerCols < classCols {
+		sc.partnerColumns(p, found, rates, byLabel)
+	} else {
+		sc.classColumns(p, found, rates, byLabel)
+	}
+	return sc, nil
+}
+
+// sharingFormulation chooses the columns of co-located time.
+type sharingFormulation int
+
+const (
+	fewerColumns       sharingFormulation = iota // whichever has fewer columns
+	classFormulation                             // classColumns
+	partnerFormulation                           // partnerColumns
+)
+
+// sameLabelRate is the rate of either job of a pair of one label, whose
+// measurement does not say which is "A": the average of the two.
+func sameLabelRate(r [2]float64) [2]float64 {
+	avg := (r[0] + r[1]) / 2
+	return [2]float64{avg, avg}
+}
+
+// classColumns adds a column for each pair of classes c ≤ d with a rate on
+// type k: the time that pairs of a c-job and a d-job run there, which each
+// c-job shares equally (1/|c| of it, or 2/|c| within one class).
+func (sc *sharingClasses) classColumns(p *Problem, found []pairKey, rates map[pairKey][2]float64, byLabel map[string][]int) {
+	var cols [][3]int // (c, d, k) with c ≤ d
+	for _, key := range found {
 		for _, c := range byLabel[key.a] {
 			for _, d := range byLabel[key.b] {
-				if c <= d {
-					found = append(found, [3]int{c, d, key.k})
+				if key.a != key.b || c <= d {
+					cols = append(cols, [3]int{min(c, d), max(c, d), key.k})
 				}
 			}
 		}
 	}
-	slices.SortFunc(found, func(a, b [3]int) int {
+	slices.SortFunc(cols, func(a, b [3]int) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
 	})
-	for _, f := range found {
+	for _, f := range cols {
 		c, d, k := f[0], f[1], f[2]
-		if c == d && rc.size[c] < 2 {
+		if c == d && sc.rc.size[c] < 2 {
 			continue
 		}
 		r := rates[pairKey{sc.labels[c], sc.labels[d], k}]
-		if r[0]+r[1] == 0 {
+		col := sharingColumn{k: k, gpus: float64(p.Jobs[sc.rc.rep[c]].Gang), a: sc.labels[c], b: sc.labels[d], pairTime: 1}
+		if c == d {
+			col.sides = []columnSide{{c: c, with: sc.labels[c], share: 2 / float64(sc.rc.size[c]), rate: sameLabelRate(r)[0]}}
+		} else {
+			col.sides = []columnSide{
+				{c: c, with: sc.labels[d], share: 1 / float64(sc.rc.size[c]), rate: r[0]},
+				{c: d, with: sc.labels[c], share: 1 / float64(sc.rc.size[d]), rate: r[1]},
+			}
+		}
+		sc.cols = append(sc.cols, col)
+	}
+}
+
+// partnerColumns adds, for each class c and label b with a rate on type k,
+// a column Z: the total time c's jobs run beside b-jobs there (each c-job
+// 1/|c| of it), each occupying half a gang. It grows with classes·labels
+// where classColumns grows with classes², so it serves policies whose jobs
+// are each a class of their own (SharingMinMakespan). Two kinds of row make
+// the columns pairs of distinct jobs:
+//
+//   - balance, labels a ≠ b: Σ_{c∈a} Z_{c,b,k} = Σ_{d∈b} Z_{d,a,k}, the time
+//     a-jobs spend beside b-jobs is the time b-jobs spend beside a-jobs;
+//   - degree, within label a: 2·Z_{c,a,k}/|c| ≤ Σ_{c'∈a} Z_{c',a,k}, no job
+//     is beside its own label for longer than all the others together.
+//
+// Both formulations have the same optimum. Any pairing of jobs gives such
+// columns. Conversely, for a ≠ b, times t_i of the a-jobs and u_j of the
+// b-jobs with equal sums are the margins of a nonnegative matrix of pair
+// times (t_i·u_j/Σu); within a label, times d_i with 2·d_i ≤ Σd are the
+// margins of a symmetric nonnegative matrix with a zero diagonal (pair the
+// two largest, repeatedly). TestSharingPartnerFormulationExact checks the
+// two optima against each other.
+func (sc *sharingClasses) partnerColumns(p *Problem, found []pairKey, rates map[pairKey][2]float64, byLabel map[string][]int) {
+	add := func(c int, with string, k int, rate, pairTime float64) int {
+		sc.cols = append(sc.cols, sharingColumn{k: k, gpus: float64(p.Jobs[sc.rc.rep[c]].Gang) / 2, a: sc.labels[c], b: with, pairTime: pairTime,
+			sides: []columnSide{{c: c, with: with, share: 1 / float64(sc.rc.size[c]), rate: rate}}})
+		return len(sc.cols) - 1
+	}
+	for _, key := range found { // a's label index ≤ b's
+		r := rates[key]
+		if key.a != key.b {
+			row := columnRow{name: "balance", op: lp.EQ}
+			for _, c := range byLabel[key.a] {
+				row.cols, row.coefs = append(row.cols, add(c, key.b, key.k, r[0], 1)), append(row.coefs, 1)
+			}
+			for _, d := range byLabel[key.b] {
+				row.cols, row.coefs = append(row.cols, add(d, key.a, key.k, r[1], 0)), append(row.coefs, -1)
+			}
+			sc.rows = append(sc.rows, row)
 			continue
 		}
-		if gc, gd := p.Jobs[rc.rep[c]].Gang, p.Jobs[rc.rep[d]].Gang; gc != gd {
-			return sharingClasses{}, gpufair.Invalid("SpaceSharing.Pairs", sc.labels[c]+"+"+sc.labels[d], gpufair.ErrValue, "co-located jobs have gangs %d and %d", gc, gd)
+		var cols []int
+		for _, c := range byLabel[key.a] {
+			cols = append(cols, add(c, key.b, key.k, sameLabelRate(r)[0], 0.5))
 		}
-		if c == d { // either job of a same-class pair may be "A": average
-			avg := (r[0] + r[1]) / 2
-			r = [2]float64{avg, avg}
+		if len(cols) < 2 {
+			continue // one class (of two jobs or more): its degree row always holds
 		}
-		sc.pairs = append(sc.pairs, classPair{c: c, d: d, k: k, rate: r})
+		// The label's total, a column of no class, keeps the degree rows
+		// linear in the classes: S = Σ Z, then 2·Z_c/|c| − S ≤ 0.
+		sc.cols = append(sc.cols, sharingColumn{k: key.k})
+		total := len(sc.cols) - 1
+		sum := columnRow{name: "label total", op: lp.EQ, cols: []int{total}, coefs: []float64{-1}}
+		for _, q := range cols {
+			sum.cols, sum.coefs = append(sum.cols, q), append(sum.coefs, 1)
+			sc.rows = append(sc.rows, columnRow{name: "degree", op: lp.LE, cols: []int{q, total}, coefs: []float64{2 * sc.cols[q].sides[0].share, -1}})
+		}
+		sc.rows = append(sc.rows, sum)
 	}
-	return sc, nil
 }
 
 type pairKey struct {
@@ -195,15 +374,6 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int, field string)
 	return t, nil
 }
 
-// share returns how much of pair q's time each job of class c spends in
-// it: 1/|c|, or 2/|c| when both jobs are of class c.
-func (sc sharingClasses) share(q classPair, c int) float64 {
-	if q.c == q.d {
-		return 2 / float64(sc.rc.size[c])
-	}
-	return 1 / float64(sc.rc.size[c])
-}
-
 // heldLevelSlack is how far below the max-min level
 // SharingMaxMinThenTotal's second LP may go, relative: the solvers' noise
 // (LP-NOTES), the largest slack water filling allows itself (levelSlack).
@@ -227,7 +397,7 @@ func (sc sharingClasses) model(p *Problem, norm []float64) sharingModel {
 	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
-	y := make([]lp.Var, len(sc.pairs))
+	y := make([]lp.Var, len(sc.cols))
 	timeRow := make([][]lp.Term, nc)
 	thr := make([][]lp.Term, nc)
 	capRow := make([][]lp.Term, types)
@@ -241,20 +411,24 @@ func (sc sharingClasses) model(p *Problem, norm []float64) sharingModel {
 			}
 		}
 	}
-	for q, pr := range sc.pairs {
-		y[q] = m.AddVar(fmt.Sprintf("Y[%d,%d,%d]", pr.c, pr.d, pr.k), 0, lp.Inf, 0)
-		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
-		capRow[pr.k] = append(capRow[pr.k], lp.Term{Var: y[q], Coef: g})
-		for side, c := range []int{pr.c, pr.d} {
-			if side == 1 && pr.c == pr.d {
-				break
-			}
-			sh := sc.share(pr, c)
-			timeRow[c] = append(timeRow[c], lp.Term{Var: y[q], Coef: sh})
-			if r := pr.rate[side]; r != 0 {
-				thr[c] = append(thr[c], lp.Term{Var: y[q], Coef: sh * r})
+	for q, col := range sc.cols {
+		y[q] = m.AddVar(fmt.Sprintf("Y[%d,%d]", q, col.k), 0, lp.Inf, 0)
+		if col.gpus != 0 {
+			capRow[col.k] = append(capRow[col.k], lp.Term{Var: y[q], Coef: col.gpus})
+		}
+		for _, sd := range col.sides {
+			timeRow[sd.c] = append(timeRow[sd.c], lp.Term{Var: y[q], Coef: sd.share})
+			if sd.rate != 0 {
+				thr[sd.c] = append(thr[sd.c], lp.Term{Var: y[q], Coef: sd.share * sd.rate})
 			}
 		}
+	}
+	for _, r := range sc.rows {
+		terms := make([]lp.Term, len(r.cols))
+		for i, q := range r.cols {
+			terms[i] = lp.Term{Var: y[q], Coef: r.coefs[i]}
+		}
+		m.AddConstraint(r.name, terms, r.op, 0)
 	}
 	for c := range timeRow {
 		m.AddConstraint("time", timeRow[c], lp.LE, 1)
@@ -316,21 +490,27 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 	}
 	res := &SharingResult{Allocation: NewAllocation(p.JobIDs(), p.Capacity), Throughput: make([]float64, len(p.Jobs))}
 	partners := make([][]PartnerShare, nc)
-	for q, pr := range sc.pairs {
+	pairAt := map[pairKey]int{} // PairShare index by labels and type
+	for q, col := range sc.cols {
 		t := max(sol.Value(y[q]), 0)
-		if t == 0 {
+		if t == 0 || len(col.sides) == 0 { // a label's total has no side
 			continue
 		}
-		tk := p.Capacity.Types[pr.k]
-		res.Pairs = append(res.Pairs, PairShare{A: sc.labels[pr.c], B: sc.labels[pr.d], Type: tk, Time: t})
-		partners[pr.c] = append(partners[pr.c], PartnerShare{With: sc.labels[pr.d], Type: tk, Time: sc.share(pr, pr.c) * t})
-		if pr.c != pr.d {
-			partners[pr.d] = append(partners[pr.d], PartnerShare{With: sc.labels[pr.c], Type: tk, Time: sc.share(pr, pr.d) * t})
+		tk := p.Capacity.Types[col.k]
+		if col.pairTime != 0 {
+			key := pairKey{col.a, col.b, col.k}
+			at, ok := pairAt[key]
+			if !ok {
+				at = len(res.Pairs)
+				pairAt[key] = at
+				res.Pairs = append(res.Pairs, PairShare{A: col.a, B: col.b, Type: tk})
+			}
+			res.Pairs[at].Time += col.pairTime * t
 		}
-		g := float64(p.Jobs[sc.rc.rep[pr.c]].Gang)
-		gpus[pr.c][pr.k] += sc.share(pr, pr.c) * t * g / 2
-		if pr.c != pr.d {
-			gpus[pr.d][pr.k] += sc.share(pr, pr.d) * t * g / 2
+		g := float64(p.Jobs[sc.rc.rep[col.sides[0].c]].Gang)
+		for _, sd := range col.sides {
+			partners[sd.c] = append(partners[sd.c], PartnerShare{With: sd.with, Type: tk, Time: sd.share * t})
+			gpus[sd.c][col.k] += sd.share * t * g / 2
 		}
 	}
 	classThr := make([]float64, nc)
@@ -349,9 +529,35 @@ func (sc sharingClasses) result(p *Problem, sol *lp.Solution, x lp.Grid, y []lp.
 			res.Alone[i][k] = min(max(f, 0), 1)
 		}
 		res.Partners[i] = slices.Clone(partners[c])
+		clampToTime(res, i)
 	}
 	clampToCapacity(res.Allocation, p.Capacity)
 	return res
+}
+
+// clampToTime scales down job i's times, GPUs and throughput where its
+// time alone and co-located add up to more than all of its time: solver
+// noise, as clampToCapacity repairs (the partner formulation's equality
+// rows left 1.2e-7 with CLP).
+func clampToTime(r *SharingResult, i int) {
+	total := 0.0
+	for _, f := range r.Alone[i] {
+		total += f
+	}
+	for _, ps := range r.Partners[i] {
+		total += ps.Time
+	}
+	if total <= 1 {
+		return
+	}
+	for k := range r.Alone[i] {
+		r.Alone[i][k] /= total
+		r.Allocation.GPUs[i][k] /= total
+	}
+	for q := range r.Partners[i] {
+		r.Partners[i][q].Time /= total
+	}
+	r.Throughput[i] /= total
 }
 
 // clampToCapacity scales down any column used beyond its count, the repair

@@ -122,6 +122,8 @@ func mechanisms() []mechanism {
 		spaceSharing("space-sharing-max-min-then-total", alloc.SharingMaxMinThenTotal, false),
 		fifoPacking("fifo-packing", 0),
 		fifoPacking("fifo-perf", math.Inf(1)),
+		sharingMakespan("space-sharing-min-makespan", alloc.SharingMinMakespan),
+		sharingMakespan("space-sharing-min-makespan-then-total", alloc.SharingMinMakespanThenTotal),
 	}
 }
 
@@ -433,16 +435,25 @@ func (p *placementPolicy) Allocate(ctx context.Context, prob *alloc.Problem) (*a
 // pairPriorities ranks each pair as a combination of its own
 // (stride.GavelSettings.PairPriorities, Gavel's Algorithm 1).
 func spaceSharing(name string, obj alloc.SharingObjective, pairPriorities bool) mechanism {
-	return colocating(name, func(_ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+	return colocating(name, func(_ *alloc.Problem, _ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
 	}, stride.GavelSettings{PairPriorities: pairPriorities})
+}
+
+// sharingMakespan is Gavel's makespan policy with space sharing (obj, one
+// of alloc.SpaceSharing's makespan objectives), re-solved every 10 rounds
+// as makespan is, realised as spaceSharing is.
+func sharingMakespan(name string, obj alloc.SharingObjective) mechanism {
+	return colocating(name, func(p *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+		return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: stride.RemainingSteps(p, jobs)}
+	}, stride.GavelSettings{Every: 10})
 }
 
 // gandivaPacking is the Gandiva baseline of Gavel's evaluation
 // (alloc.GandivaPacking, with Gavel's code's test of a pair if sum) with
 // the co-located rates Gavel measured, realised as spaceSharing is.
 func gandivaPacking(name string, sum bool) mechanism {
-	return colocating(name, func(_ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+	return colocating(name, func(_ *alloc.Problem, _ []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		return alloc.GandivaPacking{JobTypes: labels, Pairs: pairs, Seed: 1, SumOverTypes: sum}
 	}, stride.GavelSettings{})
 }
@@ -452,7 +463,7 @@ func gandivaPacking(name string, sum bool) mechanism {
 // co-located rates Gavel measured, re-solved at every arrival and
 // departure.
 func fifoPacking(name string, threshold float64) mechanism {
-	return colocating(name, func(jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+	return colocating(name, func(_ *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 		var arr []float64 // nil, job order, for the scheduler's name
 		for _, j := range jobs {
 			arr = append(arr, max(j.Arrival, 0))
@@ -462,9 +473,9 @@ func fifoPacking(name string, threshold float64) mechanism {
 }
 
 // colocating is a policy that co-locates jobs, built by policy from the
-// jobs, each job's type (model and gang) and Gavel's co-located rates of
+// decision's problem and jobs, each job's type (model and gang) and Gavel's co-located rates of
 // those types, realised by Gavel's mechanism with settings set.
-func colocating(name string, policy func(jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy, set stride.GavelSettings) mechanism {
+func colocating(name string, policy func(p *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy, set stride.GavelSettings) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		model := map[alloc.JobID]string{}
 		kinds := map[string]data.JobType{}
@@ -510,11 +521,11 @@ func colocating(name string, policy func(jobs []*round.Job, labels []string, pai
 					ps = append(ps, q)
 				}
 			}
-			return policy(jobs, labels, ps)
+			return policy(p, jobs, labels, ps)
 		}
 		s := set
 		s.Round, s.Inputs = e.round, in
-		return stride.NewGavel(policy(nil, nil, nil), e.c, e.w.Types, &s)
+		return stride.NewGavel(policy(nil, nil, nil, nil), e.c, e.w.Types, &s)
 	}}
 }
 

@@ -1,0 +1,199 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpufair/gpufair"
+)
+
+// TestSharingPartnerFormulationExact: the partner formulation (a column per
+// class and partner label) reaches the optimum of the class formulation
+// (a column per pair of classes) and of Gavel's pairwise LP (every job its
+// own label, pairs expanded to jobs), for every objective, with or without
+// each job's own work. Its columns relax the pairwise LP, so equal optima
+// mean its balance and degree rows leave nothing that pairs of distinct
+// jobs cannot realise.
+func TestSharingPartnerFormulationExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, labels, pairs, perJob := drawSharingInstance(t)
+		steps := make([]float64, len(p.Jobs))
+		for i := range steps {
+			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
+		}
+		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal} {
+			solve := func(labels []string, pairs []PairRate, f sharingFormulation) *SharingResult {
+				r, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, formulation: f}.Solve(context.Background(), p)
+				if err != nil {
+					t.Fatalf("objective %d, formulation %d: %v", obj, f, err)
+				}
+				checkGavelFeasible(t, p, r.Allocation)
+				checkPartners(t, p, r)
+				return r
+			}
+			partner := solve(labels, pairs, partnerFormulation)
+			class := solve(labels, pairs, classFormulation)
+			pairwise := solve(nil, perJob, classFormulation)
+			pv := objectiveValue(p, obj, steps, partner.Throughput)
+			cv := objectiveValue(p, obj, steps, class.Throughput)
+			wv := objectiveValue(p, obj, steps, pairwise.Throughput)
+			if !relClose(pv, cv, 1e-6) || !relClose(pv, wv, 1e-6) {
+				t.Fatalf("objective %d: partner %v, class %v, pairwise %v", obj, pv, cv, wv)
+			}
+			checkPartnerBalance(t, labels, partner)
+		}
+	})
+}
+
+// objectiveValue is SpaceSharing's objective for per-job throughputs: the
+// makespan's reciprocal, min thr/steps, for the makespan objectives.
+func objectiveValue(p *Problem, obj SharingObjective, steps, thr []float64) float64 {
+	if obj != SharingMinMakespan && obj != SharingMinMakespanThenTotal {
+		return sharingValue(p, obj, thr)
+	}
+	v := make([]float64, len(thr))
+	for i, x := range thr {
+		v[i] = -x / steps[i]
+	}
+	return -maxOf(v)
+}
+
+// checkPartnerBalance checks that the time a-jobs spend beside b-jobs on a
+// type is the time b-jobs spend beside a-jobs, and that no job spends more
+// time beside its own label than the other jobs of that label together.
+func checkPartnerBalance(t *rapid.T, labels []string, r *SharingResult) {
+	type key struct{ a, b, k string }
+	beside := map[key]float64{}
+	for i, ps := range r.Partners {
+		for _, s := range ps {
+			beside[key{labels[i], s.With, string(s.Type)}] += s.Time
+		}
+	}
+	for kk, x := range beside {
+		if kk.a == kk.b {
+			continue
+		}
+		if y := beside[key{kk.b, kk.a, kk.k}]; !relClose(x+1, y+1, 1e-6) {
+			t.Fatalf("%s beside %s on %s: %v, the other way %v", kk.a, kk.b, kk.k, x, y)
+		}
+	}
+	for i, ps := range r.Partners {
+		for _, s := range ps {
+			if s.With != labels[i] {
+				continue
+			}
+			if all := beside[key{labels[i], labels[i], string(s.Type)}]; 2*s.Time > all+1e-6 {
+				t.Fatalf("job %d beside its own label on %s for %v of %v in all", i, s.Type, s.Time, all)
+			}
+		}
+	}
+}
+
+// TestSharingMinMakespanNoSharing: without pairs the policy is Makespan,
+// the same makespan, and with pairs never a later one; the second stage
+// keeps the makespan and adds to Σ thr/steps.
+func TestSharingMinMakespanNoSharing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, labels, pairs, _ := drawSharingInstance(t)
+		steps := make([]float64, len(p.Jobs))
+		for i := range steps {
+			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
+		}
+		a, err := Makespan{RemainingSteps: steps}.Allocate(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := objectiveValue(p, SharingMinMakespan, steps, throughputs(p, a))
+		none, err := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, RemainingSteps: steps}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, err := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nv, sv := objectiveValue(p, SharingMinMakespan, steps, none.Throughput), objectiveValue(p, SharingMinMakespan, steps, shared.Throughput)
+		if !relClose(nv, alone, 1e-6) {
+			t.Fatalf("no pairs: 1/makespan %v, Makespan's %v", nv, alone)
+		}
+		if sv < nv*(1-1e-6) {
+			t.Fatalf("with pairs 1/makespan %v, below %v without", sv, nv)
+		}
+		// Then total: the same makespan, and Σ thr/steps at least the
+		// first stage's.
+		then, err := SpaceSharing{Objective: SharingMinMakespanThenTotal, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tv := objectiveValue(p, SharingMinMakespan, steps, then.Throughput); !relClose(tv, sv, 1e-6) {
+			t.Fatalf("then total: 1/makespan %v, the first stage's %v", tv, sv)
+		}
+		sum := func(thr []float64) float64 {
+			s := 0.0
+			for i, x := range thr {
+				s += x / steps[i]
+			}
+			return s
+		}
+		if a, b := sum(then.Throughput), sum(shared.Throughput); a < b*(1-1e-6) {
+			t.Fatalf("then total: Σ thr/steps %v, below the first stage's %v", a, b)
+		}
+	})
+}
+
+// TestSharingMinMakespanHand: two jobs of one type on one GPU, each with
+// the work of an hour alone. Alone one after the other they take 2 h;
+// co-located each at 0.8 of its rate alone they take 1.25 h together.
+func TestSharingMinMakespanHand(t *testing.T) {
+	p := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {10}})
+	pairs := []PairRate{{A: "a", B: "a", Type: "t0", RateA: 8, RateB: 8}}
+	labels := []string{"a", "a"}
+	for _, tc := range []struct {
+		name  string
+		pairs []PairRate
+		want  float64 // makespan, in the rates' time unit
+	}{
+		{"alone", nil, 2 * 36000 / 10},
+		{"co-located", pairs, 36000 / 8},
+	} {
+		r, err := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: tc.pairs, RemainingSteps: []float64{36000, 36000}}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range r.Throughput {
+			if got := 36000 / x; !relClose(got, tc.want, 1e-7) {
+				t.Errorf("%s: job %d finishes at %v, want %v", tc.name, i, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestSharingMinMakespanRefusals: the work left is checked as Makespan
+// checks it.
+func TestSharingMinMakespanRefusals(t *testing.T) {
+	p := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {10}})
+	for _, steps := range [][]float64{nil, {1}, {1, 0}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}, {1, 1e40}} {
+		_, err := SpaceSharing{Objective: SharingMinMakespan, RemainingSteps: steps}.Solve(context.Background(), p)
+		wantRefusal(t, err, "SpaceSharing.RemainingSteps", gpufairErr(steps))
+	}
+	q := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {0}})
+	_, err := SpaceSharing{Objective: SharingMinMakespan, RemainingSteps: []float64{1, 1}}.Solve(context.Background(), q)
+	wantRefusal(t, err, "Throughputs", gpufair.ErrValue)
+	var ie *gpufair.InputError
+	if !errors.As(err, &ie) || ie.ID != string(q.Jobs[1].ID) {
+		t.Errorf("error %v does not name the job that runs nowhere", err)
+	}
+}
+
+// gpufairErr is the kind of error a bad RemainingSteps is: a shape error
+// for the wrong length, a value error otherwise.
+func gpufairErr(steps []float64) error {
+	if len(steps) != 2 {
+		return gpufair.ErrShape
+	}
+	return gpufair.ErrValue
+}
