@@ -103,6 +103,8 @@ func everyPolicy(p *Problem, scale float64) []Policy {
 		Hierarchical{FIFO: fifo},
 		SpaceSharing{Pairs: pairs},
 		SpaceSharing{Objective: SharingMaxMin, Pairs: pairs},
+		SpaceSharing{Objective: SharingMinMakespan, Pairs: pairs, RemainingSteps: steps},
+		SpaceSharing{Objective: SharingMinMakespanThenTotal, Pairs: pairs, RemainingSteps: steps},
 		OEF{Mode: NonCooperative},
 		OEF{Mode: Cooperative},
 	}

@@ -34,6 +34,8 @@ func TestGavelExperiments(t *testing.T) {
 		{smoke("gavel-space-sharing", "space-sharing-max-min,space-sharing-max-min-then-total,gandiva-packing,gandiva-packing-sum-over-types", false),
 			[]string{"space-sharing-max-min-then-total/space-sharing-max-min", "gandiva-packing/space-sharing-max-min", "gandiva-packing-sum-over-types/space-sharing-max-min"}},
 		{smoke("gavel-makespan", "makespan,gandiva-packing", false), []string{"gandiva-packing/makespan"}},
+		{smoke("gavel-makespan", "makespan,space-sharing-min-makespan,space-sharing-min-makespan-then-total", false),
+			[]string{"space-sharing-min-makespan/makespan", "space-sharing-min-makespan-then-total/makespan"}},
 		{smoke("gavel-fig9", "fifo-gavel,fifo-perf,fifo-packing", false), []string{"fifo-perf/fifo-gavel", "fifo-packing/fifo-gavel"}},
 	} {
 		t.Run(tc.cfg.experiment, func(t *testing.T) {
