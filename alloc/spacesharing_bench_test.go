@@ -127,7 +127,7 @@ func BenchmarkSpaceSharing(b *testing.B) {
 func BenchmarkSpaceSharingMakespan(b *testing.B) {
 	for _, f := range []sharingFormulation{partnerFormulation, classFormulation} {
 		for _, n := range []int{64, 256, 1024} {
-			if f == classFormulation && n > 256 {
+			if f == classFormulation && n > 1024 {
 				break
 			}
 			name := map[sharingFormulation]string{partnerFormulation: "partner", classFormulation: "class"}[f]
