@@ -14,10 +14,11 @@ import (
 
 // TestMakespanSharingPlan solves the makespan LP with and without space
 // sharing at time 0 of the static traces of docs/reproduction.md (Gavel's
-// generator, seed 1, on 36 GPUs of each of K80, P100 and V100, Gavel's
-// measured pair rates): the planned makespan with pairs is never later, and
-// it is shorter only where the cluster is oversubscribed enough that the
-// longest job alone does not set it. -v prints the plans:
+// generator, seed 1, on 36 GPUs of each of K80, P100 and V100, and 300 jobs
+// on 12 of each; Gavel's measured pair rates): the planned makespan with
+// pairs is never later, and it is shorter only where the cluster is
+// oversubscribed enough that the longest job alone does not set it. -v
+// prints the plans:
 //
 //	go test ./alloc -run MakespanSharingPlan -v
 func TestMakespanSharingPlan(t *testing.T) {
@@ -27,11 +28,12 @@ func TestMakespanSharingPlan(t *testing.T) {
 	}
 	gpus := []string{"k80", "p100", "v100"}
 	types := []topology.GPUType{"k80", "p100", "v100"}
-	sizes := []int{100, 400, 1000}
+	cases := []struct{ n, gpus int }{{100, 36}, {400, 36}, {300, 12}, {1000, 36}}
 	if testing.Short() {
-		sizes = sizes[:2]
+		cases = cases[:3]
 	}
-	for _, n := range sizes {
+	for _, tc := range cases {
+		n, per := tc.n, float64(tc.gpus)
 		wl, err := sim.Generate(tp, sim.GenerateSettings{Jobs: n}, rand.NewPCG(1, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +70,7 @@ func TestMakespanSharingPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: []float64{36, 36, 36}}, nil, jobs, m)
+		p, err := alloc.NewProblem(alloc.Capacity{Types: types, Count: []float64{per, per, per}}, nil, jobs, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +86,8 @@ func TestMakespanSharingPlan(t *testing.T) {
 		if shared > alone*(1+1e-6) {
 			t.Errorf("%d jobs: planned makespan %v with space sharing, later than %v without", n, shared, alone)
 		}
-		t.Logf("%4d jobs: planned makespan %.1f h alone, %.1f h with space sharing (%.3fx); the longest job alone on its fastest type %.1f h",
-			n, alone/3600, shared/3600, alone/shared, longest/3600)
+		t.Logf("%4d jobs on %v GPUs: planned makespan %.1f h alone, %.1f h with space sharing (%.3fx); the longest job alone on its fastest type %.1f h",
+			n, 3*per, alone/3600, shared/3600, alone/shared, longest/3600)
 	}
 }
 
