@@ -187,12 +187,11 @@ func (s SpaceSharing) classes(p *Problem, steps []float64) (sharingClasses, erro
 	gangs := make(map[string][2]int, len(labelIndex)) // smallest and largest
 	for c, l := range sc.labels {
 		g := p.Jobs[rc.rep[c]].Gang
-		if r, ok := gangs[l]; ok {
-			g2 := [2]int{min(r[0], g), max(r[1], g)}
-			gangs[l] = g2
-		} else {
-			gangs[l] = [2]int{g, g}
+		r, ok := gangs[l]
+		if !ok {
+			r = [2]int{g, g}
 		}
+		gangs[l] = [2]int{min(r[0], g), max(r[1], g)}
 		byLabel[l] = append(byLabel[l], c)
 		jobs[l] += rc.size[c]
 	}
@@ -237,10 +236,7 @@ const (
 
 // sameLabelRate is the rate of either job of a pair of one label, whose
 // measurement does not say which is "A": the average of the two.
-func sameLabelRate(r [2]float64) [2]float64 {
-	avg := (r[0] + r[1]) / 2
-	return [2]float64{avg, avg}
-}
+func sameLabelRate(r [2]float64) float64 { return (r[0] + r[1]) / 2 }
 
 // classColumns adds a column for each pair of classes c ≤ d with a rate on
 // type k: the time that pairs of a c-job and a d-job run there, which each
@@ -267,7 +263,7 @@ func (sc *sharingClasses) classColumns(p *Problem, found []pairKey, rates map[pa
 		r := rates[pairKey{sc.labels[c], sc.labels[d], k}]
 		col := sharingColumn{k: k, gpus: float64(p.Jobs[sc.rc.rep[c]].Gang), a: sc.labels[c], b: sc.labels[d], pairTime: 1}
 		if c == d {
-			col.sides = []columnSide{{c: c, with: sc.labels[c], share: 2 / float64(sc.rc.size[c]), rate: sameLabelRate(r)[0]}}
+			col.sides = []columnSide{{c: c, with: sc.labels[c], share: 2 / float64(sc.rc.size[c]), rate: sameLabelRate(r)}}
 		} else {
 			col.sides = []columnSide{
 				{c: c, with: sc.labels[d], share: 1 / float64(sc.rc.size[c]), rate: r[0]},
@@ -318,7 +314,7 @@ func (sc *sharingClasses) partnerColumns(p *Problem, found []pairKey, rates map[
 		}
 		var cols []int
 		for _, c := range byLabel[key.a] {
-			cols = append(cols, add(c, key.b, key.k, sameLabelRate(r)[0], 0.5))
+			cols = append(cols, add(c, key.b, key.k, sameLabelRate(r), 0.5))
 		}
 		if len(cols) < 2 {
 			continue // one class (of two jobs or more): its degree row always holds
