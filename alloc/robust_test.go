@@ -105,6 +105,7 @@ func everyPolicy(p *Problem, scale float64) []Policy {
 		SpaceSharing{Objective: SharingMaxMin, Pairs: pairs},
 		SpaceSharing{Objective: SharingMinMakespan, Pairs: pairs, RemainingSteps: steps},
 		SpaceSharing{Objective: SharingMinMakespanThenTotal, Pairs: pairs, RemainingSteps: steps},
+		SpaceSharing{Objective: SharingFIFO, Pairs: pairs, Arrival: arrival},
 		OEF{Mode: NonCooperative},
 		OEF{Mode: Cooperative},
 	}

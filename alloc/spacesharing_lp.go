@@ -60,19 +60,32 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	for q, pr := range s.Pairs {
 		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
 	}
-	var steps []float64 // SharingMinMakespan's work left, in p's units
-	if s.Objective == SharingMinMakespan || s.Objective == SharingMinMakespanThenTotal {
+	// Each job's own input, which splits classes: the makespan
+	// objectives' work left (in p's units), FIFO's rank weight.
+	var steps, weight []float64
+	switch s.Objective {
+	case SharingMinMakespan, SharingMinMakespanThenTotal:
 		if steps, err = s.workLeft(p, ref); err != nil {
 			return nil, err
 		}
+	case SharingFIFO:
+		if weight, err = s.fifoWeights(p); err != nil {
+			return nil, err
+		}
 	}
-	sc, err := s.classes(p, steps)
+	sc, err := s.classes(p, append(steps, weight...))
 	if err != nil {
 		return nil, err
 	}
 	var norm []float64 // per class, for a max-min: the factor of its throughput
+	var sumWeight []float64
 	switch s.Objective {
 	case SharingMaxTotal:
+	case SharingFIFO:
+		sumWeight = make([]float64, sc.rc.numClasses())
+		for c, i := range sc.rc.rep {
+			sumWeight[c] = weight[i]
+		}
 	case SharingMaxMin, SharingMaxMinThenTotal:
 		// Gang/(Weight·equal-share rate).
 		rates, zero := p.equalShareThroughputs()
@@ -95,7 +108,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
-	sm := sc.model(p, norm)
+	sm := sc.model(p, norm, sumWeight)
 	var second *lp.Model // the same model, its objective changed below
 	if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
 		second = sm.m.Clone()
@@ -144,10 +157,32 @@ func (s SpaceSharing) workLeft(p *Problem, ref float64) ([]float64, error) {
 	return flooredSteps(p, steps), nil
 }
 
+// fifoWeights validates SharingFIFO's Arrival and returns FIFO's weight
+// of each job's throughput: Gang·(M − rank)/best, 0 for a job that runs
+// nowhere.
+func (s SpaceSharing) fifoWeights(p *Problem) ([]float64, error) {
+	key := s.Arrival
+	if key == nil {
+		key = make([]float64, len(p.Jobs))
+	} else if err := checkAligned("SpaceSharing.Arrival", key, p.JobIDs(), nonNegative); err != nil {
+		return nil, err
+	}
+	n := len(p.Jobs)
+	rank := priorityRanks(n, func(i int) float64 { return key[i] })
+	w := make([]float64, n)
+	for i, j := range p.Jobs {
+		if best := p.bestAlone(i); best > 0 {
+			w[i] = float64(j.Gang) * float64(n-rank[i]) / best
+		}
+	}
+	return w, nil
+}
+
 // classes validates the labels and pairs, groups the jobs (by label, gang,
-// weight and rates, and by steps where steps is not nil) and builds the
-// columns of co-located time, in whichever formulation has fewer.
-func (s SpaceSharing) classes(p *Problem, steps []float64) (sharingClasses, error) {
+// weight and rates, and by own, a per-job input, where it is not nil) and
+// builds the columns of co-located time, in whichever formulation has
+// fewer.
+func (s SpaceSharing) classes(p *Problem, own []float64) (sharingClasses, error) {
 	if err := p.Validate(); err != nil {
 		return sharingClasses{}, err
 	}
@@ -166,8 +201,8 @@ func (s SpaceSharing) classes(p *Problem, steps []float64) (sharingClasses, erro
 	rc := groupRows(len(p.Jobs), func(i int) []float64 {
 		j := p.Jobs[i]
 		key := []float64{float64(labelIndex[labels[i]]), float64(j.Gang), j.Weight}
-		if steps != nil {
-			key = append(key, steps[i])
+		if own != nil {
+			key = append(key, own[i])
 		}
 		return append(key, p.Throughputs.Row(i)...)
 	})
@@ -278,7 +313,8 @@ func (sc *sharingClasses) classColumns(p *Problem, found []pairKey, rates map[pa
 // a column Z: the total time c's jobs run beside b-jobs there (each c-job
 // 1/|c| of it), each occupying half a gang. It grows with classes·labels
 // where classColumns grows with classes², so it serves policies whose jobs
-// are each a class of their own (SharingMinMakespan). Two kinds of row make
+// are each a class of their own (SharingMinMakespan, SharingFIFO). Two
+// kinds of row make
 // the columns pairs of distinct jobs:
 //
 //   - balance, labels a ≠ b: Σ_{c∈a} Z_{c,b,k} = Σ_{d∈b} Z_{d,a,k}, the time
@@ -387,9 +423,10 @@ type sharingModel struct {
 	levelRows [][]lp.Term
 }
 
-// model builds the class LP. norm nil means max total; otherwise max-min
-// of norm_c·throughput_c.
-func (sc sharingClasses) model(p *Problem, norm []float64) sharingModel {
+// model builds the class LP. norm nil means max total, of
+// sumWeight_c·throughput_c (sumWeight nil: 1); otherwise max-min of
+// norm_c·throughput_c.
+func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64) sharingModel {
 	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
@@ -433,7 +470,16 @@ func (sc sharingClasses) model(p *Problem, norm []float64) sharingModel {
 		m.AddConstraint("capacity", capRow[k], lp.LE, n)
 	}
 	if norm == nil {
-		sc.setSumObjective(m, thr)
+		rows := thr
+		if sumWeight != nil {
+			rows = make([][]lp.Term, len(thr))
+			for c, terms := range thr {
+				for _, t := range terms {
+					rows[c] = append(rows[c], lp.Term{Var: t.Var, Coef: t.Coef * sumWeight[c]})
+				}
+			}
+		}
+		sc.setSumObjective(m, rows)
 		return sharingModel{m: m, x: x, y: y, thr: thr}
 	}
 	// Max-min: norm_c·throughput_c/ref ≥ μ, maximise N·μ, with ref the

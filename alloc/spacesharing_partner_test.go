@@ -25,9 +25,13 @@ func TestSharingPartnerFormulationExact(t *testing.T) {
 		for i := range steps {
 			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
 		}
-		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal} {
+		arrival := make([]float64, len(p.Jobs))
+		for i := range arrival {
+			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
+		}
+		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal, SharingFIFO} {
 			solve := func(labels []string, pairs []PairRate, f sharingFormulation) *SharingResult {
-				r, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, formulation: f}.Solve(context.Background(), p)
+				r, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, Arrival: arrival, formulation: f}.Solve(context.Background(), p)
 				if err != nil {
 					t.Fatalf("objective %d, formulation %d: %v", obj, f, err)
 				}
@@ -38,15 +42,32 @@ func TestSharingPartnerFormulationExact(t *testing.T) {
 			partner := solve(labels, pairs, partnerFormulation)
 			class := solve(labels, pairs, classFormulation)
 			pairwise := solve(nil, perJob, classFormulation)
-			pv := objectiveValue(p, obj, steps, partner.Throughput)
-			cv := objectiveValue(p, obj, steps, class.Throughput)
-			wv := objectiveValue(p, obj, steps, pairwise.Throughput)
+			value := func(thr []float64) float64 {
+				if obj == SharingFIFO {
+					return fifoValue(p, arrival, thr)
+				}
+				return objectiveValue(p, obj, steps, thr)
+			}
+			pv, cv, wv := value(partner.Throughput), value(class.Throughput), value(pairwise.Throughput)
 			if !relClose(pv, cv, 1e-6) || !relClose(pv, wv, 1e-6) {
 				t.Fatalf("objective %d: partner %v, class %v, pairwise %v", obj, pv, cv, wv)
 			}
 			checkPartnerBalance(t, labels, partner)
 		}
 	})
+}
+
+// fifoValue is FIFO's objective, Σ_m Gang_m·(M − rank_m)·thr_m/best_m,
+// ranks by arrival, ties in job order.
+func fifoValue(p *Problem, arrival, thr []float64) float64 {
+	rank := priorityRanks(len(thr), func(i int) float64 { return arrival[i] })
+	v := 0.0
+	for i, x := range thr {
+		if best := p.bestAlone(i); best > 0 {
+			v += float64(p.Jobs[i].Gang) * float64(len(thr)-rank[i]) * x / best
+		}
+	}
+	return v
 }
 
 // objectiveValue is SpaceSharing's objective for per-job throughputs: the
@@ -196,4 +217,44 @@ func gpufairErr(steps []float64) error {
 		return gpufair.ErrShape
 	}
 	return gpufair.ErrValue
+}
+
+// TestSharingFIFONoSharing: without pairs the policy reaches FIFO's
+// optimum, and with pairs never less.
+func TestSharingFIFONoSharing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, labels, pairs, _ := drawSharingInstance(t)
+		arrival := make([]float64, len(p.Jobs))
+		for i := range arrival {
+			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
+		}
+		a, err := FIFO{Arrival: arrival}.Allocate(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fifoValue(p, arrival, throughputs(p, a))
+		none, err := SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Arrival: arrival}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, err := SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrival}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fifoValue(p, arrival, none.Throughput); !relClose(got, want, 1e-6) {
+			t.Fatalf("no pairs: FIFO objective %v, FIFO's %v", got, want)
+		}
+		if got := fifoValue(p, arrival, shared.Throughput); got < want*(1-1e-6) {
+			t.Fatalf("with pairs: FIFO objective %v, below %v without", got, want)
+		}
+	})
+}
+
+// TestSharingFIFORefusals: arrivals are checked as FIFO checks them.
+func TestSharingFIFORefusals(t *testing.T) {
+	p := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {10}})
+	for _, arr := range [][]float64{{1}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}} {
+		_, err := SpaceSharing{Objective: SharingFIFO, Arrival: arr}.Solve(context.Background(), p)
+		wantRefusal(t, err, "SpaceSharing.Arrival", gpufairErr(arr))
+	}
 }

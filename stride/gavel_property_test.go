@@ -87,7 +87,7 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 				}
 			}
 		}
-		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal, alloc.SharingMinMakespan, alloc.SharingMinMakespanThenTotal}).Draw(t, "objective")
+		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal, alloc.SharingMinMakespan, alloc.SharingMinMakespanThenTotal, alloc.SharingFIFO}).Draw(t, "objective")
 		m.pol = alloc.SpaceSharing{Objective: obj}
 		switch {
 		case packing:
@@ -116,7 +116,11 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 				}
 				return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: ps, Threshold: 1}
 			}
-			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps, RemainingSteps: stride.RemainingSteps(p, jobs)}
+			arr := make([]float64, len(jobs))
+			for i, j := range jobs {
+				arr[i] = j.Arrival
+			}
+			return alloc.SpaceSharing{Objective: obj, JobTypes: labels, Pairs: ps, RemainingSteps: stride.RemainingSteps(p, jobs), Arrival: arr}
 		}
 	}
 	var err error

@@ -124,6 +124,9 @@ func mechanisms() []mechanism {
 		fifoPacking("fifo-perf", math.Inf(1)),
 		sharingMakespan("space-sharing-min-makespan", alloc.SharingMinMakespan),
 		sharingMakespan("space-sharing-min-makespan-then-total", alloc.SharingMinMakespanThenTotal),
+		colocating("space-sharing-fifo", func(_ *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
+			return alloc.SpaceSharing{Objective: alloc.SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrivals(jobs)}
+		}, stride.GavelSettings{}),
 	}
 }
 
@@ -464,12 +467,18 @@ func gandivaPacking(name string, sum bool) mechanism {
 // departure.
 func fifoPacking(name string, threshold float64) mechanism {
 	return colocating(name, func(_ *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
-		var arr []float64 // nil, job order, for the scheduler's name
-		for _, j := range jobs {
-			arr = append(arr, max(j.Arrival, 0))
-		}
-		return alloc.FIFOPacking{Arrival: arr, JobTypes: labels, Pairs: pairs, Threshold: threshold}
+		return alloc.FIFOPacking{Arrival: arrivals(jobs), JobTypes: labels, Pairs: pairs, Threshold: threshold}
 	}, stride.GavelSettings{})
+}
+
+// arrivals returns the jobs' arrival times, nil (job order) for no jobs,
+// as the policy that only names the scheduler has.
+func arrivals(jobs []*round.Job) []float64 {
+	var arr []float64
+	for _, j := range jobs {
+		arr = append(arr, max(j.Arrival, 0))
+	}
+	return arr
 }
 
 // colocating is a policy that co-locates jobs, built by policy from the

@@ -37,6 +37,7 @@ func TestGavelExperiments(t *testing.T) {
 		{smoke("gavel-makespan", "makespan,space-sharing-min-makespan,space-sharing-min-makespan-then-total", false),
 			[]string{"space-sharing-min-makespan/makespan", "space-sharing-min-makespan-then-total/makespan"}},
 		{smoke("gavel-fig9", "fifo-gavel,fifo-perf,fifo-packing", false), []string{"fifo-perf/fifo-gavel", "fifo-packing/fifo-gavel"}},
+		{smoke("gavel-fig9", "fifo,space-sharing-fifo", false), []string{"space-sharing-fifo/fifo"}},
 	} {
 		t.Run(tc.cfg.experiment, func(t *testing.T) {
 			testcases.CheckRun(t, func(w io.Writer) error { return run(context.Background(), tc.cfg, w) }, tc.want...)
