@@ -88,6 +88,8 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -mechanisms makespan,fifo,fifo-agnostic,max-min | tee docs/reproduction/gavel-makespan.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_fifo_ -mechanisms makespan,fifo-gavel | tee docs/reproduction/gavel-makespan-fifo-gavel.txt
 	$(SIMULATE) -experiment gavel-makespan -sizes 100,200,400 -seeds 3 -plot-prefix gavel_makespan_gandiva_ -mechanisms makespan,gandiva-packing | tee docs/reproduction/gavel-makespan-gandiva-packing.txt
+	$(SIMULATE) -experiment gavel-makespan -sizes 100,400,1000 -seeds 3 -plot-prefix gavel_makespan_ss_ -mechanisms makespan,space-sharing-min-makespan | tee docs/reproduction/gavel-makespan-space-sharing.txt
+	$(SIMULATE) -experiment gavel-makespan -cluster 12:12:12 -sizes 100,300 -seeds 3 -plot-prefix gavel_makespan_ss_small_ -mechanisms makespan,space-sharing-min-makespan,space-sharing-min-makespan-then-total | tee docs/reproduction/gavel-makespan-space-sharing-small.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ -mechanisms fifo,fifo-gavel | tee docs/reproduction/gavel-fifo.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_packing_ -mechanisms fifo-gavel,fifo-perf,fifo-packing | tee docs/reproduction/gavel-fifo-packing.txt
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fifo_packing_multi_ -mechanisms fifo-gavel,fifo-perf,fifo-packing | tee docs/reproduction/gavel-fifo-packing-multi.txt
