@@ -124,26 +124,9 @@ func TestSharingMinMakespanNoSharing(t *testing.T) {
 		for i := range steps {
 			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
 		}
-		a, err := Makespan{RemainingSteps: steps}.Allocate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alone := objectiveValue(p, SharingMinMakespan, steps, throughputs(p, a))
-		none, err := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, RemainingSteps: steps}.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared, err := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nv, sv := objectiveValue(p, SharingMinMakespan, steps, none.Throughput), objectiveValue(p, SharingMinMakespan, steps, shared.Throughput)
-		if !relClose(nv, alone, 1e-6) {
-			t.Fatalf("no pairs: 1/makespan %v, Makespan's %v", nv, alone)
-		}
-		if sv < nv*(1-1e-6) {
-			t.Fatalf("with pairs 1/makespan %v, below %v without", sv, nv)
-		}
+		value := func(thr []float64) float64 { return objectiveValue(p, SharingMinMakespan, steps, thr) }
+		shared, sv := checkPlainThenShared(t, p, Makespan{RemainingSteps: steps},
+			SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}, value)
 		// Then total: the same makespan, and Σ thr/steps at least the
 		// first stage's.
 		then, err := SpaceSharing{Objective: SharingMinMakespanThenTotal, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}.Solve(context.Background(), p)
@@ -228,26 +211,40 @@ func TestSharingFIFONoSharing(t *testing.T) {
 		for i := range arrival {
 			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
 		}
-		a, err := FIFO{Arrival: arrival}.Allocate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := fifoValue(p, arrival, throughputs(p, a))
-		none, err := SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Arrival: arrival}.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared, err := SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrival}.Solve(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := fifoValue(p, arrival, none.Throughput); !relClose(got, want, 1e-6) {
-			t.Fatalf("no pairs: FIFO objective %v, FIFO's %v", got, want)
-		}
-		if got := fifoValue(p, arrival, shared.Throughput); got < want*(1-1e-6) {
-			t.Fatalf("with pairs: FIFO objective %v, below %v without", got, want)
-		}
+		checkPlainThenShared(t, p, FIFO{Arrival: arrival},
+			SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrival},
+			func(thr []float64) float64 { return fifoValue(p, arrival, thr) })
 	})
+}
+
+// checkPlainThenShared checks that s without its pairs reaches the
+// objective value of plain, the same policy without space sharing, and
+// with them never less; it returns s's result with its pairs and value.
+func checkPlainThenShared(t *rapid.T, p *Problem, plain Policy, s SpaceSharing, value func(thr []float64) float64) (*SharingResult, float64) {
+	a, err := plain.Allocate(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := value(throughputs(p, a))
+	pairs := s.Pairs
+	s.Pairs = nil
+	none, err := s.Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pairs = pairs
+	shared, err := s.Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(none.Throughput); !relClose(got, want, 1e-6) {
+		t.Fatalf("%s without pairs: objective %v, %s's %v", s.Name(), got, plain.Name(), want)
+	}
+	sv := value(shared.Throughput)
+	if sv < want*(1-1e-6) {
+		t.Fatalf("%s with pairs: objective %v, below %v without", s.Name(), sv, want)
+	}
+	return shared, sv
 }
 
 // TestSharingFIFORefusals: arrivals are checked as FIFO checks them.
