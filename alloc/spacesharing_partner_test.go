@@ -21,14 +21,8 @@ import (
 func TestSharingPartnerFormulationExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p, labels, pairs, perJob := drawSharingInstance(t)
-		steps := make([]float64, len(p.Jobs))
-		for i := range steps {
-			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
-		}
-		arrival := make([]float64, len(p.Jobs))
-		for i := range arrival {
-			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
-		}
+		steps := drawJobValues(t, len(p.Jobs), "steps", rapid.Float64Range(1, 100))
+		arrival := drawJobValues(t, len(p.Jobs), "arrival", rapid.SampledFrom([]float64{0, 1, 2, 3}))
 		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal, SharingFIFO} {
 			solve := func(labels []string, pairs []PairRate, f sharingFormulation) *SharingResult {
 				r, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, Arrival: arrival, formulation: f}.Solve(context.Background(), p)
@@ -55,6 +49,15 @@ func TestSharingPartnerFormulationExact(t *testing.T) {
 			checkPartnerBalance(t, labels, partner)
 		}
 	})
+}
+
+// drawJobValues draws one value per job from g: work left, arrivals.
+func drawJobValues(t *rapid.T, n int, label string, g *rapid.Generator[float64]) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = g.Draw(t, label)
+	}
+	return v
 }
 
 // fifoValue is FIFO's objective, Σ_m Gang_m·(M − rank_m)·thr_m/best_m,
@@ -120,10 +123,7 @@ func checkPartnerBalance(t *rapid.T, labels []string, r *SharingResult) {
 func TestSharingMinMakespanNoSharing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p, labels, pairs, _ := drawSharingInstance(t)
-		steps := make([]float64, len(p.Jobs))
-		for i := range steps {
-			steps[i] = rapid.Float64Range(1, 100).Draw(t, "steps")
-		}
+		steps := drawJobValues(t, len(p.Jobs), "steps", rapid.Float64Range(1, 100))
 		value := func(thr []float64) float64 { return objectiveValue(p, SharingMinMakespan, steps, thr) }
 		shared, sv := checkPlainThenShared(t, p, Makespan{RemainingSteps: steps},
 			SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: pairs, RemainingSteps: steps}, value)
@@ -207,10 +207,7 @@ func gpufairErr(steps []float64) error {
 func TestSharingFIFONoSharing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p, labels, pairs, _ := drawSharingInstance(t)
-		arrival := make([]float64, len(p.Jobs))
-		for i := range arrival {
-			arrival[i] = float64(rapid.IntRange(0, 3).Draw(t, "arrival"))
-		}
+		arrival := drawJobValues(t, len(p.Jobs), "arrival", rapid.SampledFrom([]float64{0, 1, 2, 3}))
 		checkPlainThenShared(t, p, FIFO{Arrival: arrival},
 			SpaceSharing{Objective: SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrival},
 			func(thr []float64) float64 { return fifoValue(p, arrival, thr) })
