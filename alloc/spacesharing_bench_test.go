@@ -121,30 +121,31 @@ func BenchmarkSpaceSharing(b *testing.B) {
 	}
 }
 
-// BenchmarkSpaceSharingMakespan: SharingMinMakespan, each job with its own
-// work left, so each job is a class; the partner formulation (Solve's
-// choice here) against the class formulation's pairs of jobs.
-func BenchmarkSpaceSharingMakespan(b *testing.B) {
-	for _, f := range []sharingFormulation{partnerFormulation, classFormulation} {
-		for _, n := range []int{64, 256, 1024} {
-			if f == classFormulation && n > 1024 {
-				break
-			}
-			name := map[sharingFormulation]string{partnerFormulation: "partner", classFormulation: "class"}[f]
-			b.Run(fmt.Sprintf("%s/jobs=%d", name, n), func(b *testing.B) {
-				p, labels, pairs := gavelSharingWorkload(b, n, 1)
-				rng := rand.New(rand.NewPCG(2, 1))
-				steps := make([]float64, n)
-				for i := range steps {
-					steps[i] = 1e3 + rng.Float64()*1e6
-				}
-				s := SpaceSharing{Objective: SharingMinMakespan, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, formulation: f}
-				for b.Loop() {
-					if _, err := s.Solve(context.Background(), p); err != nil {
-						b.Fatal(err)
+// BenchmarkSpaceSharingJobClasses: SharingMinMakespan and SharingFIFO,
+// each job with its own work left or rank, so each job is a class; the
+// partner formulation (Solve's choice from 256 jobs here) against the
+// class formulation's pairs of jobs.
+func BenchmarkSpaceSharingJobClasses(b *testing.B) {
+	for _, obj := range []SharingObjective{SharingMinMakespan, SharingFIFO} {
+		for _, f := range []sharingFormulation{partnerFormulation, classFormulation} {
+			for _, n := range []int{64, 256, 1024} {
+				name := map[sharingFormulation]string{partnerFormulation: "partner", classFormulation: "class"}[f]
+				b.Run(fmt.Sprintf("%s/%s/jobs=%d", SpaceSharing{Objective: obj}.Name(), name, n), func(b *testing.B) {
+					p, labels, pairs := gavelSharingWorkload(b, n, 1)
+					rng := rand.New(rand.NewPCG(2, 1))
+					steps, arrival := make([]float64, n), make([]float64, n)
+					for i := range steps {
+						steps[i] = 1e3 + rng.Float64()*1e6
+						arrival[i] = rng.Float64() * 1e5
 					}
-				}
-			})
+					s := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, Arrival: arrival, formulation: f}
+					for b.Loop() {
+						if _, err := s.Solve(context.Background(), p); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }
