@@ -56,11 +56,12 @@ const (
 	// optimal vertex the solver ends at, often just enough, and with
 	// space sharing the level is often set by one long job alone on its
 	// fastest type, so that every other job is left to the vertex. The
-	// second stage gives them what the cluster has to spare, shortest
-	// work first (as Makespan's fill of idle GPUs gives it, most urgent
-	// first). It costs more than the first: 1.3 s against 0.09 s for 300
-	// of Gavel's jobs, 14 s against 0.9 s for 1,000 (CLP). Beyond Gavel,
-	// whose makespan LP has no second objective.
+	// second stage gives them what the cluster has to spare, weighted
+	// towards the shortest work (Makespan's fill of idle GPUs serves the
+	// latest finish first instead). It costs more than the first: 1.3 s
+	// against 0.09 s for 300 of Gavel's jobs, 14 s against 0.9 s for
+	// 1,000 (CLP). Beyond Gavel, whose makespan LP has no second
+	// objective.
 	SharingMinMakespanThenTotal
 	// SharingFIFO is Gavel's heterogeneity-aware FIFO (§4.2, FIFO) with
 	// space sharing, which the paper's evaluation runs (§7.3: "the
@@ -102,14 +103,14 @@ const (
 //
 // Partner formulation. Where every job is a class of its own (job IDs as
 // labels, the makespan objectives' work left, SharingFIFO's ranks), class
-// pairs are jobs², too
-// many. A column then joins a class and a label: the time the class's jobs
-// spend beside jobs of that label on a type, with rows that make those
-// times pairs of distinct jobs (balance between two labels, and within a
-// label no job beside it longer than all others together). It has the
-// same optimum, exactly (the proof is at partnerColumns), with
-// classes·labels·types columns. Solve uses whichever formulation has fewer
-// columns, so with classes of whole job types it is the class one.
+// pairs are jobs², too many. A column then joins a class and a label: the
+// time the class's jobs spend beside jobs of that label on a type, with
+// rows that make those times pairs of distinct jobs (balance between two
+// labels, and within a label no job beside it longer than all others
+// together). It has the same optimum, exactly (the proof is at
+// partnerColumns), with classes·labels·types columns. Solve uses whichever
+// formulation has fewer columns, so with classes of whole job types it is
+// the class one.
 //
 // Cost: one LP of classes·types + pairs·types columns and classes + types
 // rows (+ classes for a max-min, + the partner formulation's rows).
