@@ -73,12 +73,16 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 			return nil, err
 		}
 	}
-	sc, err := s.classes(p, append(steps, weight...))
+	own := steps // at most one of the two is set
+	if weight != nil {
+		own = weight
+	}
+	sc, err := s.classes(p, own)
 	if err != nil {
 		return nil, err
 	}
-	var norm []float64 // per class, for a max-min: the factor of its throughput
-	var sumWeight []float64
+	var norm []float64      // per class, for a max-min: the factor of its throughput
+	var sumWeight []float64 // per class, for SharingFIFO's weighted total
 	switch s.Objective {
 	case SharingMaxTotal:
 	case SharingFIFO:
