@@ -74,18 +74,11 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAligned("Makespan.RemainingSteps", pol.RemainingSteps, p.JobIDs(), positive); err != nil {
-		return nil, err
-	}
-	if err := p.requireRunnable(pol.Name()); err != nil {
-		return nil, err
-	}
 	// Each job must reach λ·S_m: a max-min over throughput/S_m.
-	steps := work(pol.RemainingSteps, ref)
-	if err := p.checkWorkTimes("Makespan.RemainingSteps", steps); err != nil {
+	steps, err := makespanWork(p, ref, "Makespan.RemainingSteps", pol.Name(), pol.RemainingSteps)
+	if err != nil {
 		return nil, err
 	}
-	steps = flooredSteps(p, steps)
 	scale := make([]float64, len(p.Jobs))
 	for i, s := range steps {
 		scale[i] = 1 / s
@@ -116,6 +109,23 @@ func (pol Makespan) Allocate(ctx context.Context, p *Problem) (*Allocation, erro
 	}
 	fillIdle(p, x, finish)
 	return timeFractionsToAllocation(p, x), nil
+}
+
+// makespanWork validates the work left of a makespan policy (named policy;
+// field names the input in errors) over p, normalised by ref, and returns
+// it in p's units, raised by flooredSteps.
+func makespanWork(p *Problem, ref float64, field, policy string, steps []float64) ([]float64, error) {
+	if err := checkAligned(field, steps, p.JobIDs(), positive); err != nil {
+		return nil, err
+	}
+	if err := p.requireRunnable(policy); err != nil {
+		return nil, err
+	}
+	w := work(steps, ref)
+	if err := p.checkWorkTimes(field, w); err != nil {
+		return nil, err
+	}
+	return flooredSteps(p, w), nil
 }
 
 // ratioReference returns min_m scale_m·best_m, the largest level every job

@@ -65,7 +65,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	var steps, weight []float64
 	switch s.Objective {
 	case SharingMinMakespan, SharingMinMakespanThenTotal:
-		if steps, err = s.workLeft(p, ref); err != nil {
+		if steps, err = makespanWork(p, ref, "SpaceSharing.RemainingSteps", s.Name(), s.RemainingSteps); err != nil {
 			return nil, err
 		}
 	case SharingFIFO:
@@ -142,23 +142,6 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		res.Throughput[i] *= ref
 	}
 	return res, nil
-}
-
-// workLeft validates SharingMinMakespan's RemainingSteps and returns them
-// in p's units (ref, p's normaliser), raised as Makespan raises them
-// (flooredSteps).
-func (s SpaceSharing) workLeft(p *Problem, ref float64) ([]float64, error) {
-	if err := checkAligned("SpaceSharing.RemainingSteps", s.RemainingSteps, p.JobIDs(), positive); err != nil {
-		return nil, err
-	}
-	if err := p.requireRunnable(s.Name()); err != nil {
-		return nil, err
-	}
-	steps := work(s.RemainingSteps, ref)
-	if err := p.checkWorkTimes("SpaceSharing.RemainingSteps", steps); err != nil {
-		return nil, err
-	}
-	return flooredSteps(p, steps), nil
 }
 
 // fifoWeights validates SharingFIFO's Arrival and returns FIFO's weight
