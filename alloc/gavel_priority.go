@@ -115,19 +115,30 @@ func priorityRanks(n int, key func(i int) float64) []int {
 	return rank
 }
 
+// rankWeights returns the weight of each job's throughput in the
+// rank-weighted objective, Gang·(M − rank)/best with jobs ranked by key and
+// best the job's fastest rate; 0 for a job that runs nowhere.
+func rankWeights(p *Problem, key func(i int) float64) []float64 {
+	n := len(p.Jobs)
+	rank := priorityRanks(n, key)
+	w := make([]float64, n)
+	for i, j := range p.Jobs {
+		if best := slices.Max(p.Throughputs.Row(i)); best > 0 {
+			w[i] = float64(j.Gang) * float64(n-rank[i]) / best
+		}
+	}
+	return w
+}
+
 // priorityAllocate solves the rank-weighted LP shared by FIFO and
 // ShortestJobFirst.
 func priorityAllocate(ctx context.Context, name string, p *Problem, key func(i int) float64) (*Allocation, error) {
-	n := len(p.Jobs)
-	rank := priorityRanks(n, key)
 	m := lp.NewModel(lp.Maximize)
 	v := addTimeFractions(m, p)
-	for i, j := range p.Jobs {
-		best := slices.Max(p.Throughputs.Row(i))
-		if best == 0 {
+	for i, w := range rankWeights(p, key) {
+		if w == 0 {
 			continue
 		}
-		w := float64(j.Gang) * float64(n-rank[i]) / best
 		for _, t := range v.throughput(i, w) {
 			m.SetObjective(t.Var, t.Coef)
 		}

@@ -145,8 +145,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 }
 
 // fifoWeights validates SharingFIFO's Arrival and returns FIFO's weight
-// of each job's throughput: Gang·(M − rank)/best, 0 for a job that runs
-// nowhere.
+// of each job's throughput (rankWeights).
 func (s SpaceSharing) fifoWeights(p *Problem) ([]float64, error) {
 	key := s.Arrival
 	if key == nil {
@@ -154,15 +153,7 @@ func (s SpaceSharing) fifoWeights(p *Problem) ([]float64, error) {
 	} else if err := checkAligned("SpaceSharing.Arrival", key, p.JobIDs(), nonNegative); err != nil {
 		return nil, err
 	}
-	n := len(p.Jobs)
-	rank := priorityRanks(n, func(i int) float64 { return key[i] })
-	w := make([]float64, n)
-	for i, j := range p.Jobs {
-		if best := p.bestAlone(i); best > 0 {
-			w[i] = float64(j.Gang) * float64(n-rank[i]) / best
-		}
-	}
-	return w, nil
+	return rankWeights(p, func(i int) float64 { return key[i] }), nil
 }
 
 // classes validates the labels and pairs, groups the jobs (by label, gang,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -61,12 +62,12 @@ func drawJobValues(t *rapid.T, n int, label string, g *rapid.Generator[float64])
 }
 
 // fifoValue is FIFO's objective, Σ_m Gang_m·(M − rank_m)·thr_m/best_m,
-// ranks by arrival, ties in job order.
+// ranks by arrival, ties in job order, best_m the job's fastest rate.
 func fifoValue(p *Problem, arrival, thr []float64) float64 {
 	rank := priorityRanks(len(thr), func(i int) float64 { return arrival[i] })
 	v := 0.0
 	for i, x := range thr {
-		if best := p.bestAlone(i); best > 0 {
+		if best := slices.Max(p.Throughputs.Row(i)); best > 0 {
 			v += float64(p.Jobs[i].Gang) * float64(len(thr)-rank[i]) * x / best
 		}
 	}
