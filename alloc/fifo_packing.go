@@ -50,11 +50,7 @@ func (FIFOPacking) Name() string { return "fifo-packing" }
 
 // Allocate returns Solve's Allocation.
 func (f FIFOPacking) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	r, err := f.Solve(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.Allocation, nil
+	return allocationOf(f.Solve(ctx, p))
 }
 
 // Solve returns the allocation with its pairs. It returns an

@@ -81,11 +81,7 @@ func (GandivaPacking) Name() string { return "gandiva-packing" }
 
 // Allocate returns Solve's Allocation.
 func (g GandivaPacking) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	r, err := g.Solve(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.Allocation, nil
+	return allocationOf(g.Solve(ctx, p))
 }
 
 // Solve returns the allocation with its pairs: Partners name each job's

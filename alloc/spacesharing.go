@@ -197,7 +197,11 @@ func (s SpaceSharing) Name() string {
 
 // Allocate returns Solve's Allocation.
 func (s SpaceSharing) Allocate(ctx context.Context, p *Problem) (*Allocation, error) {
-	r, err := s.Solve(ctx, p)
+	return allocationOf(s.Solve(ctx, p))
+}
+
+// allocationOf returns the Allocation of a space-sharing result, or err.
+func allocationOf(r *SharingResult, err error) (*Allocation, error) {
 	if err != nil {
 		return nil, err
 	}
