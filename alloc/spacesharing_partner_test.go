@@ -177,13 +177,35 @@ func TestSharingMinMakespanHand(t *testing.T) {
 	}
 }
 
-// TestSharingMinMakespanRefusals: the work left is checked as Makespan
-// checks it.
-func TestSharingMinMakespanRefusals(t *testing.T) {
+// TestSharingJobInputRefusals: the makespan objectives' work left is
+// checked as Makespan checks it, and SharingFIFO's arrivals as FIFO's.
+func TestSharingJobInputRefusals(t *testing.T) {
 	p := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {10}})
-	for _, steps := range [][]float64{nil, {1}, {1, 0}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}, {1, 1e40}} {
-		_, err := SpaceSharing{Objective: SharingMinMakespan, RemainingSteps: steps}.Solve(context.Background(), p)
-		wantRefusal(t, err, "SpaceSharing.RemainingSteps", gpufairErr(steps))
+	type row struct {
+		s     SpaceSharing
+		field string
+		want  error
+	}
+	var rows []row
+	for _, obj := range []SharingObjective{SharingMinMakespan, SharingMinMakespanThenTotal} {
+		for _, steps := range [][]float64{nil, {1}, {1, 0}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}, {1, 1e40}} {
+			want := gpufair.ErrValue
+			if len(steps) != 2 {
+				want = gpufair.ErrShape
+			}
+			rows = append(rows, row{SpaceSharing{Objective: obj, RemainingSteps: steps}, "SpaceSharing.RemainingSteps", want})
+		}
+	}
+	for _, arr := range [][]float64{{1}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}} {
+		want := gpufair.ErrValue
+		if len(arr) != 2 {
+			want = gpufair.ErrShape
+		}
+		rows = append(rows, row{SpaceSharing{Objective: SharingFIFO, Arrival: arr}, "SpaceSharing.Arrival", want})
+	}
+	for _, r := range rows {
+		_, err := r.s.Solve(context.Background(), p)
+		wantRefusal(t, err, r.field, r.want)
 	}
 	q := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {0}})
 	_, err := SpaceSharing{Objective: SharingMinMakespan, RemainingSteps: []float64{1, 1}}.Solve(context.Background(), q)
@@ -192,15 +214,6 @@ func TestSharingMinMakespanRefusals(t *testing.T) {
 	if !errors.As(err, &ie) || ie.ID != string(q.Jobs[1].ID) {
 		t.Errorf("error %v does not name the job that runs nowhere", err)
 	}
-}
-
-// gpufairErr is the kind of error a bad RemainingSteps is: a shape error
-// for the wrong length, a value error otherwise.
-func gpufairErr(steps []float64) error {
-	if len(steps) != 2 {
-		return gpufair.ErrShape
-	}
-	return gpufair.ErrValue
 }
 
 // TestSharingFIFONoSharing: without pairs the policy reaches FIFO's
@@ -243,13 +256,4 @@ func checkPlainThenShared(t *rapid.T, p *Problem, plain Policy, s SpaceSharing, 
 		t.Fatalf("%s with pairs: objective %v, below %v without", s.Name(), sv, want)
 	}
 	return shared, sv
-}
-
-// TestSharingFIFORefusals: arrivals are checked as FIFO checks them.
-func TestSharingFIFORefusals(t *testing.T) {
-	p := gavelProblem(t, []float64{1}, nil, [][]float64{{10}, {10}})
-	for _, arr := range [][]float64{{1}, {1, -1}, {1, math.NaN()}, {1, math.Inf(1)}} {
-		_, err := SpaceSharing{Objective: SharingFIFO, Arrival: arr}.Solve(context.Background(), p)
-		wantRefusal(t, err, "SpaceSharing.Arrival", gpufairErr(arr))
-	}
 }
