@@ -261,3 +261,40 @@ func ExampleSpaceSharing_fifo() {
 	// 0 pairs: a 10 steps/s, b 0 steps/s
 	// 1 pairs: a 9 steps/s, b 6 steps/s
 }
+
+// Water filling with space sharing: a and b run only on the V100, c only
+// on the K80, and a equal share (a third of each GPU) gives each job a
+// third of its rate. Beside each other a and b keep 60% of their rate, so
+// sharing the V100 all the time gives each 1.8 times its equal share,
+// against 1.5 taking turns; that is max-min's level, which a and b hold.
+// Water filling then raises c, which no one else can use the K80 for, to
+// its whole rate, 3 times its share: max-min alone only promises it 1.8.
+func ExampleSpaceSharing_waterFilling() {
+	types := []topology.GPUType{"V100", "K80"}
+	c, _ := alloc.NewCapacity(types, []float64{1, 1})
+	jobs := []alloc.Job{{ID: "a", Gang: 1, Weight: 1}, {ID: "b", Gang: 1, Weight: 1}, {ID: "c", Gang: 1, Weight: 1}}
+	tp, _ := speedup.New([]string{"a", "b", "c"}, types, [][]float64{{10, 0}, {10, 0}, {0, 4}})
+	p, _ := alloc.NewProblem(c, nil, jobs, tp)
+	pairs := []alloc.PairRate{{A: "a", B: "b", Type: "V100", RateA: 6, RateB: 6}}
+	r, err := alloc.SpaceSharing{Objective: alloc.SharingWaterFilling, Pairs: pairs}.Solve(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, j := range jobs {
+		fmt.Printf("%s: %.3g steps/s, beside another job %.3g of its time\n", j.ID, r.Throughput[i], sharedTime(r.Partners[i]))
+	}
+	// Output:
+	// a: 6 steps/s, beside another job 1 of its time
+	// b: 6 steps/s, beside another job 1 of its time
+	// c: 4 steps/s, beside another job 0 of its time
+}
+
+// sharedTime is the fraction of its time a job spends beside others.
+func sharedTime(ps []alloc.PartnerShare) float64 {
+	t := 0.0
+	for _, s := range ps {
+		t += s.Time
+	}
+	return t
+}

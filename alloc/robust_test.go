@@ -106,6 +106,7 @@ func everyPolicy(p *Problem, scale float64) []Policy {
 		SpaceSharing{Objective: SharingMinMakespan, Pairs: pairs, RemainingSteps: steps},
 		SpaceSharing{Objective: SharingMinMakespanThenTotal, Pairs: pairs, RemainingSteps: steps},
 		SpaceSharing{Objective: SharingFIFO, Pairs: pairs, Arrival: arrival},
+		SpaceSharing{Objective: SharingWaterFilling, Pairs: pairs},
 		OEF{Mode: NonCooperative},
 		OEF{Mode: Cooperative},
 	}

@@ -70,6 +70,20 @@ const (
 	// throughput(m, X)/best_m, jobs ranked by Arrival. Each job's rank
 	// makes it a class of its own, as for SharingMinMakespan.
 	SharingFIFO
+	// SharingWaterFilling is SharingMaxMin with water filling (leximin),
+	// as WaterFilling is MaxMin with it, and as Gavel's code's
+	// MaxMinFairnessWaterFilling_Packing policy: once the lowest level
+	// can rise no further, the jobs held there stop and the others rise
+	// on together, round after round, until every job is stopped. A job
+	// stops when its level row has a positive dual in the round's LP, or
+	// when it reaches its best rate (alone or beside a partner) for all
+	// of its time. The result maximises the sorted vector of normalised
+	// throughputs lexicographically, so it is Pareto-efficient, as
+	// SharingMaxMinThenTotal is, and beyond it, no job above the lowest
+	// level can gain without a job of lower or equal level losing. Each
+	// round is one LP of the max-min's size, solved cold; the rounds are
+	// at most the classes and in practice a few.
+	SharingWaterFilling
 )
 
 // SpaceSharing is Gavel's space-sharing extension (§3.1): besides running
@@ -178,7 +192,8 @@ type PairShare struct {
 
 // Name returns "space-sharing-max-total", "space-sharing-max-min",
 // "space-sharing-max-min-then-total", "space-sharing-min-makespan",
-// "space-sharing-min-makespan-then-total" or "space-sharing-fifo".
+// "space-sharing-min-makespan-then-total", "space-sharing-fifo" or
+// "space-sharing-water-filling".
 func (s SpaceSharing) Name() string {
 	switch s.Objective {
 	case SharingMaxMin:
@@ -191,6 +206,8 @@ func (s SpaceSharing) Name() string {
 		return "space-sharing-min-makespan-then-total"
 	case SharingFIFO:
 		return "space-sharing-fifo"
+	case SharingWaterFilling:
+		return "space-sharing-water-filling"
 	}
 	return "space-sharing-max-total"
 }

@@ -90,7 +90,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		for c, i := range sc.rc.rep {
 			sumWeight[c] = weight[i]
 		}
-	case SharingMaxMin, SharingMaxMinThenTotal:
+	case SharingMaxMin, SharingMaxMinThenTotal, SharingWaterFilling:
 		// Gang/(Weight·equal-share rate).
 		rates, zero := p.equalShareThroughputs()
 		if zero >= 0 {
@@ -112,14 +112,21 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
-	sm := sc.model(p, norm, sumWeight)
+	var sm sharingModel
+	var sol *lp.Solution
 	var second *lp.Model // the same model, its objective changed below
-	if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
-		second = sm.m.Clone()
-	}
-	sol, err := gavelSolve(ctx, s.Name(), sm.m, nil)
-	if err != nil {
-		return nil, err
+	if s.Objective == SharingWaterFilling {
+		if sm, sol, err = sc.waterFill(ctx, p, norm, s.Name()); err != nil {
+			return nil, err
+		}
+	} else {
+		sm = sc.model(p, norm, sumWeight, nil)
+		if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
+			second = sm.m.Clone()
+		}
+		if sol, err = gavelSolve(ctx, s.Name(), sm.m, nil); err != nil {
+			return nil, err
+		}
 	}
 	if second != nil {
 		// The level held, and the sum of the level rows' left-hand sides
@@ -390,8 +397,9 @@ func (s SpaceSharing) pairTable(p *Problem, labels map[string]int, field string)
 const heldLevelSlack = 1e-7
 
 // sharingModel is the class LP: x the time alone, y the pairs' time, thr[c]
-// the terms of a c-job's throughput; with max-min, level the level and
-// levelRows[c] the terms of c's normalised throughput (over ref).
+// the terms of a c-job's throughput; with max-min, level the level,
+// levelRows[c] the terms of c's normalised throughput (over ref) and
+// levelRow[c] its row.
 type sharingModel struct {
 	m         *lp.Model
 	x         lp.Grid
@@ -399,12 +407,21 @@ type sharingModel struct {
 	thr       [][]lp.Term
 	level     lp.Var
 	levelRows [][]lp.Term
+	levelRow  []lp.Row
+}
+
+// sharingRound is a water-filling round of the max-min LP: class c's
+// normalised throughput (over ref) must reach base[c], plus the level if
+// c still grows.
+type sharingRound struct {
+	base    []float64
+	growing []bool
 }
 
 // model builds the class LP. norm nil means max total, of
 // sumWeight_c·throughput_c (sumWeight nil: 1); otherwise max-min of
-// norm_c·throughput_c.
-func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64) sharingModel {
+// norm_c·throughput_c, or with round not nil that round of water filling.
+func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64, round *sharingRound) sharingModel {
 	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
@@ -460,24 +477,38 @@ func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64) sharingMod
 		sc.setSumObjective(m, rows)
 		return sharingModel{m: m, x: x, y: y, thr: thr}
 	}
-	// Max-min: norm_c·throughput_c/ref ≥ μ, maximise N·μ, with ref the
-	// lowest level a class reaches alone on the whole cluster, so μ is
-	// about 1 (LP-NOTES on scaling).
-	ref := math.Inf(1)
-	for c, i := range sc.rc.rep {
-		ref = math.Min(ref, norm[c]*p.bestAlone(i))
-	}
+	// Max-min: norm_c·throughput_c/ref ≥ μ, maximise N·μ.
+	ref := sc.levelRef(p, norm)
 	mu := m.AddVar("level", 0, lp.Inf, float64(len(p.Jobs)))
 	levelRows := make([][]lp.Term, len(thr))
+	levelRow := make([]lp.Row, len(thr))
 	for c, terms := range thr {
 		row := make([]lp.Term, 0, len(terms)+1)
 		for _, t := range terms {
 			row = append(row, lp.Term{Var: t.Var, Coef: t.Coef * norm[c] / ref})
 		}
 		levelRows[c] = row
-		m.AddConstraint("level", append(slices.Clip(row), lp.Term{Var: mu, Coef: -1}), lp.GE, 0)
+		lhs, rhs := append(slices.Clip(row), lp.Term{Var: mu, Coef: -1}), 0.0
+		if round != nil {
+			rhs = round.base[c]
+			if !round.growing[c] {
+				lhs = row
+			}
+		}
+		levelRow[c] = m.AddConstraint("level", lhs, lp.GE, rhs)
 	}
-	return sharingModel{m: m, x: x, y: y, thr: thr, level: mu, levelRows: levelRows}
+	return sharingModel{m: m, x: x, y: y, thr: thr, level: mu, levelRows: levelRows, levelRow: levelRow}
+}
+
+// levelRef is the unit of max-min's level: the lowest level a class
+// reaches alone on the whole cluster, so that the level is about 1
+// (LP-NOTES on scaling).
+func (sc sharingClasses) levelRef(p *Problem, norm []float64) float64 {
+	ref := math.Inf(1)
+	for c, i := range sc.rc.rep {
+		ref = math.Min(ref, norm[c]*p.bestAlone(i))
+	}
+	return ref
 }
 
 // setSumObjective sets m's objective to the sum over jobs of the terms of

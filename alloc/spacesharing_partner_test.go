@@ -24,7 +24,7 @@ func TestSharingPartnerFormulationExact(t *testing.T) {
 		p, labels, pairs, perJob := drawSharingInstance(t)
 		steps := drawJobValues(t, len(p.Jobs), "steps", rapid.Float64Range(1, 100))
 		arrival := drawJobValues(t, len(p.Jobs), "arrival", rapid.SampledFrom([]float64{0, 1, 2, 3}))
-		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal, SharingFIFO} {
+		for _, obj := range []SharingObjective{SharingMaxTotal, SharingMaxMin, SharingMaxMinThenTotal, SharingMinMakespan, SharingMinMakespanThenTotal, SharingFIFO, SharingWaterFilling} {
 			solve := func(labels []string, pairs []PairRate, f sharingFormulation) *SharingResult {
 				r, err := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs, RemainingSteps: steps, Arrival: arrival, formulation: f}.Solve(context.Background(), p)
 				if err != nil {
