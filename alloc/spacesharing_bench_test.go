@@ -16,12 +16,17 @@ import (
 // co-located pair Gavel measured. It returns the problem, each job's type
 // label and the pair rates.
 func gavelSharingWorkload(tb testing.TB, n int, seed uint64) (*Problem, []string, []PairRate) {
+	return gavelSharingCluster(tb, n, max(8, n/4), seed)
+}
+
+// gavelSharingCluster is gavelSharingWorkload on gpus GPUs of each type.
+func gavelSharingCluster(tb testing.TB, n, gpus int, seed uint64) (*Problem, []string, []PairRate) {
 	tb.Helper()
 	tp, err := data.LoadThroughputs(data.Gavel(), "simulation_throughputs.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gpus := []string{"k80", "p100", "v100"}
+	names := []string{"k80", "p100", "v100"}
 	types := []topology.GPUType{"k80", "p100", "v100"}
 	kinds := tp.JobTypes()
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -34,15 +39,15 @@ func gavelSharingWorkload(tb testing.TB, n int, seed uint64) (*Problem, []string
 		ids[i] = fmt.Sprintf("job%d", i)
 		labels[i] = kind.String()
 		jobs[i] = Job{ID: JobID(ids[i]), Gang: kind.Scale, Weight: 1}
-		rates[i] = make([]float64, len(gpus))
-		for k, g := range gpus {
+		rates[i] = make([]float64, len(names))
+		for k, g := range names {
 			rates[i][k], _ = tp.Isolated(g, kind)
 		}
 	}
 	var pairs []PairRate
 	for a, ka := range kinds {
 		for _, kb := range kinds[a:] {
-			for k, g := range gpus {
+			for k, g := range names {
 				if ra, rb, ok := tp.Pair(g, ka, kb); ok {
 					pairs = append(pairs, PairRate{A: ka.String(), B: kb.String(), Type: types[k], RateA: ra, RateB: rb})
 				}
@@ -53,7 +58,7 @@ func gavelSharingWorkload(tb testing.TB, n int, seed uint64) (*Problem, []string
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c := float64(max(8, n/4))
+	c := float64(gpus)
 	p, err := NewProblem(Capacity{Types: types, Count: []float64{c, c, c}}, nil, jobs, m)
 	if err != nil {
 		tb.Fatal(err)
@@ -119,6 +124,49 @@ func BenchmarkSpaceSharing(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSpaceSharingWaterFilling: SharingWaterFilling against
+// SharingMaxMin, on n/4 GPUs of each type (crowded: every job can use every
+// type, so one round usually stops them all) and on n/2 (where jobs reach
+// their best rate and later rounds raise the others). levels/op is the
+// number of distinct normalised throughputs, a lower bound on the rounds.
+func BenchmarkSpaceSharingWaterFilling(b *testing.B) {
+	for _, n := range []int{64, 1024} {
+		for _, load := range []struct {
+			name string
+			gpus int
+		}{{"crowded", max(8, n/4)}, {"light", n / 2}} {
+			for _, obj := range []SharingObjective{SharingMaxMin, SharingWaterFilling} {
+				b.Run(fmt.Sprintf("jobs=%d/%s/%s", n, load.name, SpaceSharing{Objective: obj}.Name()), func(b *testing.B) {
+					p, labels, pairs := gavelSharingCluster(b, n, load.gpus, 1)
+					s := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
+					r, err := s.Solve(context.Background(), p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for b.Loop() {
+						if _, err := s.Solve(context.Background(), p); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(distinctLevels(sortedLevels(p, r.Throughput))), "levels/op")
+				})
+			}
+		}
+	}
+}
+
+// distinctLevels counts the values of a sorted vector that differ from the
+// previous one by more than 1e-6 relative.
+func distinctLevels(v []float64) int {
+	n := 0
+	for i, x := range v {
+		if i == 0 || !relClose(x, v[i-1], 1e-6) {
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkSpaceSharingJobClasses: SharingMinMakespan and SharingFIFO,

@@ -87,7 +87,7 @@ func newGavelMachine(t *rapid.T, snap bool) *gavelMachine {
 				}
 			}
 		}
-		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal, alloc.SharingMinMakespan, alloc.SharingMinMakespanThenTotal, alloc.SharingFIFO}).Draw(t, "objective")
+		obj := rapid.SampledFrom([]alloc.SharingObjective{alloc.SharingMaxMin, alloc.SharingMaxTotal, alloc.SharingMaxMinThenTotal, alloc.SharingMinMakespan, alloc.SharingMinMakespanThenTotal, alloc.SharingFIFO, alloc.SharingWaterFilling}).Draw(t, "objective")
 		m.pol = alloc.SpaceSharing{Objective: obj}
 		switch {
 		case packing:

@@ -127,6 +127,7 @@ func mechanisms() []mechanism {
 		colocating("space-sharing-fifo", func(_ *alloc.Problem, jobs []*round.Job, labels []string, pairs []alloc.PairRate) alloc.Policy {
 			return alloc.SpaceSharing{Objective: alloc.SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrivals(jobs)}
 		}, stride.GavelSettings{}),
+		spaceSharing("space-sharing-water-filling", alloc.SharingWaterFilling, false),
 	}
 }
 
