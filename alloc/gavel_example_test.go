@@ -298,3 +298,34 @@ func sharedTime(ps []alloc.PartnerShare) float64 {
 	}
 	return t
 }
+
+// Hierarchical with space sharing: tenant "product" (weight 2) has job p,
+// tenant "research" (weight 1) runs r1 then r2 first in, first out, on one
+// V100. Without pairs, p gets two thirds of the GPU and r1 one third; r2
+// waits. Beside each other p and r1 keep 60% of their rate: with p alone
+// 37.5% of the time and beside r1 62.5%, p runs at 7.5 steps/s and r1 at
+// 3.75, still 2 to 1, both 12.5% faster.
+func ExampleSpaceSharing_hierarchical() {
+	types := []topology.GPUType{"V100"}
+	c, _ := alloc.NewCapacity(types, []float64{1})
+	tenants := []alloc.Tenant{{ID: "product", Weight: 2}, {ID: "research", Weight: 1}}
+	jobs := []alloc.Job{
+		{ID: "p", Owner: "product", Gang: 1, Weight: 1},
+		{ID: "r1", Owner: "research", Gang: 1, Weight: 1},
+		{ID: "r2", Owner: "research", Gang: 1, Weight: 1},
+	}
+	tp, _ := speedup.New([]string{"p", "r1", "r2"}, types, [][]float64{{10}, {10}, {10}})
+	p, _ := alloc.NewProblem(c, tenants, jobs, tp)
+	for _, pairs := range [][]alloc.PairRate{nil, {{A: "p", B: "r1", Type: "V100", RateA: 6, RateB: 6}}} {
+		s := alloc.SpaceSharing{Objective: alloc.SharingHierarchical, Pairs: pairs, FIFO: []alloc.TenantID{"research"}}
+		r, err := s.Solve(context.Background(), p)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%d pairs: p %.3g, r1 %.3g, r2 %.3g steps/s\n", len(pairs), r.Throughput[0], r.Throughput[1], r.Throughput[2])
+	}
+	// Output:
+	// 0 pairs: p 6.67, r1 3.33, r2 0 steps/s
+	// 1 pairs: p 7.5, r1 3.75, r2 0 steps/s
+}

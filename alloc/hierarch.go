@@ -84,54 +84,83 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}
-	if p.Tenants == nil {
-		return nil, rowClasses{}, nil, gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "hierarchical fairness needs the entities as Tenants")
-	}
 	rates, err := normalisedRates(p, false)
 	if err != nil {
 		return nil, rowClasses{}, nil, err
+	}
+	ents, err := newEntities(p, h.FIFO, "Hierarchical.FIFO")
+	if err != nil {
+		return nil, rowClasses{}, nil, err
+	}
+	weight := make([]float64, len(p.Jobs))
+	for i, j := range p.Jobs {
+		weight[i] = j.Weight
+	}
+	lv, classes := newLevelProblem(p, rates, weight, ents.key)
+	return lv, classes, ents.weights(p, classes, lv.slope), nil
+}
+
+// entities are the Tenants of a hierarchical policy: each job's entity,
+// which entities are FIFO, and key, each job's part of its class key
+// (its entity, and for FIFO entities its position too), so that classes
+// keep entities apart and every job of a FIFO entity alone.
+type entities struct {
+	of   []int // per job
+	fifo []bool
+	key  []float64
+}
+
+// newEntities validates p's Tenants and fifo (the field named field) for
+// a hierarchical policy.
+func newEntities(p *Problem, fifo []TenantID, field string) (*entities, error) {
+	if p.Tenants == nil {
+		return nil, gpufair.Invalid("Tenants", "", gpufair.ErrEmpty, "hierarchical fairness needs the entities as Tenants")
 	}
 	index := make(map[TenantID]int, len(p.Tenants))
 	for s, u := range p.Tenants {
 		index[u.ID] = s
 	}
-	fifo := make([]bool, len(p.Tenants))
-	for _, id := range h.FIFO {
+	e := &entities{of: make([]int, len(p.Jobs)), fifo: make([]bool, len(p.Tenants)), key: make([]float64, len(p.Jobs))}
+	for _, id := range fifo {
 		s, ok := index[id]
 		if !ok {
-			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrUnknownID, "not a tenant")
+			return nil, gpufair.Invalid(field, string(id), gpufair.ErrUnknownID, "not a tenant")
 		}
-		if fifo[s] {
-			return nil, rowClasses{}, nil, gpufair.Invalid("Hierarchical.FIFO", string(id), gpufair.ErrDuplicate, "listed twice")
+		if e.fifo[s] {
+			return nil, gpufair.Invalid(field, string(id), gpufair.ErrDuplicate, "listed twice")
 		}
-		fifo[s] = true
+		e.fifo[s] = true
 	}
-	// Class key: entity, and for FIFO entities the job's position too.
-	weight, extra := make([]float64, len(p.Jobs)), make([]float64, len(p.Jobs))
 	for i, j := range p.Jobs {
 		s := index[j.Owner]
-		weight[i] = j.Weight
-		extra[i] = float64(s)
-		if fifo[s] {
-			extra[i] = float64(len(p.Tenants) + i)
+		e.of[i] = s
+		e.key[i] = float64(s)
+		if e.fifo[s] {
+			e.key[i] = float64(len(p.Tenants) + i)
 		}
 	}
-	lv, classes := newLevelProblem(p, rates, weight, extra)
+	return e, nil
+}
+
+// weights returns the entityWeights of classes, whose jobs weigh jobW
+// (per class).
+func (e *entities) weights(p *Problem, classes rowClasses, jobW []float64) *entityWeights {
 	ew := &entityWeights{
 		weight:  make([]float64, len(p.Tenants)),
-		fifo:    fifo,
+		fifo:    e.fifo,
 		members: make([][]int, len(p.Tenants)),
-		jobW:    append([]float64(nil), lv.slope...),
-		size:    lv.size,
+		jobW:    append([]float64(nil), jobW...),
+		size:    make([]float64, classes.numClasses()),
 	}
 	for s, u := range p.Tenants {
 		ew.weight[s] = u.Weight
 	}
 	for c, i := range classes.rep {
-		s := index[p.Jobs[i].Owner]
+		s := e.of[i]
 		ew.members[s] = append(ew.members[s], c)
+		ew.size[c] = float64(classes.size[c])
 	}
-	return lv, classes, ew, nil
+	return ew
 }
 
 // weights returns each class's job weight for the next round (per job of

@@ -84,6 +84,15 @@ const (
 	// round is one LP of the max-min's size, solved cold; the rounds are
 	// at most the classes and in practice a few.
 	SharingWaterFilling
+	// SharingHierarchical is Hierarchical with space sharing, as Gavel's
+	// code's MaxMinFairnessWaterFilling_Packing with its entity
+	// reweighting: the Problem's Tenants are the entities, sharing the
+	// cluster by their weights, each among its jobs fairly (by job
+	// weight) or, for the tenants FIFO lists, first in, first out in job
+	// order. It is SharingWaterFilling with each round's job weights
+	// from the entities (see Hierarchical), and the same stopping rule.
+	// Errors as Hierarchical's, FIFO's named SpaceSharing.FIFO.
+	SharingHierarchical
 )
 
 // SpaceSharing is Gavel's space-sharing extension (§3.1): besides running
@@ -147,6 +156,9 @@ type SpaceSharing struct {
 	// Problem.Jobs; nil means job order, ties keep it); read by
 	// SharingFIFO only.
 	Arrival []float64
+	// FIFO lists the tenants that SharingHierarchical serves first in,
+	// first out; its other tenants share fairly among their jobs.
+	FIFO []TenantID
 
 	formulation sharingFormulation // tests force one; Solve chooses
 }
@@ -192,8 +204,8 @@ type PairShare struct {
 
 // Name returns "space-sharing-max-total", "space-sharing-max-min",
 // "space-sharing-max-min-then-total", "space-sharing-min-makespan",
-// "space-sharing-min-makespan-then-total", "space-sharing-fifo" or
-// "space-sharing-water-filling".
+// "space-sharing-min-makespan-then-total", "space-sharing-fifo",
+// "space-sharing-water-filling" or "space-sharing-hierarchical".
 func (s SpaceSharing) Name() string {
 	switch s.Objective {
 	case SharingMaxMin:
@@ -208,6 +220,8 @@ func (s SpaceSharing) Name() string {
 		return "space-sharing-fifo"
 	case SharingWaterFilling:
 		return "space-sharing-water-filling"
+	case SharingHierarchical:
+		return "space-sharing-hierarchical"
 	}
 	return "space-sharing-max-total"
 }

@@ -61,8 +61,10 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
 	}
 	// Each job's own input, which splits classes: the makespan
-	// objectives' work left (in p's units), FIFO's rank weight.
+	// objectives' work left (in p's units), FIFO's rank weight, the
+	// hierarchy's entity (and position in a FIFO entity).
 	var steps, weight []float64
+	var ents *entities
 	switch s.Objective {
 	case SharingMinMakespan, SharingMinMakespanThenTotal:
 		if steps, err = makespanWork(p, ref, "SpaceSharing.RemainingSteps", s.Name(), s.RemainingSteps); err != nil {
@@ -72,10 +74,16 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		if weight, err = s.fifoWeights(p); err != nil {
 			return nil, err
 		}
+	case SharingHierarchical:
+		if ents, err = newEntities(p, s.FIFO, "SpaceSharing.FIFO"); err != nil {
+			return nil, err
+		}
 	}
-	own := steps // at most one of the two is set
+	own := steps // at most one of the three is set
 	if weight != nil {
 		own = weight
+	} else if ents != nil {
+		own = ents.key
 	}
 	sc, err := s.classes(p, own)
 	if err != nil {
@@ -90,15 +98,20 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		for c, i := range sc.rc.rep {
 			sumWeight[c] = weight[i]
 		}
-	case SharingMaxMin, SharingMaxMinThenTotal, SharingWaterFilling:
-		// Gang/(Weight·equal-share rate).
+	case SharingMaxMin, SharingMaxMinThenTotal, SharingWaterFilling, SharingHierarchical:
+		// Gang/(Weight·equal-share rate); the hierarchy weighs jobs by
+		// their level's slope instead (Hierarchical).
 		rates, zero := p.equalShareThroughputs()
 		if zero >= 0 {
 			return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
 		}
 		norm = make([]float64, sc.rc.numClasses())
 		for c, i := range sc.rc.rep {
-			norm[c] = float64(p.Jobs[i].Gang) / (p.Jobs[i].Weight * rates[i])
+			w := p.Jobs[i].Weight
+			if ents != nil {
+				w = 1
+			}
+			norm[c] = float64(p.Jobs[i].Gang) / (w * rates[i])
 		}
 	case SharingMinMakespan, SharingMinMakespanThenTotal:
 		// 1/steps: the level is the reciprocal of the makespan.
@@ -115,8 +128,16 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	var sm sharingModel
 	var sol *lp.Solution
 	var second *lp.Model // the same model, its objective changed below
-	if s.Objective == SharingWaterFilling {
-		if sm, sol, err = sc.waterFill(ctx, p, norm, s.Name()); err != nil {
+	if s.Objective == SharingWaterFilling || s.Objective == SharingHierarchical {
+		ew := sc.singleEntities()
+		if ents != nil {
+			jobW := make([]float64, sc.rc.numClasses())
+			for c, i := range sc.rc.rep {
+				jobW[c] = p.Jobs[i].Weight
+			}
+			ew = ents.weights(p, sc.rc, jobW)
+		}
+		if sm, sol, err = sc.waterFill(ctx, p, norm, ew, s.Name()); err != nil {
 			return nil, err
 		}
 	} else {
@@ -411,11 +432,10 @@ type sharingModel struct {
 }
 
 // sharingRound is a water-filling round of the max-min LP: class c's
-// normalised throughput (over ref) must reach base[c], plus the level if
-// c still grows.
+// normalised throughput (over ref) must reach base[c] plus slope[c] times
+// the level.
 type sharingRound struct {
-	base    []float64
-	growing []bool
+	base, slope []float64
 }
 
 // model builds the class LP. norm nil means max total, of
@@ -491,8 +511,9 @@ func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64, round *sha
 		lhs, rhs := append(slices.Clip(row), lp.Term{Var: mu, Coef: -1}), 0.0
 		if round != nil {
 			rhs = round.base[c]
-			if !round.growing[c] {
-				lhs = row
+			lhs = row
+			if s := round.slope[c]; s > 0 {
+				lhs = append(slices.Clip(row), lp.Term{Var: mu, Coef: -s})
 			}
 		}
 		levelRow[c] = m.AddConstraint("level", lhs, lp.GE, rhs)

@@ -84,7 +84,8 @@ func TestSpaceSharingBadInput(t *testing.T) {
 		{"NaN", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: nanValue(), RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrValue},
 		{"gangs differ", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrValue},
 		{"twice", SpaceSharing{Pairs: []PairRate{{A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}, {A: "j0", B: "j1", Type: "t0", RateA: 1, RateB: 1}}}, "SpaceSharing.Pairs", gpufair.ErrDuplicate},
-		{"objective", SpaceSharing{Objective: 7}, "SpaceSharing.Objective", gpufair.ErrValue},
+		{"objective", SpaceSharing{Objective: 99}, "SpaceSharing.Objective", gpufair.ErrValue},
+		{"no tenants", SpaceSharing{Objective: SharingHierarchical}, "Tenants", gpufair.ErrEmpty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.s.Allocate(context.Background(), p)

@@ -127,41 +127,44 @@ func TestGavelPriorityUsesTimeReceived(t *testing.T) {
 }
 
 // TestGavelTenantWeights: tenants' weights reach the policy. Under
-// hierarchical max-min on identical jobs (four each, on four GPUs), a
-// tenant of weight 3 gets three times the GPU time of one of weight 1, and
-// a listed tenant with no jobs
-// yet does not stop the solve.
+// hierarchical max-min on identical jobs (four each, on four GPUs), with
+// space sharing or without, a tenant of weight 3 gets three times the GPU
+// time of one of weight 1, and a listed tenant with no jobs yet does not
+// stop the solve.
 func TestGavelTenantWeights(t *testing.T) {
 	c, types := twoTypeCluster()
 	tenants := []alloc.Tenant{{ID: "light", Weight: 1}, {ID: "heavy", Weight: 3}, {ID: "later", Weight: 2}}
-	s, err := stride.NewGavel(alloc.Hierarchical{FIFO: []alloc.TenantID{"later"}}, c, types, &stride.GavelSettings{Tenants: tenants})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev []round.Event
-	for i := range 4 {
-		for _, owner := range []alloc.TenantID{"light", "heavy"} {
-			j := alloc.Job{ID: alloc.JobID(owner) + alloc.JobID(rune('0'+i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1, 1}}
-			ev = append(ev, round.Arrive(0, j, 100))
+	later := []alloc.TenantID{"later"}
+	for _, pol := range []alloc.Policy{alloc.Hierarchical{FIFO: later}, alloc.SpaceSharing{Objective: alloc.SharingHierarchical, FIFO: later}} {
+		s, err := stride.NewGavel(pol, c, types, &stride.GavelSettings{Tenants: tenants})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := s.Apply(ev...); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Decide(context.Background(), 0); err != nil {
-		t.Fatal(err)
-	}
-	time := func(id alloc.JobID) float64 {
-		x, _ := s.Target(id)
-		return x[0] + x[1]
-	}
-	var l, h float64
-	for i := range 4 {
-		l += time(alloc.JobID("light") + alloc.JobID(rune('0'+i)))
-		h += time(alloc.JobID("heavy") + alloc.JobID(rune('0'+i)))
-	}
-	if h < 3*l-1e-6 || h > 3*l+1e-6 {
-		t.Errorf("heavy gets %v of GPU time, light %v: want 3 to 1", h, l)
+		var ev []round.Event
+		for i := range 4 {
+			for _, owner := range []alloc.TenantID{"light", "heavy"} {
+				j := alloc.Job{ID: alloc.JobID(owner) + alloc.JobID(rune('0'+i)), Owner: owner, Gang: 1, Weight: 1, Rates: []float64{1, 1}}
+				ev = append(ev, round.Arrive(0, j, 100))
+			}
+		}
+		if err := s.Apply(ev...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(context.Background(), 0); err != nil {
+			t.Fatalf("%s: %v", pol.Name(), err)
+		}
+		time := func(id alloc.JobID) float64 {
+			x, _ := s.Target(id)
+			return x[0] + x[1]
+		}
+		var l, h float64
+		for i := range 4 {
+			l += time(alloc.JobID("light") + alloc.JobID(rune('0'+i)))
+			h += time(alloc.JobID("heavy") + alloc.JobID(rune('0'+i)))
+		}
+		if h < 3*l-1e-6 || h > 3*l+1e-6 {
+			t.Errorf("%s: heavy gets %v of GPU time, light %v: want 3 to 1", pol.Name(), h, l)
+		}
 	}
 	if _, err := stride.NewGavel(alloc.MaxMin{}, c, types, &stride.GavelSettings{Tenants: []alloc.Tenant{{ID: "x", Weight: -1}}}); err == nil {
 		t.Errorf("a negative tenant weight was accepted")

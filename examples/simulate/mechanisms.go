@@ -70,7 +70,7 @@ func mechanisms() []mechanism {
 		gavel("max-min-no-work-conservation", alloc.MaxMin{}, stride.GavelSettings{NoWorkConservation: true}),
 		placementSensitive("max-min-placement", alloc.MaxMin{}),
 		gavel("water-filling", alloc.WaterFilling{}, stride.GavelSettings{}),
-		hierarchical("hierarchical"),
+		hierarchical("hierarchical", false),
 		oef("oef-non-cooperative", alloc.NonCooperative, nil, stride.OEFSettings{}),
 		oef("oef-cooperative", alloc.Cooperative, nil, stride.OEFSettings{}),
 		gavel("finish-time-fairness", alloc.FinishTimeFairness{}, every(10, stride.FinishTimeFairnessInputs)),
@@ -128,6 +128,7 @@ func mechanisms() []mechanism {
 			return alloc.SpaceSharing{Objective: alloc.SharingFIFO, JobTypes: labels, Pairs: pairs, Arrival: arrivals(jobs)}
 		}, stride.GavelSettings{}),
 		spaceSharing("space-sharing-water-filling", alloc.SharingWaterFilling, false),
+		hierarchical("space-sharing-hierarchical", true),
 	}
 }
 
@@ -306,9 +307,10 @@ func (p sloOrBest) Allocate(ctx context.Context, prob *alloc.Problem) (*alloc.Al
 
 // hierarchical is Gavel's hierarchical policy with the jobs spread over
 // `tenants` tenants (the entities, of equal weight) in arrival order, each
-// sharing its part fairly among its jobs. The workload's owners are
-// replaced for this mechanism only.
-func hierarchical(name string) mechanism {
+// sharing its part fairly among its jobs; with sharing, the same with
+// space sharing (alloc.SharingHierarchical, realised as spaceSharing is).
+// The workload's owners are replaced for this mechanism only.
+func hierarchical(name string, sharing bool) mechanism {
 	return mechanism{name, func(e *env) (round.Scheduler, error) {
 		order := make([]*sim.Job, len(e.w.Jobs))
 		for i := range e.w.Jobs {
@@ -319,7 +321,13 @@ func hierarchical(name string) mechanism {
 		for i, j := range order {
 			owner[j.ID] = alloc.TenantID(fmt.Sprintf("tenant-%d", i%tenants))
 		}
-		s, err := stride.NewGavel(alloc.Hierarchical{}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round})
+		var s round.Scheduler
+		var err error
+		if sharing {
+			s, err = spaceSharing(name, alloc.SharingHierarchical, false).make(e)
+		} else {
+			s, err = stride.NewGavel(alloc.Hierarchical{}, e.c, e.w.Types, &stride.GavelSettings{Round: e.round})
+		}
 		if err != nil {
 			return nil, err
 		}
