@@ -323,9 +323,9 @@ func ExampleSpaceSharing_hierarchical() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%d pairs: p %.3g, r1 %.3g, r2 %.3g steps/s\n", len(pairs), r.Throughput[0], r.Throughput[1], r.Throughput[2])
+		fmt.Printf("%d pairs: p %.2f, r1 %.2f, r2 %.2f steps/s\n", len(pairs), r.Throughput[0], r.Throughput[1], r.Throughput[2])
 	}
 	// Output:
-	// 0 pairs: p 6.67, r1 3.33, r2 0 steps/s
-	// 1 pairs: p 7.5, r1 3.75, r2 0 steps/s
+	// 0 pairs: p 6.67, r1 3.33, r2 0.00 steps/s
+	// 1 pairs: p 7.50, r1 3.75, r2 0.00 steps/s
 }
