@@ -141,7 +141,7 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 			return nil, err
 		}
 	} else {
-		sm = sc.model(p, norm, sumWeight, nil)
+		sm = sc.model(p, norm, sumWeight, levelForm{})
 		if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
 			second = sm.m.Clone()
 		}
@@ -420,7 +420,8 @@ const heldLevelSlack = 1e-7
 // sharingModel is the class LP: x the time alone, y the pairs' time, thr[c]
 // the terms of a c-job's throughput; with max-min, level the level,
 // levelRows[c] the terms of c's normalised throughput (over ref) and
-// levelRow[c] its row.
+// levelRow[c] its row; with gains, gain[c] the column of c's rise in
+// water filling's round LP.
 type sharingModel struct {
 	m         *lp.Model
 	x         lp.Grid
@@ -429,19 +430,22 @@ type sharingModel struct {
 	level     lp.Var
 	levelRows [][]lp.Term
 	levelRow  []lp.Row
+	gain      []lp.Var
 }
 
-// sharingRound is a water-filling round of the max-min LP: class c's
-// normalised throughput (over ref) must reach base[c] plus slope[c] times
-// the level.
-type sharingRound struct {
-	base, slope []float64
+// levelForm says how model writes a max-min's level rows: class c's
+// normalised throughput less slope[c] times the level (nil: 1 for every
+// class), at least 0; or, with gains, less a gain column of c's, for water
+// filling's round LP (sharingRoundLP), whose rounds set the bounds.
+type levelForm struct {
+	slope []float64
+	gains bool
 }
 
 // model builds the class LP. norm nil means max total, of
 // sumWeight_c·throughput_c (sumWeight nil: 1); otherwise max-min of
-// norm_c·throughput_c, or with round not nil that round of water filling.
-func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64, round *sharingRound) sharingModel {
+// norm_c·throughput_c, its level rows written as form says.
+func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64, form levelForm) sharingModel {
 	nc, types := sc.rc.numClasses(), p.Capacity.NumTypes()
 	m := lp.NewModel(lp.Maximize)
 	x := m.AddGrid("X", nc, types, 0, 1)
@@ -502,23 +506,28 @@ func (sc sharingClasses) model(p *Problem, norm, sumWeight []float64, round *sha
 	mu := m.AddVar("level", 0, lp.Inf, float64(len(p.Jobs)))
 	levelRows := make([][]lp.Term, len(thr))
 	levelRow := make([]lp.Row, len(thr))
+	var gain []lp.Var
 	for c, terms := range thr {
 		row := make([]lp.Term, 0, len(terms)+1)
 		for _, t := range terms {
 			row = append(row, lp.Term{Var: t.Var, Coef: t.Coef * norm[c] / ref})
 		}
 		levelRows[c] = row
-		lhs, rhs := append(slices.Clip(row), lp.Term{Var: mu, Coef: -1}), 0.0
-		if round != nil {
-			rhs = round.base[c]
-			lhs = row
-			if s := round.slope[c]; s > 0 {
-				lhs = append(slices.Clip(row), lp.Term{Var: mu, Coef: -s})
-			}
+		minus := lp.Term{Var: mu, Coef: -1}
+		switch {
+		case form.gains:
+			minus.Var = m.AddVar("gain", 0, 0, 0)
+			gain = append(gain, minus.Var)
+		case form.slope != nil:
+			minus.Coef = -form.slope[c]
 		}
-		levelRow[c] = m.AddConstraint("level", lhs, lp.GE, rhs)
+		lhs := row
+		if minus.Coef != 0 {
+			lhs = append(slices.Clip(row), minus)
+		}
+		levelRow[c] = m.AddConstraint("level", lhs, lp.GE, 0)
 	}
-	return sharingModel{m: m, x: x, y: y, thr: thr, level: mu, levelRows: levelRows, levelRow: levelRow}
+	return sharingModel{m: m, x: x, y: y, thr: thr, level: mu, levelRows: levelRows, levelRow: levelRow, gain: gain}
 }
 
 // levelRef is the unit of max-min's level: the lowest level a class
