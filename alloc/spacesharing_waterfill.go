@@ -94,10 +94,9 @@ func (sc sharingClasses) waterFill(ctx context.Context, p *Problem, norm []float
 // normalised throughput. Eliminating g and u gives g_c = w_c·z with
 // ew's weights, and the level rows keep their duals.
 type sharingRoundLP struct {
-	in    *lp.Incremental
-	sm    sharingModel
-	link  []lp.Row // per class
-	share []lp.Row // per entity
+	in *lp.Incremental
+	sm sharingModel
+	roundRows
 }
 
 // sharingRounds solves water filling's first round directly, as a
@@ -119,18 +118,13 @@ type sharingRounds struct {
 // load builds and loads the round LP, every class inactive.
 func (rs *sharingRounds) load() error {
 	sm := rs.sc.model(rs.p, rs.norm, nil, levelForm{gains: true})
-	m := sm.m
-	r := &sharingRoundLP{sm: sm, link: make([]lp.Row, len(sm.gain)), share: make([]lp.Row, len(rs.ew.members))}
-	for s, cs := range rs.ew.members {
-		unit := m.AddVar("unit", 0, lp.Inf, 0)
-		terms := []lp.Term{{Var: sm.level, Coef: -rs.ew.weight[s]}}
-		for _, c := range cs {
-			r.link[c] = m.AddRange("link", []lp.Term{{Var: sm.gain[c], Coef: 1}, {Var: unit, Coef: -rs.ew.jobW[c]}}, -lp.Inf, lp.Inf)
-			terms = append(terms, lp.Term{Var: sm.gain[c], Coef: rs.ew.size[c]})
-		}
-		r.share[s] = m.AddRange("share", terms, -lp.Inf, lp.Inf)
+	r := &sharingRoundLP{sm: sm, roundRows: roundRows{gain: sm.gain, fair: sm.levelRow}}
+	unit := make([]lp.Var, len(rs.ew.members))
+	for s := range unit {
+		unit[s] = sm.m.AddVar("unit", 0, lp.Inf, 0)
 	}
-	in, err := lp.NewIncremental(m, withPresolve(nil))
+	r.addEntityRows(sm.m, sm.level, unit, rs.ew)
+	in, err := lp.NewIncremental(sm.m, withPresolve(nil))
 	if err != nil {
 		return err
 	}
@@ -201,23 +195,7 @@ func (rs *sharingRounds) close() {
 
 // solve sets the round's bounds on the loaded LP and solves it.
 func (r *sharingRoundLP) solve(ctx context.Context, ew *entityWeights, base, slope []float64) (*lp.Solution, error) {
-	for c, row := range r.sm.levelRow {
-		r.in.SetRowBounds(row, base[c], lp.Inf)
-		if slope[c] > 0 {
-			r.in.SetRowBounds(r.link[c], 0, 0)
-			r.in.SetVarBounds(r.sm.gain[c], 0, lp.Inf)
-		} else {
-			r.in.SetRowBounds(r.link[c], -lp.Inf, lp.Inf)
-			r.in.SetVarBounds(r.sm.gain[c], 0, 0)
-		}
-	}
-	for s, cs := range ew.members {
-		lo, hi := -lp.Inf, lp.Inf
-		if slices.ContainsFunc(cs, func(c int) bool { return slope[c] > 0 }) {
-			lo, hi = 0, 0
-		}
-		r.in.SetRowBounds(r.share[s], lo, hi)
-	}
+	r.setBounds(r.in, ew, base, slope)
 	return r.in.Solve(ctx)
 }
 

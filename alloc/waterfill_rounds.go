@@ -30,14 +30,62 @@ import (
 // (presolved, about 1.3 times the direct LP's cost), so roundSolver solves
 // the first round directly and loads this LP from the second round on.
 type roundLP struct {
-	in    *lp.Incremental
-	y     lp.Grid
-	z     lp.Var
+	in *lp.Incremental
+	y  lp.Grid
+	z  lp.Var
+	roundRows
+	ew *entityWeights
+}
+
+// roundRows are the rows and columns of a water-filling round LP whose
+// bounds each round sets (roundLP, sharingRoundLP).
+type roundRows struct {
 	gain  []lp.Var // per class
 	fair  []lp.Row // per class
 	link  []lp.Row // per class
 	share []lp.Row // per entity
-	ew    *entityWeights
+}
+
+// addEntityRows adds the link and share rows of ew's entities to m, each
+// class's gain tied to its entity's unit column, free until a round sets
+// them.
+func (rr *roundRows) addEntityRows(m *lp.Model, z lp.Var, unit []lp.Var, ew *entityWeights) {
+	rr.link, rr.share = make([]lp.Row, len(rr.gain)), make([]lp.Row, len(ew.members))
+	for s, cs := range ew.members {
+		terms := []lp.Term{{Var: z, Coef: -ew.weight[s]}}
+		for _, c := range cs {
+			rr.link[c] = m.AddRange("link", []lp.Term{{Var: rr.gain[c], Coef: 1}, {Var: unit[s], Coef: -ew.jobW[c]}}, -lp.Inf, lp.Inf)
+			terms = append(terms, lp.Term{Var: rr.gain[c], Coef: ew.size[c]})
+		}
+		rr.share[s] = m.AddRange("share", terms, -lp.Inf, lp.Inf)
+	}
+}
+
+// setBounds sets the round's bounds on in: each class's fairness row at
+// its base; a class active (positive slope) rises with its entity, the
+// others not at all; an entity's share row binds while it has an active
+// class.
+func (rr *roundRows) setBounds(in *lp.Incremental, ew *entityWeights, base, slope []float64) {
+	for c, row := range rr.fair {
+		in.SetRowBounds(row, base[c], lp.Inf)
+		if slope[c] > 0 {
+			in.SetRowBounds(rr.link[c], 0, 0)
+			in.SetVarBounds(rr.gain[c], 0, lp.Inf)
+		} else {
+			in.SetRowBounds(rr.link[c], -lp.Inf, lp.Inf)
+			in.SetVarBounds(rr.gain[c], 0, 0)
+		}
+	}
+	for s, cs := range ew.members {
+		lo, hi := -lp.Inf, lp.Inf
+		for _, c := range cs {
+			if slope[c] > 0 {
+				lo, hi = 0, 0
+				break
+			}
+		}
+		in.SetRowBounds(rr.share[s], lo, hi)
+	}
 }
 
 // newRoundLP builds the round LP of lv's classes and ew's entities, with
@@ -46,13 +94,10 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 	n, types := lv.numClasses(), lv.numTypes()
 	m := lp.NewModel(lp.Maximize)
 	r := &roundLP{
-		y:     m.AddGrid("y", n, types, 0, lp.Inf),
-		z:     m.AddVar("z", 0, lp.Inf, float64(n)),
-		gain:  make([]lp.Var, n),
-		fair:  make([]lp.Row, n),
-		link:  make([]lp.Row, n),
-		share: make([]lp.Row, len(ew.members)),
-		ew:    ew,
+		y:         m.AddGrid("y", n, types, 0, lp.Inf),
+		z:         m.AddVar("z", 0, lp.Inf, float64(n)),
+		roundRows: roundRows{gain: make([]lp.Var, n), fair: make([]lp.Row, n)},
+		ew:        ew,
 	}
 	unit := make([]lp.Var, len(ew.members))
 	for s := range unit {
@@ -64,14 +109,7 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 		r.fair[c] = m.AddConstraint("fair", append(r.y.RowTerms(c, lv.rate[c]), lp.Term{Var: r.gain[c], Coef: -1}), lp.GE, 0)
 		m.AddConstraint("time", r.y.RowTerms(c, ones), lp.LE, lv.gang[c])
 	}
-	for s, cs := range ew.members {
-		terms := []lp.Term{{Var: r.z, Coef: -ew.weight[s]}}
-		for _, c := range cs {
-			r.link[c] = m.AddRange("link", []lp.Term{{Var: r.gain[c], Coef: 1}, {Var: unit[s], Coef: -ew.jobW[c]}}, -lp.Inf, lp.Inf)
-			terms = append(terms, lp.Term{Var: r.gain[c], Coef: lv.size[c]})
-		}
-		r.share[s] = m.AddRange("share", terms, -lp.Inf, lp.Inf)
-	}
+	r.addEntityRows(m, r.z, unit, ew)
 	for k := range types {
 		m.AddConstraint("capacity", r.y.ColTerms(k, lv.size), lp.LE, lv.count[k])
 	}
@@ -89,26 +127,7 @@ func newRoundLP(lv *levelProblem, ew *entityWeights, set *lp.Settings) (*roundLP
 // its slope is positive). It returns a nil blocked when the backend gives
 // no duals.
 func (r *roundLP) solve(ctx context.Context, lv *levelProblem) (*levelSolution, error) {
-	for c, row := range r.fair {
-		r.in.SetRowBounds(row, lv.base[c], lp.Inf)
-		if lv.slope[c] > 0 {
-			r.in.SetRowBounds(r.link[c], 0, 0)
-			r.in.SetVarBounds(r.gain[c], 0, lp.Inf)
-		} else {
-			r.in.SetRowBounds(r.link[c], -lp.Inf, lp.Inf)
-			r.in.SetVarBounds(r.gain[c], 0, 0)
-		}
-	}
-	for s, cs := range r.ew.members {
-		lo, hi := -lp.Inf, lp.Inf
-		for _, c := range cs {
-			if lv.slope[c] > 0 {
-				lo, hi = 0, 0
-				break
-			}
-		}
-		r.in.SetRowBounds(r.share[s], lo, hi)
-	}
+	r.setBounds(r.in, r.ew, lv.base, lv.slope)
 	sol, err := r.in.Solve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("alloc: water-filling round LP: %w", err)
