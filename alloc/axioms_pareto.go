@@ -72,8 +72,11 @@ type ParetoReport struct {
 // very differently, so the verdict discounts the most those losses could
 // buy directly before comparing the gain with AxiomTol; a gain beyond that,
 // at a witness with losses, is judged at a second solve in which each row
-// that lost asks for its loss on top of what it has (an infeasible second
-// LP means the gain needed the losses: the axiom holds).
+// that lost asks for its loss on top of what it has. That second LP is
+// infeasible where a row that lost cannot gain at all (its only good type
+// full), whatever the others could gain; the first LP is then asked of the
+// other LP backends, and a witness of theirs that lowers no row decides.
+// Where none does, the gain is taken to need the losses: the axiom holds.
 //
 // Errors: *gpufair.InputError for bad input (see SharingIncentive, plus a RowCap of
 // the wrong length or with values that are negative or not finite), and an
@@ -133,7 +136,14 @@ func ParetoEfficiency(ctx context.Context, a *Allocation, c Capacity, vals []Lin
 		w2, gains2, err := paretoWitness(ctx, a, c, vals, s, caps, own, scale, raise)
 		switch {
 		case errors.Is(err, lp.ErrInfeasible):
-			gains = make([]float64, n) // no allocation keeps every row whole and more
+			// A row at its most (CLP's witness took 1e-9 from one, and
+			// the pure-Go simplex's gave 0.63 to others without a loss: a
+			// rapid case of TestPropertyAuditEveryPolicy with CLP).
+			if w3, gains3, ok := losslessWitness(ctx, a, c, vals, s, caps, own, scale, holds); ok {
+				w, gains = w3, gains3
+			} else {
+				gains = make([]float64, n) // no allocation keeps every row whole and more
+			}
 		case err != nil:
 			return nil, err
 		default:
@@ -223,6 +233,36 @@ func paretoWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear
 	}
 	return w, gains, nil
 }
+
+// losslessWitness solves ParetoEfficiency's first LP with each LP backend
+// but the one s names (gonum only for small models) and returns the first
+// witness that lowers no row (beyond roundoffLoss) and whose gain breaks
+// holds.
+func losslessWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear, s *ParetoSettings, caps, own, scale []float64, holds func([]float64) bool) (*Allocation, []float64, bool) {
+	var set lp.Settings
+	if s.LP != nil {
+		set = *s.LP
+	}
+	tried := set.Backend.Resolve()
+	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
+		if b == tried || (b == lp.Gonum && len(a.GPUs)*len(c.Count) > secondOpinionVars) {
+			continue
+		}
+		next := *s
+		next.LP = &set
+		set.Backend = b
+		w, gains, err := paretoWitness(ctx, a, c, vals, &next, caps, own, scale, nil)
+		if err == nil && slices.Min(gains) >= -roundoffLoss && !holds(gains) {
+			return w, gains, true
+		}
+	}
+	return nil, nil, false
+}
+
+// roundoffLoss is the relative loss that recomputing a row's value at a
+// witness leaves by rounding alone (the pure-Go simplex's lossless witness
+// read −2e-16).
+const roundoffLoss = 1e-12
 
 // boughtGain bounds the total relative gain that the witness's own losses
 // could buy. Within the LP's feasibility tolerance a no-loss row may lose a

@@ -94,12 +94,15 @@ func linears(p *alloc.Problem) []alloc.Linear {
 // holds: when every job's weighted equal share fits its time, the share is
 // feasible with the same normalised value C/Σw for everyone, so the
 // max-min level, and every job, is at least there. Water filling only
-// raises values.
+// raises values. The same holds for space sharing's max-min and water
+// filling, without pairs here (with pairs, no job's level falls:
+// TestSharingWaterFillingLeximin).
 func TestPropertyMaxMinSharingIncentive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(maxMinSizes).Draw(t, "problem")
 		fitShares(p)
-		for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.WaterFilling{}} {
+		for _, pol := range []alloc.Policy{alloc.MaxMin{}, alloc.WaterFilling{},
+			alloc.SpaceSharing{Objective: alloc.SharingMaxMin}, alloc.SpaceSharing{Objective: alloc.SharingWaterFilling}} {
 			a, err := allocateWithin(pol, p)
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)
@@ -129,7 +132,8 @@ const strictLoss = 1e-9
 
 // TestPropertyWaterFillingPareto checks Gavel §4.4's Pareto efficiency of
 // water filling under the per-job caps (Σ_k X_mk ≤ 1, a cap of gang GPUs),
-// for the single-level and the hierarchical forms.
+// for the single-level and the hierarchical forms, over MaxMin's LP and
+// over space sharing's (without pairs: with them, checkSharingPareto).
 func TestPropertyWaterFillingPareto(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := gen.Problem(maxMinSizes).Draw(t, "problem")
@@ -146,7 +150,8 @@ func TestPropertyWaterFillingPareto(t *testing.T) {
 				fifo = append(fifo, u.ID)
 			}
 		}
-		for _, pol := range []alloc.Policy{alloc.WaterFilling{}, alloc.Hierarchical{FIFO: fifo}} {
+		for _, pol := range []alloc.Policy{alloc.WaterFilling{}, alloc.Hierarchical{FIFO: fifo},
+			alloc.SpaceSharing{Objective: alloc.SharingWaterFilling}, alloc.SpaceSharing{Objective: alloc.SharingHierarchical, FIFO: fifo}} {
 			a, err := allocateWithin(pol, p)
 			if err != nil {
 				t.Fatalf("%s: %v", pol.Name(), err)

@@ -107,6 +107,7 @@ func everyPolicy(p *Problem, scale float64) []Policy {
 		SpaceSharing{Objective: SharingMinMakespanThenTotal, Pairs: pairs, RemainingSteps: steps},
 		SpaceSharing{Objective: SharingFIFO, Pairs: pairs, Arrival: arrival},
 		SpaceSharing{Objective: SharingWaterFilling, Pairs: pairs},
+		SpaceSharing{Objective: SharingHierarchical, Pairs: pairs, FIFO: fifo},
 		OEF{Mode: NonCooperative},
 		OEF{Mode: Cooperative},
 	}

@@ -21,7 +21,13 @@ const secondOpinionVars = 400
 // TestPropertyAuditEveryPolicy) where gonum solved it, and the policies'
 // LPs, where CLP left a max-min row of jobs weighted 7e10 and 1 broken by
 // 1e-3 (FuzzEvents, examples/simulate) where the pure-Go simplex solved it.
-// The first error is returned if every backend fails.
+// A second opinion that the model is infeasible or unbounded is a verdict,
+// returned where no backend solves it: the Pareto LP asked again with
+// every row's loss added to its floor may be infeasible, which its caller
+// takes as its answer, and CLP reported a solution off a row by 1.5e-6 for
+// one where the pure-Go simplex and gonum both proved it infeasible (a
+// rapid case of TestPropertyAuditEveryPolicy with CLP). Otherwise the first
+// error is returned if every backend fails.
 func solveSecondOpinion(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp.Solution, error) {
 	sol, err := lp.Solve(ctx, m, set)
 	if err == nil || !(errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation) || errors.Is(err, lp.ErrIterationLimit)) {
@@ -32,15 +38,23 @@ func solveSecondOpinion(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp
 		first = *set
 	}
 	tried := first.Backend.Resolve()
+	var verdict error
 	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
 		if b == tried || (b == lp.Gonum && m.NumVars() > secondOpinionVars) {
 			continue
 		}
 		next := first
 		next.Backend = b
-		if alt, altErr := lp.Solve(ctx, m, &next); altErr == nil {
+		alt, altErr := lp.Solve(ctx, m, &next)
+		if altErr == nil {
 			return alt, nil
 		}
+		if verdict == nil && (errors.Is(altErr, lp.ErrInfeasible) || errors.Is(altErr, lp.ErrUnbounded)) {
+			verdict = altErr
+		}
+	}
+	if verdict != nil {
+		return nil, verdict
 	}
 	return sol, err
 }
