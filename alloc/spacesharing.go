@@ -83,8 +83,9 @@ const (
 	// level can gain without a job of lower or equal level losing. The
 	// first round is the max-min LP; the others re-solve a loaded round
 	// LP warm. Rounds are at most the classes: one where every job can
-	// use every type and the cluster is crowded, at least 27 for 1,024 of Gavel's
-	// jobs on 512 GPUs of each type (BenchmarkSpaceSharingWaterFilling).
+	// use every type and the cluster is crowded, at least 27 for 1,024
+	// of Gavel's jobs on 512 GPUs of each type
+	// (BenchmarkSpaceSharingWaterFilling).
 	SharingWaterFilling
 	// SharingHierarchical is Hierarchical with space sharing, as Gavel's
 	// code's MaxMinFairnessWaterFilling_Packing with its entity
