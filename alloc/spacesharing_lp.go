@@ -60,106 +60,24 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 	for q, pr := range s.Pairs {
 		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
 	}
-	// Each job's own input, which splits classes: the makespan
-	// objectives' work left (in p's units), FIFO's rank weight, the
-	// hierarchy's entity (and position in a FIFO entity).
-	var steps, weight []float64
-	var ents *entities
-	switch s.Objective {
-	case SharingMinMakespan, SharingMinMakespanThenTotal:
-		if steps, err = makespanWork(p, ref, "SpaceSharing.RemainingSteps", s.Name(), s.RemainingSteps); err != nil {
-			return nil, err
-		}
-	case SharingFIFO:
-		if weight, err = s.fifoWeights(p); err != nil {
-			return nil, err
-		}
-	case SharingHierarchical:
-		if ents, err = newEntities(p, s.FIFO, "SpaceSharing.FIFO"); err != nil {
-			return nil, err
-		}
-	}
-	own := steps // at most one of the three is set
-	if weight != nil {
-		own = weight
-	} else if ents != nil {
-		own = ents.key
-	}
-	sc, err := s.classes(p, own)
+	in, err := s.jobInputs(p, ref)
 	if err != nil {
 		return nil, err
 	}
-	var norm []float64      // per class, for a max-min: the factor of its throughput
-	var sumWeight []float64 // per class, for SharingFIFO's weighted total
-	switch s.Objective {
-	case SharingMaxTotal:
-	case SharingFIFO:
-		sumWeight = make([]float64, sc.rc.numClasses())
-		for c, i := range sc.rc.rep {
-			sumWeight[c] = weight[i]
-		}
-	case SharingMaxMin, SharingMaxMinThenTotal, SharingWaterFilling, SharingHierarchical:
-		// Gang/(Weight·equal-share rate); the hierarchy weighs jobs by
-		// their level's slope instead (Hierarchical).
-		rates, zero := p.equalShareThroughputs()
-		if zero >= 0 {
-			return nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
-		}
-		norm = make([]float64, sc.rc.numClasses())
-		for c, i := range sc.rc.rep {
-			w := p.Jobs[i].Weight
-			if ents != nil {
-				w = 1
-			}
-			norm[c] = float64(p.Jobs[i].Gang) / (w * rates[i])
-		}
-	case SharingMinMakespan, SharingMinMakespanThenTotal:
-		// 1/steps: the level is the reciprocal of the makespan.
-		norm = make([]float64, sc.rc.numClasses())
-		for c, i := range sc.rc.rep {
-			norm[c] = 1 / steps[i]
-		}
-	default:
-		return nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
+	sc, err := s.classes(p, in.own())
+	if err != nil {
+		return nil, err
+	}
+	norm, sumWeight, err := s.objectiveWeights(p, sc, in)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
-	var sm sharingModel
-	var sol *lp.Solution
-	var second *lp.Model // the same model, its objective changed below
-	if s.Objective == SharingWaterFilling || s.Objective == SharingHierarchical {
-		ew := sc.singleEntities()
-		if ents != nil {
-			jobW := make([]float64, sc.rc.numClasses())
-			for c, i := range sc.rc.rep {
-				jobW[c] = p.Jobs[i].Weight
-			}
-			ew = ents.weights(p, sc.rc, jobW)
-		}
-		if sm, sol, err = sc.waterFill(ctx, p, norm, ew, s.Name()); err != nil {
-			return nil, err
-		}
-	} else {
-		sm = sc.model(p, norm, sumWeight, levelForm{})
-		if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
-			second = sm.m.Clone()
-		}
-		if sol, err = gavelSolve(ctx, s.Name(), sm.m, nil); err != nil {
-			return nil, err
-		}
-	}
-	if second != nil {
-		// The level held, and the sum of the level rows' left-hand sides
-		// (normalised throughputs, or throughputs over work left) as the
-		// objective.
-		level := sol.Value(sm.level) * (1 - heldLevelSlack)
-		second.SetObjective(sm.level, 0)
-		second.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
-		sc.setSumObjective(second, sm.levelRows)
-		if sol, err = gavelSolve(ctx, s.Name(), second, nil); err != nil {
-			return nil, err
-		}
+	sm, sol, err := s.optimise(ctx, p, sc, norm, sumWeight, in.ents)
+	if err != nil {
+		return nil, err
 	}
 	res := sc.result(p, sol, sm.x, sm.y, sm.thr)
 	res.Labels = slices.Clone(s.JobTypes)
@@ -170,6 +88,118 @@ func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, er
 		res.Throughput[i] *= ref
 	}
 	return res, nil
+}
+
+// sharingInputs are the per-job inputs of SpaceSharing's objective, which
+// split classes: the makespan objectives' work left (in the normalised
+// problem's units), SharingFIFO's rank weights, SharingHierarchical's
+// entities. At most one is set.
+type sharingInputs struct {
+	steps, weight []float64
+	ents          *entities
+}
+
+// own returns the per-job key that splits classes, or nil.
+func (in sharingInputs) own() []float64 {
+	switch {
+	case in.steps != nil:
+		return in.steps
+	case in.weight != nil:
+		return in.weight
+	case in.ents != nil:
+		return in.ents.key
+	}
+	return nil
+}
+
+// jobInputs validates and returns the per-job inputs that s's objective
+// reads.
+func (s SpaceSharing) jobInputs(p *Problem, ref float64) (sharingInputs, error) {
+	var in sharingInputs
+	var err error
+	switch s.Objective {
+	case SharingMinMakespan, SharingMinMakespanThenTotal:
+		in.steps, err = makespanWork(p, ref, "SpaceSharing.RemainingSteps", s.Name(), s.RemainingSteps)
+	case SharingFIFO:
+		in.weight, err = s.fifoWeights(p)
+	case SharingHierarchical:
+		in.ents, err = newEntities(p, s.FIFO, "SpaceSharing.FIFO")
+	}
+	return in, err
+}
+
+// objectiveWeights returns, per class, the factor of its throughput in a
+// max-min's level rows (norm), or its weight in SharingFIFO's total
+// (sumWeight); both nil for SharingMaxTotal.
+func (s SpaceSharing) objectiveWeights(p *Problem, sc sharingClasses, in sharingInputs) (norm, sumWeight []float64, err error) {
+	n := sc.rc.numClasses()
+	switch s.Objective {
+	case SharingMaxTotal:
+	case SharingFIFO:
+		sumWeight = make([]float64, n)
+		for c, i := range sc.rc.rep {
+			sumWeight[c] = in.weight[i]
+		}
+	case SharingMaxMin, SharingMaxMinThenTotal, SharingWaterFilling, SharingHierarchical:
+		// Gang/(Weight·equal-share rate); the hierarchy weighs jobs by
+		// their level's slope instead (Hierarchical).
+		rates, zero := p.equalShareThroughputs()
+		if zero >= 0 {
+			return nil, nil, gpufair.Invalid("Throughputs", string(p.Jobs[zero].ID), gpufair.ErrValue, "%s: the job runs on no GPU type (all rates zero)", s.Name())
+		}
+		norm = make([]float64, n)
+		for c, i := range sc.rc.rep {
+			w := p.Jobs[i].Weight
+			if in.ents != nil {
+				w = 1
+			}
+			norm[c] = float64(p.Jobs[i].Gang) / (w * rates[i])
+		}
+	case SharingMinMakespan, SharingMinMakespanThenTotal:
+		// 1/steps: the level is the reciprocal of the makespan.
+		norm = make([]float64, n)
+		for c, i := range sc.rc.rep {
+			norm[c] = 1 / in.steps[i]
+		}
+	default:
+		return nil, nil, gpufair.Invalid("SpaceSharing.Objective", "", gpufair.ErrValue, "unknown objective %d", s.Objective)
+	}
+	return norm, sumWeight, nil
+}
+
+// optimise solves s's objective over sc: one LP; a second one holding the
+// first one's level (the then-total objectives); or water filling's rounds.
+// It returns the model whose columns the solution values.
+func (s SpaceSharing) optimise(ctx context.Context, p *Problem, sc sharingClasses, norm, sumWeight []float64, ents *entities) (sharingModel, *lp.Solution, error) {
+	if s.Objective == SharingWaterFilling || s.Objective == SharingHierarchical {
+		ew := sc.singleEntities()
+		if ents != nil {
+			jobW := make([]float64, sc.rc.numClasses())
+			for c, i := range sc.rc.rep {
+				jobW[c] = p.Jobs[i].Weight
+			}
+			ew = ents.weights(p, sc.rc, jobW)
+		}
+		return sc.waterFill(ctx, p, norm, ew, s.Name())
+	}
+	sm := sc.model(p, norm, sumWeight, levelForm{})
+	var second *lp.Model // the same model, its objective changed below
+	if s.Objective == SharingMaxMinThenTotal || s.Objective == SharingMinMakespanThenTotal {
+		second = sm.m.Clone()
+	}
+	sol, err := gavelSolve(ctx, s.Name(), sm.m, nil)
+	if err != nil || second == nil {
+		return sm, sol, err
+	}
+	// The level held, and the sum of the level rows' left-hand sides
+	// (normalised throughputs, or throughputs over work left) as the
+	// objective.
+	level := sol.Value(sm.level) * (1 - heldLevelSlack)
+	second.SetObjective(sm.level, 0)
+	second.AddConstraint("held level", []lp.Term{{Var: sm.level, Coef: 1}}, lp.GE, level)
+	sc.setSumObjective(second, sm.levelRows)
+	sol, err = gavelSolve(ctx, s.Name(), second, nil)
+	return sm, sol, err
 }
 
 // fifoWeights validates SharingFIFO's Arrival and returns FIFO's weight
