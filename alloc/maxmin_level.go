@@ -91,7 +91,7 @@ func solveLevelFull(ctx context.Context, lv *levelProblem, set *lp.Settings) (*l
 	}
 	out := &levelSolution{t: sol.Value(t), y: y.Values(sol)}
 	if sol.RowDuals != nil {
-		out.blocked, out.dual = blockedByDuals(lv, sol.RowDuals, fair)
+		out.blocked, out.dual = blockedByDuals(lv.size, sol.RowDuals, fair)
 	}
 	return out, nil
 }

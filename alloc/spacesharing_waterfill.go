@@ -4,79 +4,49 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gpufair/gpufair/lp"
 )
 
 // waterFill solves SharingWaterFilling and SharingHierarchical: the
-// max-min LP of sc round after round, as waterFill does without pairs.
-// Round r maximises the level z subject to class c's normalised throughput
-// (norm, over levelRef) reaching base_c + w_c·z, with w_c its weight for the
-// round from ew (0 for a class stopped, or queued behind a FIFO entity's
-// head). A class stops when its level row has a positive dual (it cannot
-// rise without another class falling below its own row) or when it
-// reaches the most a job of it can get (its best rate, alone or beside a
-// partner, all of its time). The bases start at 0 and each round adds
-// w_c·z. It returns the last round's LP and solution: every class at its
-// final level.
+// max-min LP of sc round after round (fillRounds, as waterFill without
+// pairs). Round r maximises the level z subject to class c's normalised
+// throughput (norm, over levelRef) reaching base_c + w_c·z, with w_c its
+// weight for the round from ew (0 for a class stopped, or queued behind a
+// FIFO entity's head). A class stops when its level row has a positive
+// dual (it cannot rise without another class falling below its own row)
+// or when it reaches the most a job of it can get (its best rate, alone or
+// beside a partner, all of its time). It returns the last round's LP and
+// solution: every class at its final level.
 func (sc sharingClasses) waterFill(ctx context.Context, p *Problem, norm []float64, ew *entityWeights, name string) (sharingModel, *lp.Solution, error) {
 	n := sc.rc.numClasses()
-	caps := sc.levelCaps(p, norm)
-	done := make([]bool, n)
-	base := make([]float64, n)
 	rounds := &sharingRounds{sc: sc, p: p, norm: norm, ew: ew}
 	defer rounds.close()
+	base := make([]float64, n)
 	var sol *lp.Solution
-	for r := 1; ; r++ {
-		slope := ew.weights(done)
-		if !slices.ContainsFunc(slope, func(w float64) bool { return w > 0 }) {
-			return rounds.sm, sol, nil
-		}
+	_, err := fillRounds(ctx, base, sc.levelCaps(p, norm), ew, func(ctx context.Context, slope []float64, r int) (*roundOutcome, error) {
 		var err error
 		if sol, err = rounds.solve(ctx, base, slope, r); err != nil {
-			return sharingModel{}, nil, fmt.Errorf("alloc: %s: water-filling round %d: %w", name, r, err)
+			return nil, err
 		}
 		if sol.RowDuals == nil {
-			return sharingModel{}, nil, fmt.Errorf("alloc: %s: water-filling round %d: the solver gave no duals, which the stopping rule needs: %w", name, r, lp.ErrNumerical)
+			return nil, fmt.Errorf("the solver gave no duals, which the stopping rule needs: %w", lp.ErrNumerical)
 		}
 		sm := rounds.sm
-		z := max(sol.Value(sm.level), 0)
-		dual := make([]float64, n)
-		top := 0.0
-		for c, row := range sm.levelRow {
-			dual[c] = math.Abs(sol.RowDuals[row])
-			top = max(top, dual[c])
-		}
-		stopped, last := false, -1
-		for c, w := range slope {
-			v := 0.0
-			for _, t := range sm.levelRows[c] {
-				v += t.Coef * sol.Value(t.Var)
-			}
-			// The level reached is the next round's base, not what the
-			// vertex happens to give the class above it (waterFill).
-			base[c] = min(v, base[c]+w*z)
-			if done[c] {
-				continue
-			}
-			if dual[c] > blockedTol*top || base[c] >= caps[c]*(1-capTol) {
-				done[c] = true
-				stopped = stopped || w > 0
-			}
-			if w > 0 && (last < 0 || dual[c] > dual[last]) {
-				last = c
+		out := &roundOutcome{z: max(sol.Value(sm.level), 0), value: make([]float64, n)}
+		for c, terms := range sm.levelRows {
+			for _, t := range terms {
+				out.value[c] += t.Coef * sol.Value(t.Var)
 			}
 		}
-		if !stopped {
-			// The growing rows' duals, times their weights, sum to the
-			// objective's coefficient, so one is positive in exact
-			// arithmetic; where rounding hid it, the largest stops, so
-			// that the rounds end.
-			done[last] = true
-		}
+		out.blocked, out.dual = blockedByDuals(ew.size, sol.RowDuals, sm.levelRow)
+		return out, nil
+	})
+	if err != nil {
+		return sharingModel{}, nil, fmt.Errorf("alloc: %s: %w", name, err)
 	}
+	return rounds.sm, sol, nil
 }
 
 // sharingRoundLP is water filling's round LP over space sharing's columns,

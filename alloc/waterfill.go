@@ -103,59 +103,93 @@ type waterRound struct {
 // being ew's weights given the classes done (stopped). It returns the final
 // bundles per class and the rounds.
 func waterFill(ctx context.Context, lv *levelProblem, ew *entityWeights, method roundMethod, set *lp.Settings) ([][]float64, []waterRound, error) {
-	n := lv.numClasses()
-	done := make([]bool, n)
 	rs := &roundSolver{method: method, ew: ew, set: set}
 	defer rs.close()
+	caps := make([]float64, lv.numClasses())
+	for c := range caps {
+		caps[c] = lv.cap(c)
+	}
 	var y [][]float64
-	var rounds []waterRound
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		lv.slope = ew.weights(done)
-		active := false
-		for c, s := range lv.slope {
-			active = active || (s > 0 && !done[c])
-		}
-		if !active {
-			break
-		}
+	rounds, err := fillRounds(ctx, lv.base, caps, ew, func(ctx context.Context, slope []float64, _ int) (*roundOutcome, error) {
+		lv.slope = slope
 		sol, err := rs.solve(ctx, lv, y)
 		if err != nil {
-			return nil, nil, fmt.Errorf("alloc: water-filling round %d: %w", len(rounds)+1, err)
+			return nil, err
 		}
 		y = sol.y
-		r := waterRound{z: sol.t, value: make([]float64, n)}
+		out := &roundOutcome{z: sol.t, value: make([]float64, len(y)), blocked: sol.blocked, dual: sol.dual}
 		for c := range y {
+			out.value[c] = lv.value(c, y[c])
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("alloc: %w", err)
+	}
+	return y, rounds, nil
+}
+
+// roundOutcome is what one water-filling round's LP gives fillRounds: the
+// level z, each class's value at the solution, the classes blocked (a
+// positive dual on their row, or hull slope), and each class's dual per
+// job.
+type roundOutcome struct {
+	z       float64
+	value   []float64
+	blocked []bool
+	dual    []float64
+}
+
+// fillRounds drives water filling: round r solves the level with each
+// class's weight from ew given the classes stopped, each class's value
+// rising by at most its weight times the level over base (which it
+// updates). A class stops when it is blocked or reaches its cap. It
+// returns the rounds once no class has a positive weight.
+func fillRounds(ctx context.Context, base, caps []float64, ew *entityWeights, solve func(ctx context.Context, slope []float64, r int) (*roundOutcome, error)) ([]waterRound, error) {
+	n := len(base)
+	done := make([]bool, n)
+	var rounds []waterRound
+	for r := 1; ; r++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		slope := ew.weights(done)
+		if !slices.ContainsFunc(slope, func(w float64) bool { return w > 0 }) {
+			return rounds, nil
+		}
+		out, err := solve(ctx, slope, r)
+		if err != nil {
+			return nil, fmt.Errorf("water-filling round %d: %w", r, err)
+		}
+		wr := waterRound{z: out.z, value: make([]float64, n)}
+		for c := range base {
 			// The level reached is the next round's base. A class may get
 			// more in this round's optimum (above its row), but how much
 			// depends on the vertex the solver stops at; carrying it over
 			// would give the class a head start that leximin does not.
-			r.value[c] = min(lv.value(c, y[c]), lv.base[c]+lv.slope[c]*sol.t)
-			if !done[c] && (sol.blocked[c] || r.value[c] >= lv.cap(c)*(1-capTol)) {
+			wr.value[c] = min(out.value[c], base[c]+slope[c]*out.z)
+			if !done[c] && (out.blocked[c] || wr.value[c] >= caps[c]*(1-capTol)) {
 				done[c] = true
-				r.stopped = append(r.stopped, c)
+				wr.stopped = append(wr.stopped, c)
 			}
 		}
-		if !stoppedActive(lv, r.stopped) {
+		if !slices.ContainsFunc(wr.stopped, func(c int) bool { return slope[c] > 0 }) {
 			// Every round stops a growing class in exact arithmetic (the
 			// duals of the growing rows sum to 1); when rounding hid
 			// them, stop the growing class with the largest dual, so
 			// that the rounds still end.
 			top := -1
-			for c, s := range lv.slope {
-				if s > 0 && !done[c] && (top < 0 || sol.dual[c] > sol.dual[top]) {
+			for c, s := range slope {
+				if s > 0 && !done[c] && (top < 0 || out.dual[c] > out.dual[top]) {
 					top = c
 				}
 			}
 			done[top] = true
-			r.stopped = append(r.stopped, top)
+			wr.stopped = append(wr.stopped, top)
 		}
-		rounds = append(rounds, r)
-		copy(lv.base, r.value)
+		rounds = append(rounds, wr)
+		copy(base, wr.value)
 	}
-	return y, rounds, nil
 }
 
 // levelSlack are the relative slacks by which a water-filling round lowers
@@ -260,14 +294,4 @@ func (rs *roundSolver) close() {
 	if rs.warm != nil {
 		rs.warm.close()
 	}
-}
-
-// stoppedActive reports whether a class with a positive slope was stopped.
-func stoppedActive(lv *levelProblem, stopped []int) bool {
-	for _, c := range stopped {
-		if lv.slope[c] > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -134,7 +134,7 @@ func (r *roundLP) solve(ctx context.Context, lv *levelProblem) (*levelSolution, 
 	}
 	out := &levelSolution{t: sol.Value(r.z), y: r.y.Values(sol)}
 	if sol.RowDuals != nil {
-		out.blocked, out.dual = blockedByDuals(lv, sol.RowDuals, r.fair)
+		out.blocked, out.dual = blockedByDuals(lv.size, sol.RowDuals, r.fair)
 	}
 	return out, nil
 }
@@ -145,15 +145,15 @@ func (r *roundLP) close() { r.in.Close() }
 // blockedByDuals marks the classes with a positive dual on their fairness
 // row (rows[c]) in this optimal dual: they are blocked (see WaterFilling).
 // Duals count relative to the largest, as in oracle.blocked; dual[c] is
-// class c's per job.
-func blockedByDuals(lv *levelProblem, duals []float64, rows []lp.Row) (blocked []bool, dual []float64) {
+// class c's per job (size[c] jobs).
+func blockedByDuals(size, duals []float64, rows []lp.Row) (blocked []bool, dual []float64) {
 	var top float64
 	for _, r := range rows {
 		top = max(top, math.Abs(duals[r]))
 	}
 	blocked, dual = make([]bool, len(rows)), make([]float64, len(rows))
 	for c, r := range rows {
-		dual[c] = math.Abs(duals[r]) / lv.size[c]
+		dual[c] = math.Abs(duals[r]) / size[c]
 		blocked[c] = math.Abs(duals[r]) > blockedTol*top
 	}
 	return blocked, dual
