@@ -95,6 +95,7 @@ reproduce-gavel: deps
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fifo_packing_multi_ -mechanisms fifo-gavel,fifo-perf,fifo-packing | tee docs/reproduction/gavel-fifo-packing-multi.txt
 	$(SIMULATE) -experiment gavel-fig9 $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_fifo_ss_ -mechanisms fifo,space-sharing-fifo | tee docs/reproduction/gavel-fifo-space-sharing.txt
 	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 2.6 -plot-prefix gavel_fifo_ss_multi_ -mechanisms fifo,space-sharing-fifo | tee docs/reproduction/gavel-fifo-space-sharing-multi.txt
+	$(SIMULATE) -experiment gavel-fig10 $(GAVEL_LOAD) -seeds 3 -rates 1.5,2 -plot-prefix gavel_fifo_ss_multi_low_ -mechanisms fifo,space-sharing-fifo | tee docs/reproduction/gavel-fifo-space-sharing-multi-low.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -multi -rates 2.6 -plot-prefix gavel_ss_multi_ -mechanisms max-min,space-sharing-max-min,space-sharing-max-min-pair-priorities | tee docs/reproduction/gavel-space-sharing-multi.txt
 	$(SIMULATE) -experiment gavel-space-sharing $(GAVEL_LOAD) -seeds 3 -rates 4,5.6 -plot-prefix gavel_ss_then_total_ -mechanisms max-min,space-sharing-max-min-then-total | tee docs/reproduction/gavel-space-sharing-then-total.txt
