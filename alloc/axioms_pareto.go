@@ -234,8 +234,8 @@ func paretoWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear
 	return w, gains, nil
 }
 
-// losslessWitness solves ParetoEfficiency's first LP with each LP backend
-// but the one s names (gonum only for small models) and returns the first
+// losslessWitness solves ParetoEfficiency's first LP with each of the
+// other LP backends (otherBackends) and returns the first
 // witness that lowers no row (beyond roundoffLoss) and whose gain breaks
 // holds.
 func losslessWitness(ctx context.Context, a *Allocation, c Capacity, vals []Linear, s *ParetoSettings, caps, own, scale []float64, holds func([]float64) bool) (*Allocation, []float64, bool) {
@@ -243,11 +243,7 @@ func losslessWitness(ctx context.Context, a *Allocation, c Capacity, vals []Line
 	if s.LP != nil {
 		set = *s.LP
 	}
-	tried := set.Backend.Resolve()
-	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
-		if b == tried || (b == lp.Gonum && len(a.GPUs)*len(c.Count) > secondOpinionVars) {
-			continue
-		}
+	for _, b := range otherBackends(set.Backend, len(a.GPUs)*len(c.Count)) {
 		next := *s
 		next.LP = &set
 		set.Backend = b

@@ -84,11 +84,11 @@ func (h Hierarchical) problem(p *Problem) (*levelProblem, rowClasses, *entityWei
 	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}
-	rates, err := normalisedRates(p, false)
+	ents, err := newEntities(p, h.FIFO, "Hierarchical.FIFO")
 	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}
-	ents, err := newEntities(p, h.FIFO, "Hierarchical.FIFO")
+	rates, err := normalisedRates(p, false)
 	if err != nil {
 		return nil, rowClasses{}, nil, err
 	}

@@ -37,12 +37,8 @@ func solveSecondOpinion(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp
 	if set != nil {
 		first = *set
 	}
-	tried := first.Backend.Resolve()
 	var verdict error
-	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
-		if b == tried || (b == lp.Gonum && m.NumVars() > secondOpinionVars) {
-			continue
-		}
+	for _, b := range otherBackends(first.Backend, m.NumVars()) {
 		next := first
 		next.Backend = b
 		alt, altErr := lp.Solve(ctx, m, &next)
@@ -57,4 +53,17 @@ func solveSecondOpinion(ctx context.Context, m *lp.Model, set *lp.Settings) (*lp
 		return nil, verdict
 	}
 	return sol, err
+}
+
+// otherBackends returns the LP backends to ask for a second opinion on a
+// model of vars columns after tried: CLP, the pure-Go simplex, and gonum
+// for small models, tried left out.
+func otherBackends(tried lp.Backend, vars int) []lp.Backend {
+	var out []lp.Backend
+	for _, b := range []lp.Backend{lp.CLP, lp.PureGo, lp.Gonum} {
+		if b != tried.Resolve() && (b != lp.Gonum || vars <= secondOpinionVars) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
