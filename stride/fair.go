@@ -697,9 +697,11 @@ func (f *Fair) Quantum(q int) (*Plan, error) { return f.split.Schedule(q) }
 // the smaller JobID). If no single-server job can, it moves a multi-server
 // job with a part on the most loaded server onto the servers of least load
 // (whole servers first, as Submit places it), provided that lowers the
-// highest load of the type. With Settings.Pack, no single-server job
-// moves off a server whose GPUs its leaving would idle, and a type that
-// needs no balancing move gets a packing move instead (packMove). A moved
+// highest load of the type. With Settings.Pack, no balancing move takes a
+// single-server job off a server whose GPUs its leaving would idle, and a
+// type that needs no balancing move gets a packing move instead
+// (packMove), which may idle some where it leaves to fill more where it
+// goes. A moved
 // job joins its new servers at the smallest pass there. It returns the
 // migrations made, by type in cluster order; a multi-server job's
 // migration names the most loaded server it left and the least loaded
