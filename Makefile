@@ -13,7 +13,7 @@ GO ?= go
 CLP = -tags clp
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: demo test deps lint bench fuzz fuzz-run reproduce reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis reproduce-profile-noise
+.PHONY: demo test deps lint bench soak fuzz fuzz-run reproduce reproduce-gavel reproduce-oef reproduce-gandiva-fair reproduce-themis reproduce-profile-noise
 
 deps:
 	@sh scripts/deps.sh
@@ -68,6 +68,14 @@ fuzz-run:
 
 bench: deps
 	$(GO) test $(CLP) -run='^$$' -bench=. -benchtime=3x ./...
+
+# The property tests with ten times rapid's default checks, with CLP and in
+# pure Go (about 15 minutes on 2 cores). Failures leave their cases under
+# testdata/rapid, which then replay in every run of make test.
+SOAK_PACKAGES = ./alloc ./stride ./auction ./trade ./sim
+soak: deps
+	$(GO) test $(CLP) -count=1 -timeout 60m $(SOAK_PACKAGES) -rapid.checks 1000
+	$(GO) test -count=1 -timeout 60m $(SOAK_PACKAGES) -rapid.checks 1000
 
 # Each paper's evaluation has its own target, reproduce-<paper>, defined
 # below and listed here.
