@@ -70,7 +70,7 @@ bench: deps
 	$(GO) test $(CLP) -run='^$$' -bench=. -benchtime=3x ./...
 
 # The property tests with ten times rapid's default checks, with CLP and in
-# pure Go (about 15 minutes on 2 cores). Failures leave their cases under
+# pure Go (3.4 minutes on the 2-core VM). Failures leave their cases under
 # testdata/rapid, which then replay in every run of make test.
 SOAK_PACKAGES = ./alloc ./stride ./auction ./trade ./sim
 soak: deps
