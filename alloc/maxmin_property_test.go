@@ -223,18 +223,31 @@ func gavelOnOEFExample(t testing.TB, e testcases.OEFExample, speedups [][]float6
 // TestMaxMinOEFExpression3 reproduces OEF §2.4's expression (3), Gavel's
 // allocation of the speedups <1,2>, <1,3>, <1,4> on one GPU of each type,
 // and its properties: sharing-incentive, not envy-free (u3 envies u2), and
-// Pareto-efficient only under Gavel's per-job cap (ERRATA.md).
+// Pareto-efficient only under Gavel's per-job cap (ERRATA.md). Water
+// filling, and space sharing's max-min and water filling without pairs,
+// give the same allocation, so they lack envy-freeness too.
 func TestMaxMinOEFExpression3(t *testing.T) {
+	for _, pol := range maxMinFamily {
+		t.Run(pol.Name(), func(t *testing.T) { checkOEFExpression3(t, pol) })
+	}
+}
+
+// maxMinFamily are the policies that allocate as MaxMin where every job
+// can use every type and no pairs are given.
+var maxMinFamily = []alloc.Policy{alloc.MaxMin{}, alloc.WaterFilling{},
+	alloc.SpaceSharing{Objective: alloc.SharingMaxMin}, alloc.SpaceSharing{Objective: alloc.SharingWaterFilling}}
+
+func checkOEFExpression3(t *testing.T, pol alloc.Policy) {
 	e := testcases.OEFGavel()
 	p := gavelOnOEFExample(t, e, e.Speedups)
-	a, err := alloc.MaxMin{}.Allocate(context.Background(), p)
+	a, err := pol.Allocate(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range e.Alloc {
 		for k := range e.Alloc[i] {
 			if d := a.GPUs[i][k] - e.Alloc[i][k]; d > 1e-7 || d < -1e-7 {
-				t.Fatalf("MaxMin = %v, want expression (3) %v", a.GPUs, e.Alloc)
+				t.Fatalf("%s = %v, want expression (3) %v", pol.Name(), a.GPUs, e.Alloc)
 			}
 		}
 	}
@@ -261,6 +274,11 @@ func TestMaxMinOEFExpression3(t *testing.T) {
 
 // maxMinMechanism runs MaxMin on reported speedups, one gang-1 job per row.
 func maxMinMechanism(e testcases.OEFExample) alloc.Mechanism {
+	return policyMechanism(e, alloc.MaxMin{})
+}
+
+// policyMechanism runs pol on reported speedups, one gang-1 job per row.
+func policyMechanism(e testcases.OEFExample, pol alloc.Policy) alloc.Mechanism {
 	return func(ctx context.Context, reported [][]float64) (*alloc.Allocation, error) {
 		types := make([]topology.GPUType, len(e.Types))
 		for k, n := range e.Types {
@@ -280,15 +298,22 @@ func maxMinMechanism(e testcases.OEFExample) alloc.Mechanism {
 		if err != nil {
 			return nil, err
 		}
-		return alloc.MaxMin{}.Allocate(ctx, p)
+		return pol.Allocate(ctx, p)
 	}
 }
 
 // TestMaxMinNotStrategyProof shows OEF §2.4's lie: u1 inflating its speedup
-// on GPU2 from 2 to 2.5 gets more throughput under its true speedups.
+// on GPU2 from 2 to 2.5 gets more throughput under its true speedups, under
+// MaxMin and every policy that allocates as it does here.
 func TestMaxMinNotStrategyProof(t *testing.T) {
+	for _, pol := range maxMinFamily {
+		t.Run(pol.Name(), func(t *testing.T) { checkInflationPays(t, pol) })
+	}
+}
+
+func checkInflationPays(t *testing.T, pol alloc.Policy) {
 	e := testcases.OEFGavel()
-	mech := maxMinMechanism(e)
+	mech := policyMechanism(e, pol)
 	truth, err := mech(context.Background(), e.Speedups)
 	if err != nil {
 		t.Fatal(err)
