@@ -237,6 +237,8 @@ func TestMaxMinOEFExpression3(t *testing.T) {
 var maxMinFamily = []alloc.Policy{alloc.MaxMin{}, alloc.WaterFilling{},
 	alloc.SpaceSharing{Objective: alloc.SharingMaxMin}, alloc.SpaceSharing{Objective: alloc.SharingWaterFilling}}
 
+// checkOEFExpression3 checks pol's allocation of OEF's example against
+// expression (3) and its verdicts.
 func checkOEFExpression3(t *testing.T, pol alloc.Policy) {
 	e := testcases.OEFGavel()
 	p := gavelOnOEFExample(t, e, e.Speedups)
@@ -311,6 +313,8 @@ func TestMaxMinNotStrategyProof(t *testing.T) {
 	}
 }
 
+// checkInflationPays checks that u1's inflated report pays under pol, and
+// that ProbeStrategyProofness finds a profitable lie.
 func checkInflationPays(t *testing.T, pol alloc.Policy) {
 	e := testcases.OEFGavel()
 	mech := policyMechanism(e, pol)
