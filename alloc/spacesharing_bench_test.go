@@ -126,8 +126,9 @@ func BenchmarkSpaceSharing(b *testing.B) {
 	}
 }
 
-// BenchmarkSpaceSharingWaterFilling: SharingWaterFilling against
-// SharingMaxMin, on n/4 GPUs of each type (crowded: every job can use every
+// BenchmarkSpaceSharingWaterFilling: SharingWaterFilling and
+// SharingHierarchical (4 tenants of weights 1 to 4, the first FIFO)
+// against SharingMaxMin, on n/4 GPUs of each type (crowded: every job can use every
 // type, so one round usually stops them all) and on n/2 (where jobs reach
 // their best rate and later rounds raise the others). levels/op is the
 // number of distinct normalised throughputs, a lower bound on the rounds.
@@ -137,10 +138,13 @@ func BenchmarkSpaceSharingWaterFilling(b *testing.B) {
 			name string
 			gpus int
 		}{{"crowded", max(8, n/4)}, {"light", n / 2}} {
-			for _, obj := range []SharingObjective{SharingMaxMin, SharingWaterFilling} {
+			for _, obj := range []SharingObjective{SharingMaxMin, SharingWaterFilling, SharingHierarchical} {
 				b.Run(fmt.Sprintf("jobs=%d/%s/%s", n, load.name, SpaceSharing{Objective: obj}.Name()), func(b *testing.B) {
 					p, labels, pairs := gavelSharingCluster(b, n, load.gpus, 1)
 					s := SpaceSharing{Objective: obj, JobTypes: labels, Pairs: pairs}
+					if obj == SharingHierarchical {
+						s.FIFO = benchEntities(p, 4)
+					}
 					r, err := s.Solve(context.Background(), p)
 					if err != nil {
 						b.Fatal(err)
@@ -155,6 +159,19 @@ func BenchmarkSpaceSharingWaterFilling(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchEntities spreads p's jobs over n tenants of weights 1 to n, in
+// job order, and returns the first as FIFO.
+func benchEntities(p *Problem, n int) []TenantID {
+	p.Tenants = nil
+	for u := range n {
+		p.Tenants = append(p.Tenants, Tenant{ID: TenantID(fmt.Sprint("u", u)), Weight: float64(u + 1)})
+	}
+	for i := range p.Jobs {
+		p.Jobs[i].Owner = p.Tenants[i%n].ID
+	}
+	return []TenantID{p.Tenants[0].ID}
 }
 
 // distinctLevels counts the values of a sorted vector that differ from the
