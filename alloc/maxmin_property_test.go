@@ -274,11 +274,6 @@ func checkOEFExpression3(t *testing.T, pol alloc.Policy) {
 	}
 }
 
-// maxMinMechanism runs MaxMin on reported speedups, one gang-1 job per row.
-func maxMinMechanism(e testcases.OEFExample) alloc.Mechanism {
-	return policyMechanism(e, alloc.MaxMin{})
-}
-
 // policyMechanism runs pol on reported speedups, one gang-1 job per row.
 func policyMechanism(e testcases.OEFExample, pol alloc.Policy) alloc.Mechanism {
 	return func(ctx context.Context, reported [][]float64) (*alloc.Allocation, error) {
