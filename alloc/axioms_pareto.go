@@ -244,9 +244,9 @@ func losslessWitness(ctx context.Context, a *Allocation, c Capacity, vals []Line
 		set = *s.LP
 	}
 	for _, b := range otherBackends(set.Backend, len(a.GPUs)*len(c.Count)) {
+		set.Backend = b
 		next := *s
 		next.LP = &set
-		set.Backend = b
 		w, gains, err := paretoWitness(ctx, a, c, vals, &next, caps, own, scale, nil)
 		if err == nil && slices.Min(gains) >= -roundoffLoss && !holds(gains) {
 			return w, gains, true

@@ -131,7 +131,7 @@ func (rs *sharingRounds) solve(ctx context.Context, base, slope []float64, r int
 	}
 	lowered := slices.Clone(base)
 	for _, slack := range append([]float64{0}, levelSlack...) {
-		if slack > 0 && !(errors.Is(err, lp.ErrInfeasible) || errors.Is(err, lp.ErrViolation)) {
+		if slack > 0 && !levelsMissed(err) {
 			break
 		}
 		for c, b := range base {
@@ -152,7 +152,14 @@ func (rs *sharingRounds) solve(ctx context.Context, base, slope []float64, r int
 // feasible rounds infeasible after bounds changed, and the levels reached
 // are kept only to the solver's tolerance (roundSolver).
 func retryable(err error) bool {
-	return errors.Is(err, lp.ErrInfeasible) || errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation)
+	return levelsMissed(err) || errors.Is(err, lp.ErrNumerical)
+}
+
+// levelsMissed reports whether a round failed as one does whose bases,
+// the levels reached to the solver's tolerance, are just out of reach:
+// lowering them by levelSlack may cure it.
+func levelsMissed(err error) bool {
+	return errors.Is(err, lp.ErrInfeasible) || errors.Is(err, lp.ErrViolation)
 }
 
 // close frees the loaded LP, if any.
@@ -173,12 +180,11 @@ func (r *sharingRoundLP) solve(ctx context.Context, ew *entityWeights, base, slo
 // sc: each class alone, every job rising by the same level (its norm
 // divides by its weight).
 func (sc sharingClasses) singleEntities() *entityWeights {
-	n := sc.rc.numClasses()
-	ew := &entityWeights{weight: make([]float64, n), fifo: make([]bool, n), members: make([][]int, n), jobW: make([]float64, n), size: make([]float64, n)}
-	for c, size := range sc.rc.size {
-		ew.weight[c], ew.members[c], ew.jobW[c], ew.size[c] = float64(size), []int{c}, 1, float64(size)
+	size, ones := make([]float64, sc.rc.numClasses()), make([]float64, sc.rc.numClasses())
+	for c, n := range sc.rc.size {
+		size[c], ones[c] = float64(n), 1
 	}
-	return ew
+	return soloEntities(size, ones)
 }
 
 // levelCaps returns the most each class's normalised throughput (over

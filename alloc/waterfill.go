@@ -2,7 +2,6 @@ package alloc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -74,16 +73,22 @@ func (wf WaterFilling) Allocate(ctx context.Context, p *Problem) (*Allocation, e
 // classEntities returns the entities of single-level water filling: each
 // class alone, with weight per job its slope (see entityWeights.weights).
 func classEntities(lv *levelProblem) *entityWeights {
-	n := lv.numClasses()
+	return soloEntities(lv.size, lv.slope)
+}
+
+// soloEntities returns entities of one class each, of size[c] jobs that
+// weigh jobW[c], so that each round's weight per job is jobW[c].
+func soloEntities(size, jobW []float64) *entityWeights {
+	n := len(size)
 	ew := &entityWeights{
 		weight:  make([]float64, n),
 		fifo:    make([]bool, n),
 		members: make([][]int, n),
-		jobW:    append([]float64(nil), lv.slope...),
-		size:    lv.size,
+		jobW:    slices.Clone(jobW),
+		size:    size,
 	}
 	for c := range n {
-		ew.weight[c] = lv.slope[c] * lv.size[c]
+		ew.weight[c] = jobW[c] * size[c]
 		ew.members[c] = []int{c}
 	}
 	return ew
@@ -249,7 +254,7 @@ func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]fl
 			}
 		}
 		sol, err = rs.warm.solve(ctx, lv)
-		if errors.Is(err, lp.ErrInfeasible) || errors.Is(err, lp.ErrNumerical) || errors.Is(err, lp.ErrViolation) {
+		if retryable(err) {
 			// Every round is feasible (the last round's levels with z = 0),
 			// but CLP's warm dual simplex has called one infeasible after
 			// the bounds changed (a rapid case kept under testdata), and
@@ -273,7 +278,7 @@ func (rs *roundSolver) solve(ctx context.Context, lv *levelProblem, start [][]fl
 	// cost a job 1e-6 of its sharing-incentive margin).
 	base := slices.Clone(lv.base)
 	for _, slack := range levelSlack {
-		if !(errors.Is(err, lp.ErrInfeasible) || errors.Is(err, lp.ErrViolation)) || rs.solved == 0 {
+		if !levelsMissed(err) || rs.solved == 0 {
 			break
 		}
 		for c, b := range base {
