@@ -166,6 +166,7 @@ func (q *oefLP) solveNonCoopCapped(ctx context.Context, set *lp.Settings) ([][]f
 		if err != nil {
 			return nil, err
 		}
+		t = q.heldLevels(y, level, frozen)
 		froze := false
 		for c := range C {
 			if frozen[c] || sum(y[c]) < q.cap[c]-capTightTol*max(1, q.cap[c]) {
@@ -210,6 +211,31 @@ func (q *oefLP) solveNonCoopCapped(ctx context.Context, set *lp.Settings) ([][]f
 		}
 	}
 	return y, nil
+}
+
+// heldLevels repairs y to meet caps and capacity exactly, lowers each
+// frozen class's level to what its repaired bundle gives, where that is
+// less, and returns the least value of a class not frozen.
+//
+// Why: a class nearly indifferent between two types, frozen at its cap,
+// turns an overshoot of its cap within the solver's tolerance (7e-9) into a
+// gain for the others of that times the inverse of its rates' gap (1e-4
+// from rates 1 and 0.99986). Classes frozen at that gain could not be held
+// there by the next round, whose common level came out below theirs. With
+// the levels the repaired point holds, each round's LP has that point as a
+// feasible one, so the common level cannot fall from round to round.
+func (q *oefLP) heldLevels(y [][]float64, level []float64, frozen []bool) float64 {
+	q.repair(y)
+	t := math.Inf(1)
+	for c, b := range y {
+		v := dot(q.s[c], b)
+		if frozen[c] {
+			level[c] = min(level[c], v)
+		} else {
+			t = min(t, v)
+		}
+	}
+	return t
 }
 
 // withLevel returns level with every class not frozen at t.
