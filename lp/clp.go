@@ -305,6 +305,20 @@ func (c *clpModel) setBounds(m *Model, rows int) error {
 	return nil
 }
 
+// setObjective loads m's objective, scaled anew, in place of the one
+// loaded; the basis is kept for the next warm solve.
+func (c *clpModel) setObjective(m *Model) error {
+	if err := c.sc.scaleObjective(m); err != nil {
+		return err
+	}
+	obj := make([]C.double, c.ncols)
+	for j := range c.ncols {
+		obj[j] = C.double(c.sc.objective(m, j))
+	}
+	C.Clp_chgObjCoefficients(c.p, cdoubles(obj))
+	return nil
+}
+
 // emptyRowInfeasible reports whether an empty row's range excludes 0, so
 // that the model is infeasible whatever CLP says (run reports it).
 func (c *clpModel) emptyRowInfeasible() bool { return c.emptyBad != "" }

@@ -19,6 +19,8 @@ func (*clpModel) addRows(*Model, int) error { return ErrBackendUnavailable }
 
 func (*clpModel) setBounds(*Model, int) error { return ErrBackendUnavailable }
 
+func (*clpModel) setObjective(*Model) error { return ErrBackendUnavailable }
+
 func (*clpModel) dropRows([]Row) []Row { return nil }
 
 func (*clpModel) close() {}

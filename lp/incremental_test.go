@@ -52,6 +52,77 @@ func TestPropertyIncrementalBounds(t *testing.T) {
 	}
 }
 
+// TestPropertyIncrementalObjective changes the objective of a loaded model
+// between solves, and now and then the bounds too, and checks every warm
+// re-solve against a cold solve of the changed model, for each backend.
+func TestPropertyIncrementalObjective(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.String(), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				lp := genFeasibleLP().Draw(t, "lp")
+				in, err := NewIncremental(lp.m, &Settings{Backend: b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				for round := range 4 {
+					if round > 0 {
+						for j := range in.NumVars() {
+							if rapid.Bool().Draw(t, "change cost") {
+								in.SetObjective(Var(j), float64(rapid.IntRange(-5, 5).Draw(t, "c")))
+							}
+						}
+						if rapid.IntRange(0, 3).Draw(t, "rebound") == 0 {
+							rebound(t, in, lp.x0)
+						}
+					}
+					warm, err := in.Solve(context.Background())
+					if err != nil {
+						t.Fatalf("round %d: warm solve: %v", round, err)
+					}
+					cold, err := Solve(context.Background(), in.m, &Settings{Backend: b})
+					if err != nil {
+						t.Fatalf("round %d: cold solve: %v", round, err)
+					}
+					if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
+						t.Fatalf("round %d: warm objective %v, cold %v", round, warm.Objective, cold.Objective)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestIncrementalObjectiveErrors: a bad objective coefficient or variable
+// fails the next Solve with ErrInvalidModel.
+func TestIncrementalObjectiveErrors(t *testing.T) {
+	for name, set := range map[string]func(in *Incremental){
+		"NaN":              func(in *Incremental) { in.SetObjective(0, math.NaN()) },
+		"+Inf":             func(in *Incremental) { in.SetObjective(0, math.Inf(1)) },
+		"unknown variable": func(in *Incremental) { in.SetObjective(2, 1) },
+		"negative index":   func(in *Incremental) { in.SetObjective(-1, 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := NewModel(Maximize)
+			x := m.AddVar("x", 0, 1, 1)
+			m.AddVar("y", 0, 1, 1)
+			m.AddConstraint("r", []Term{{x, 1}}, LE, 1)
+			in, err := NewIncremental(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if _, err := in.Solve(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			set(in)
+			if _, err := in.Solve(context.Background()); !errors.Is(err, ErrInvalidModel) {
+				t.Errorf("Solve() error = %v, want ErrInvalidModel", err)
+			}
+		})
+	}
+}
+
 // rebound draws new bounds for some variables and rows of in, each
 // containing x0 (so the model stays feasible and bounded).
 func rebound(t *rapid.T, in *Incremental, x0 []float64) {

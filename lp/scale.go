@@ -130,13 +130,10 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 	for i := range m.rows {
 		sc.row[i] = sc.rowFactor(m.rows[i])
 	}
-	// The largest objective coefficient and bound after the row and column
-	// factors, in logarithms: their products may leave float64's range.
-	cmax, bmax := math.Inf(-1), math.Inf(-1)
-	for j, c := range m.obj {
-		if c != 0 {
-			cmax = math.Max(cmax, math.Log2(math.Abs(c))+math.Log2(sc.col[j]))
-		}
+	// The largest bound after the row and column factors, in logarithms:
+	// their products may leave float64's range.
+	bmax := math.Inf(-1)
+	for j := range m.obj {
 		for _, b := range [2]float64{m.lower[j], m.upper[j]} {
 			if b != 0 && !math.IsInf(b, 0) {
 				bmax = math.Max(bmax, math.Log2(math.Abs(b))-math.Log2(sc.col[j]))
@@ -150,21 +147,41 @@ func newScaling(ctx context.Context, m *Model) (*scaling, error) {
 			}
 		}
 	}
-	if !math.IsInf(cmax, -1) {
-		sc.obj = exp2(-cmax)
-	}
 	if over := bmax - math.Log2(maxScaledBound); over > 0 {
 		sc.bound = exp2(math.Ceil(over))
 	}
 	if err := sc.check(m, 0); err != nil {
 		return sc, err
 	}
-	for j := range m.obj {
-		if c := sc.objective(m, j); math.Abs(c) > maxScaledCoef || lost(m.obj[j], c) {
-			return sc, fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.varName(Var(j)), c)
-		}
+	if err := sc.scaleObjective(m); err != nil {
+		return sc, err
 	}
 	return sc, sc.checkBounds(m, len(m.rows))
+}
+
+// scaleObjective sets the objective's factor from m's objective, so that
+// its largest coefficient after the column factors is 1, and checks that
+// no coefficient leaves the scaled range. The column factors, and so the
+// basis, do not depend on it: an objective changed between warm solves
+// (Incremental.SetObjective) is scaled anew.
+func (sc *scaling) scaleObjective(m *Model) error {
+	// In logarithms: the products may leave float64's range.
+	cmax := math.Inf(-1)
+	for j, c := range m.obj {
+		if c != 0 {
+			cmax = math.Max(cmax, math.Log2(math.Abs(c))+math.Log2(sc.col[j]))
+		}
+	}
+	sc.obj = 1
+	if !math.IsInf(cmax, -1) {
+		sc.obj = exp2(-cmax)
+	}
+	for j := range m.obj {
+		if c := sc.objective(m, j); math.Abs(c) > maxScaledCoef || lost(m.obj[j], c) {
+			return fmt.Errorf("%w: objective coefficient %v of variable %q is %.3g after scaling: the objective spans too wide a range", ErrInvalidModel, m.obj[j], m.varName(Var(j)), c)
+		}
+	}
+	return nil
 }
 
 // ldexp returns x·f·g for powers of two f and g, exactly, without

@@ -250,6 +250,21 @@ type simplex struct {
 	flips, rest []blocker
 }
 
+// setObjective loads m's objective, scaled anew, in place of the one
+// loaded. The basis stays, and with it primal feasibility: the next run
+// goes on from the last optimum with the primal simplex (startsFeasible)
+// where bounds and rows have not broken it.
+func (s *simplex) setObjective(m *Model) error {
+	if err := s.sc.scaleObjective(m); err != nil {
+		return err
+	}
+	for j := range s.n {
+		s.cost[j] = s.sense * s.sc.objective(m, j)
+	}
+	s.dOK, s.objOK, s.listOK = false, false, false
+	return nil
+}
+
 // newSimplex loads m, scaled as for CLP (scale.go), with the slack basis;
 // every structural column starts at the bound its cost favours (or at the
 // finite one, or at zero). It refuses the models that CLP's path refuses,
