@@ -343,3 +343,43 @@ func pairwiseSharingLP(p *Problem, perJob []PairRate) (m *lp.Model, rows [][]lp.
 	}
 	return m, rows
 }
+
+// TestPropertyThenTotalWarmAgreesWithCold: the then-total objectives' two
+// LPs on one loaded model (thenTotalWarm, CLP's path; the pure-Go simplex
+// takes it too) reach the level and the sum of the two LPs solved cold.
+func TestPropertyThenTotalWarmAgreesWithCold(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, labels, pairs, _ := drawSharingInstance(t)
+		s := SpaceSharing{Objective: SharingMaxMinThenTotal, JobTypes: labels, Pairs: pairs}
+		p, ref, err := p.validNormalised()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q, pr := range s.Pairs {
+			s.Pairs[q].RateA, s.Pairs[q].RateB = pr.RateA/ref, pr.RateB/ref
+		}
+		sc, err := s.classes(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		norm, _, err := s.objectiveWeights(p, sc, sharingInputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := sc.model(p, norm, nil, levelForm{})
+		warm, err := sc.thenTotalWarm(context.Background(), sm)
+		if err != nil {
+			t.Fatalf("warm: %v", err)
+		}
+		cold, err := sc.thenTotalCold(context.Background(), sm, s.Name())
+		if err != nil {
+			t.Fatalf("cold: %v", err)
+		}
+		if w, c := warm.Value(sm.level), cold.Value(sm.level); !relClose(w, c, 1e-6) {
+			t.Fatalf("level %v warm, %v cold", w, c)
+		}
+		if !relClose(warm.Objective, cold.Objective, 1e-6) {
+			t.Fatalf("sum %v warm, %v cold", warm.Objective, cold.Objective)
+		}
+	})
+}
