@@ -160,13 +160,13 @@ func (q *oefLP) solveNonCoopCapped(ctx context.Context, set *lp.Settings) ([][]f
 	left := C
 	var y [][]float64
 	for left > 0 {
-		var t float64
 		var err error
-		y, t, err = q.cappedLevel(ctx, set, level, frozen, -1)
+		// The LP's own optimum is read off the repaired point instead.
+		y, _, err = q.cappedLevel(ctx, set, level, frozen, -1)
 		if err != nil {
 			return nil, err
 		}
-		t = q.heldLevels(y, level, frozen)
+		t := q.heldLevels(y, level, frozen)
 		froze := false
 		for c := range C {
 			if frozen[c] || sum(y[c]) < q.cap[c]-capTightTol*max(1, q.cap[c]) {
