@@ -10,8 +10,8 @@
 // as a cross-check for small models. CLP is reached through a thin
 // layer over its own C interface (coin/Clp_C_Interface.h, in the Debian
 // package coinor-libclp-dev), which offers what github.com/lanl/clp lacks:
-// presolve (Settings.Presolve), rows added to a loaded model with warm
-// re-solves (Incremental), iteration counts, and, with a few lines of C++
+// presolve (Settings.Presolve), rows added to a loaded model, and its
+// bounds and objective changed, with warm re-solves (Incremental), iteration counts, and, with a few lines of C++
 // (clp_stop.cpp), a solve that stops within one simplex iteration of its
 // context being done.
 //
