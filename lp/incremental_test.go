@@ -25,27 +25,13 @@ func TestPropertyIncrementalBounds(t *testing.T) {
 	for _, set := range sets {
 		t.Run(fmt.Sprint(set.Backend, "/", set.Method), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
-				lp := genFeasibleLP().Draw(t, "lp")
-				in, err := NewIncremental(lp.m, &set)
-				if err != nil {
-					t.Fatal(err)
-				}
+				lp, in := drawIncremental(t, set)
 				defer in.Close()
 				for round := range 3 {
 					if round > 0 {
 						rebound(t, in, lp.x0)
 					}
-					warm, err := in.Solve(context.Background())
-					if err != nil {
-						t.Fatalf("round %d: warm solve: %v", round, err)
-					}
-					cold, err := Solve(context.Background(), in.m, &Settings{Backend: set.Backend})
-					if err != nil {
-						t.Fatalf("round %d: cold solve: %v", round, err)
-					}
-					if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
-						t.Fatalf("round %d: warm objective %v, cold %v", round, warm.Objective, cold.Objective)
-					}
+					checkWarmAgainstCold(t, in, set.Backend, round)
 				}
 			})
 		})
@@ -59,11 +45,7 @@ func TestPropertyIncrementalObjective(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
-				lp := genFeasibleLP().Draw(t, "lp")
-				in, err := NewIncremental(lp.m, &Settings{Backend: b})
-				if err != nil {
-					t.Fatal(err)
-				}
+				lp, in := drawIncremental(t, Settings{Backend: b})
 				defer in.Close()
 				for round := range 4 {
 					if round > 0 {
@@ -76,20 +58,36 @@ func TestPropertyIncrementalObjective(t *testing.T) {
 							rebound(t, in, lp.x0)
 						}
 					}
-					warm, err := in.Solve(context.Background())
-					if err != nil {
-						t.Fatalf("round %d: warm solve: %v", round, err)
-					}
-					cold, err := Solve(context.Background(), in.m, &Settings{Backend: b})
-					if err != nil {
-						t.Fatalf("round %d: cold solve: %v", round, err)
-					}
-					if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
-						t.Fatalf("round %d: warm objective %v, cold %v", round, warm.Objective, cold.Objective)
-					}
+					checkWarmAgainstCold(t, in, b, round)
 				}
 			})
 		})
+	}
+}
+
+// drawIncremental draws a feasible, bounded LP and loads it with set.
+func drawIncremental(t *rapid.T, set Settings) (randomLP, *Incremental) {
+	lp := genFeasibleLP().Draw(t, "lp")
+	in, err := NewIncremental(lp.m, &set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lp, in
+}
+
+// checkWarmAgainstCold re-solves in warm and its model cold with backend
+// b, and fails unless both reach the same objective.
+func checkWarmAgainstCold(t *rapid.T, in *Incremental, b Backend, round int) {
+	warm, err := in.Solve(context.Background())
+	if err != nil {
+		t.Fatalf("round %d: warm solve: %v", round, err)
+	}
+	cold, err := Solve(context.Background(), in.m, &Settings{Backend: b})
+	if err != nil {
+		t.Fatalf("round %d: cold solve: %v", round, err)
+	}
+	if math.Abs(warm.Objective-cold.Objective) > objTol*math.Max(1, math.Abs(cold.Objective)) {
+		t.Fatalf("round %d: warm objective %v, cold %v", round, warm.Objective, cold.Objective)
 	}
 }
 
@@ -287,11 +285,7 @@ func TestPropertyIncrementalDropRows(t *testing.T) {
 
 func testIncrementalDropRows(t *testing.T, b Backend) {
 	rapid.Check(t, func(t *rapid.T) {
-		lp := genFeasibleLP().Draw(t, "lp")
-		in, err := NewIncremental(lp.m, &Settings{Backend: b})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, in := drawIncremental(t, Settings{Backend: b})
 		defer in.Close()
 		before, err := in.Solve(context.Background())
 		if err != nil {
