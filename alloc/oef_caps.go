@@ -21,9 +21,11 @@ import (
 // the optimum and whose value cannot exceed t even alone (the others kept at
 // their levels) freezes at L_c = t; if none does, contention, not a cap,
 // limits t, and every class left freezes at t, as in the paper. Each round
-// freezes a class, so at most C rounds. Finally every bundle is scaled down
-// to exactly its level: equal levels, as in (9), for all but the classes a
-// cap holds below.
+// freezes a class, so at most C rounds. The levels are read off each
+// round's point repaired to meet caps and capacity exactly (heldLevels), so
+// that t never falls from round to round. Finally every bundle is scaled
+// down to exactly its level: equal levels, as in (9), for all but the
+// classes a cap holds below.
 //
 // Cooperative: maximise throughput subject to caps, the capped envy rows
 // s_c·y_c ≥ r_cd·s_c·y_d with r_cd = min(1, ĉ_c/ĉ_d), and the capped
