@@ -233,14 +233,26 @@ func (sc sharingClasses) thenTotalWarm(ctx context.Context, sm sharingModel) (*l
 		in.SetObjective(lp.Var(v), c)
 	}
 	sol, err = in.Solve(ctx)
-	if errors.Is(err, lp.ErrViolation) {
-		// The primal simplex left a row 1.8e-6 off (1,000 jobs); the dual
-		// simplex, warm from the basis it ended at, computes the basic
-		// solution afresh, in no pivot there.
+	if err == nil || errors.Is(err, lp.ErrViolation) {
+		// The primal simplex's point carries its updates' roundoff (a row
+		// 1.8e-6 off at 1,000 jobs): the dual simplex, warm from the basis
+		// it ended at, computes the point afresh, in no pivot (1e-15).
 		sol, err = in.Solve(ctx)
+	}
+	if err == nil && sol.MaxViolation > thenTotalViolation {
+		// A basis infeasible within CLP's tolerance (1e-7): the
+		// throughputs would exceed what the cluster can give, and the
+		// Pareto check found them out of reach (a rapid case of
+		// TestPropertySpaceSharingThenTotalPareto, kept).
+		return nil, fmt.Errorf("%w: CLP's primal simplex ended %.2g off a row", lp.ErrViolation, sol.MaxViolation)
 	}
 	return sol, err
 }
+
+// thenTotalViolation is the largest scaled violation thenTotalWarm
+// accepts, the pure-Go simplex's primal tolerance: the Pareto check holds
+// every job within 1e-9 of its throughput.
+const thenTotalViolation = 1e-9
 
 // thenTotalCold is thenTotal with each LP solved from scratch, and
 // another backend's opinion where one fails (gavelSolve).
