@@ -83,6 +83,9 @@ type sharingRounds struct {
 	ew   *entityWeights
 	lp   *sharingRoundLP
 	sm   sharingModel
+	// backend loads the round LP: lp's default, until a round fails
+	// with it (solve).
+	backend lp.Backend
 }
 
 // load builds and loads the round LP, every class inactive.
@@ -94,7 +97,9 @@ func (rs *sharingRounds) load() error {
 		unit[s] = sm.m.AddVar("unit", 0, lp.Inf, 0)
 	}
 	r.addEntityRows(sm.m, sm.level, unit, rs.ew)
-	in, err := lp.NewIncremental(sm.m, withPresolve(nil))
+	set := withPresolve(nil)
+	set.Backend = rs.backend
+	in, err := lp.NewIncremental(sm.m, set)
 	if err != nil {
 		return err
 	}
@@ -109,7 +114,10 @@ func (rs *sharingRounds) load() error {
 // levels the previous one reached, but those were reached only within the
 // solver's tolerance, where that proves infeasible by as much the bases
 // are lowered by WaterFilling's growing slacks (levelSlack) and the round
-// solved again.
+// solved again. Where all that fails with CLP, the rounds go on with the
+// pure-Go simplex, as the direct LPs' second opinions do: on jobs
+// weighted 7e10 and 1 (FuzzEvents, examples/simulate), CLP's cold
+// solves of a round left a level row 7.5e-6 off.
 func (rs *sharingRounds) solve(ctx context.Context, base, slope []float64, r int) (*lp.Solution, error) {
 	if r == 1 { // every base 0
 		rs.sm = rs.sc.model(rs.p, rs.norm, nil, levelForm{slope: slope})
@@ -129,6 +137,17 @@ func (rs *sharingRounds) solve(ctx context.Context, base, slope []float64, r int
 	if !retryable(err) {
 		return sol, err
 	}
+	if sol, err = rs.retry(ctx, base, slope, err); !retryable(err) || rs.backend.Resolve() != lp.CLP {
+		return sol, err
+	}
+	rs.backend = lp.PureGo
+	return rs.retry(ctx, base, slope, err)
+}
+
+// retry solves the round again on a fresh LP, then with bases lowered by
+// each of levelSlack in turn while the levels are just out of reach.
+func (rs *sharingRounds) retry(ctx context.Context, base, slope []float64, err error) (*lp.Solution, error) {
+	var sol *lp.Solution
 	lowered := slices.Clone(base)
 	for _, slack := range append([]float64{0}, levelSlack...) {
 		if slack > 0 && !levelsMissed(err) {
