@@ -307,7 +307,7 @@ func TestOEFCappedNonCooperative(t *testing.T) {
 // bestAlone returns the most tenant v can value per unit of weight while
 // every other tenant keeps its level, within caps and capacity, and what
 // the levels' own tolerance could add to that: each other tenant's level
-// row's dual times levelSlack of its level. The levels are met to about
+// row's dual times oefLevelTol of its level. The levels are met to about
 // 1e-8, and a tenant nearly indifferent between two types (rates 1 and
 // 0.99986) turns 1e-8 below its level into 1e-4 of a type the others value
 // (a dual of 3,700 per unit of weight): what v could reach then is no
@@ -345,15 +345,15 @@ func bestAlone(t oefT, p *alloc.Problem, speed [][]float64, weight, demand, leve
 	}
 	if sol.RowDuals != nil {
 		for r, rhs := range levelRows {
-			slack += math.Abs(sol.RowDuals[r]) * levelSlack * max(1, rhs)
+			slack += math.Abs(sol.RowDuals[r]) * oefLevelTol * max(1, rhs)
 		}
 	}
 	return sol.Objective, slack
 }
 
-// levelSlack is the relative tolerance of the levels OEF's progressive
+// oefLevelTol is the relative tolerance of the levels OEF's progressive
 // filling meets (its levelTol).
-const levelSlack = 1e-7
+const oefLevelTol = 1e-7
 
 // TestOEFZeroOnTheSlowestType: a job that cannot run on the slowest type is
 // measured in its slowest usable one, and never receives the other.
