@@ -83,7 +83,11 @@ func checkAgainstFullModel(rt *rapid.T, q *oefLP, x [][]float64, obj float64, wh
 	for c := range full {
 		want += q.w[c] * dot(q.s[c], full[c])
 	}
-	if math.Abs(obj-want) > 1e-7*max(1, want) {
+	// Within 1e-6: on rates tied to 5e-5 (2.58899 and 2.58887) with CLP,
+	// the two LPs, each met to the solver's tolerances, ended 1.1e-7
+	// apart (TestCapLadderRowsImplyAll's case, kept); a missing row
+	// shows first as a broken envy row above.
+	if math.Abs(obj-want) > 1e-6*max(1, want) {
 		rt.Fatalf("%s optimum %v, full model %v", what, obj, want)
 	}
 }
