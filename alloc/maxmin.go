@@ -34,8 +34,8 @@ import (
 // and 8 types, 0.4 s at 16,384 (2 cores). It stops
 // when the best Lagrangian bound and the master agree to 1e-9 relative, or
 // to 1e-6 when CLP's tolerances stall the master, and it checks the
-// returned mixture against the bound (an error, never a silent
-// sub-optimum). FullLP solves one LP of 2C+K rows instead. Every job's
+// returned mixture against the bound: one more than 1e-6 short of it is
+// never returned, the full LP is solved instead. FullLP solves one LP of 2C+K rows instead. Every job's
 // value is exactly the level: GPUs may stay idle when a job is saturated
 // (use WaterFilling to hand them out).
 //
