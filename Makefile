@@ -70,9 +70,9 @@ bench: deps
 	$(GO) test $(CLP) -run='^$$' -bench=. -benchtime=3x ./...
 
 # The property tests with ten times rapid's default checks, with CLP and in
-# pure Go (3.4 minutes on the 2-core VM). Failures leave their cases under
+# pure Go (4 to 7 minutes on the 2-core VM). Failures leave their cases under
 # testdata/rapid, which then replay in every run of make test.
-SOAK_PACKAGES = ./alloc ./stride ./auction ./trade ./sim
+SOAK_PACKAGES = ./lp ./alloc ./stride ./auction ./trade ./sim
 soak: deps
 	$(GO) test $(CLP) -count=1 -timeout 60m $(SOAK_PACKAGES) -rapid.checks 1000
 	$(GO) test -count=1 -timeout 60m $(SOAK_PACKAGES) -rapid.checks 1000
