@@ -53,42 +53,61 @@ type columnRow struct {
 
 // Solve returns the space-sharing allocation with its pair times.
 func (s SpaceSharing) Solve(ctx context.Context, p *Problem) (*SharingResult, error) {
-	p, ref, err := p.validNormalised()
-	if err != nil {
-		return nil, err
-	}
-	s.Pairs = append([]PairRate(nil), s.Pairs...)
-	for q, pr := range s.Pairs {
-		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
-	}
-	in, err := s.jobInputs(p, ref)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := s.classes(p, in.own())
-	if err != nil {
-		return nil, err
-	}
-	norm, sumWeight, err := s.objectiveWeights(p, sc, in)
+	sp, err := s.prepare(p)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil { // classes and norms take long at scale
 		return nil, fmt.Errorf("alloc: %s: %w", s.Name(), err)
 	}
-	sm, sol, err := s.optimise(ctx, p, sc, norm, sumWeight, in.ents)
+	sm, sol, err := s.optimise(ctx, sp.p, sp.sc, sp.norm, sp.sumWeight, sp.in.ents)
 	if err != nil {
 		return nil, err
 	}
-	res := sc.result(p, sol, sm.x, sm.y, sm.thr)
+	res := sp.sc.result(sp.p, sol, sm.x, sm.y, sm.thr)
 	res.Labels = slices.Clone(s.JobTypes)
 	if res.Labels == nil {
-		res.Labels = p.JobIDs()
+		res.Labels = sp.p.JobIDs()
 	}
 	for i := range res.Throughput {
-		res.Throughput[i] *= ref
+		res.Throughput[i] *= sp.ref
 	}
 	return res, nil
+}
+
+// sharingPrep is what Solve's LPs are built from: the problem normalised
+// (its rates over ref), the objective's per-job inputs, the classes with
+// their columns, and the objective's weights (objectiveWeights).
+type sharingPrep struct {
+	p               *Problem
+	ref             float64
+	in              sharingInputs
+	sc              sharingClasses
+	norm, sumWeight []float64
+}
+
+// prepare validates p and s's inputs and returns what Solve's LPs are
+// built from, the pair rates normalised as p's rates are.
+func (s SpaceSharing) prepare(p *Problem) (sharingPrep, error) {
+	p, ref, err := p.validNormalised()
+	if err != nil {
+		return sharingPrep{}, err
+	}
+	s.Pairs = append([]PairRate(nil), s.Pairs...)
+	for q, pr := range s.Pairs {
+		s.Pairs[q].RateA, s.Pairs[q].RateB = canonical(pr.RateA/ref), canonical(pr.RateB/ref)
+	}
+	sp := sharingPrep{p: p, ref: ref}
+	if sp.in, err = s.jobInputs(p, ref); err != nil {
+		return sharingPrep{}, err
+	}
+	if sp.sc, err = s.classes(p, sp.in.own()); err != nil {
+		return sharingPrep{}, err
+	}
+	if sp.norm, sp.sumWeight, err = s.objectiveWeights(p, sp.sc, sp.in); err != nil {
+		return sharingPrep{}, err
+	}
+	return sp, nil
 }
 
 // sharingInputs are the per-job inputs of SpaceSharing's objective, which

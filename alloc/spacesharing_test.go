@@ -351,22 +351,12 @@ func TestPropertyThenTotalWarmAgreesWithCold(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p, labels, pairs, _ := drawSharingInstance(t)
 		s := SpaceSharing{Objective: SharingMaxMinThenTotal, JobTypes: labels, Pairs: pairs}
-		p, ref, err := p.validNormalised()
+		sp, err := s.prepare(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for q, pr := range s.Pairs {
-			s.Pairs[q].RateA, s.Pairs[q].RateB = pr.RateA/ref, pr.RateB/ref
-		}
-		sc, err := s.classes(p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		norm, _, err := s.objectiveWeights(p, sc, sharingInputs{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sm := sc.model(p, norm, nil, levelForm{})
+		sc := sp.sc
+		sm := sc.model(sp.p, sp.norm, nil, levelForm{})
 		cold, err := sc.thenTotalCold(context.Background(), sm, s.Name())
 		if err != nil {
 			t.Fatalf("cold: %v", err)
